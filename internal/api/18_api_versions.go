@@ -1,0 +1,96 @@
+package api
+
+// ApiVersions (key 18), versions 0-4: the pinned Kafka release's range.
+//
+// Behaviour as Kafka's: the vector is the pinned release's restricted to the
+// keys Sluice serves (see Registry.Advertised); an unserved version gets a v0
+// body with UNSUPPORTED_VERSION listing only ApiVersions' own range (KIP-511);
+// v3+ client software names and versions that fail Kafka's pattern get
+// INVALID_REQUEST; below v4 supported features with minimum level 0 are left
+// out and finalized features at level 0 are never listed, as Kafka 4.x does.
+// The response header is always v0 (protocol.ResponseHeaderFlexible).
+//
+// Deviations: ThrottleMillis is always 0 (no quotas yet). Without a
+// FeatureSource in Deps no finalized features are reported and the epoch is
+// -1 (unknown), where a Kafka broker always knows its metadata image.
+
+import (
+	"context"
+	"regexp"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// clientSoftwarePattern is Kafka's rule for ApiVersions v3+ client software
+// name and version (ApiVersionsRequest.isValid).
+var clientSoftwarePattern = regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$`)
+
+func newApiVersionsHandler(r *Registry, _ Deps) (Handler, bool) {
+	return Handler{
+		Key:        18,
+		MinVersion: 0,
+		MaxVersion: 4,
+		Handle: func(_ context.Context, req *Request) Response {
+			return Reply(r.apiVersionsResponse(req))
+		},
+	}, true
+}
+
+func (r *Registry) apiVersionsResponse(req *Request) *kmsg.ApiVersionsResponse {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	if req.Body == nil {
+		// KIP-511: the client learns our ApiVersions range and retries.
+		resp.SetVersion(0)
+		resp.ErrorCode = kerr.UnsupportedVersion.Code
+		if own, ok := r.served[18]; ok {
+			resp.ApiKeys = []kmsg.ApiVersionsResponseApiKey{{ApiKey: 18, MinVersion: own.Min, MaxVersion: own.Max}}
+		}
+		return resp
+	}
+	body, ok := req.Body.(*kmsg.ApiVersionsRequest)
+	if !ok {
+		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp
+	}
+	version := body.GetVersion()
+	resp.SetVersion(version)
+	if version >= 3 {
+		if !clientSoftwarePattern.MatchString(body.ClientSoftwareName) ||
+			!clientSoftwarePattern.MatchString(body.ClientSoftwareVersion) {
+			resp.ErrorCode = kerr.InvalidRequest.Code
+			return resp
+		}
+		req.Conn.ClientSoftwareName = body.ClientSoftwareName
+		req.Conn.ClientSoftwareVersion = body.ClientSoftwareVersion
+	}
+	for _, v := range r.advertised {
+		resp.ApiKeys = append(resp.ApiKeys, kmsg.ApiVersionsResponseApiKey{ApiKey: v.Key, MinVersion: v.Min, MaxVersion: v.Max})
+	}
+	if version < 3 {
+		return resp
+	}
+	for _, f := range r.release.Supported {
+		// Kafka hides zero minimums from pre-v4 clients, which rejected them.
+		if version < 4 && f.Min == 0 {
+			continue
+		}
+		resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{
+			Name: f.Name, MinVersion: f.Min, MaxVersion: f.Max,
+		})
+	}
+	if r.features == nil {
+		return resp
+	}
+	epoch, levels := r.features.FinalizedFeatures()
+	resp.FinalizedFeaturesEpoch = epoch
+	for _, f := range levels {
+		if f.Level == 0 {
+			continue
+		}
+		resp.FinalizedFeatures = append(resp.FinalizedFeatures, kmsg.ApiVersionsResponseFinalizedFeature{
+			Name: f.Name, MinVersionLevel: f.Level, MaxVersionLevel: f.Level,
+		})
+	}
+	return resp
+}

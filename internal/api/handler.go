@@ -1,0 +1,98 @@
+package api
+
+import (
+	"context"
+	"io"
+	"net"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/protocol"
+)
+
+// Handler serves one API key.
+type Handler struct {
+	Key int16
+	// MinVersion and MaxVersion bound the versions the handler accepts. The
+	// advertised range is this range clipped to the pinned release's.
+	MinVersion int16
+	MaxVersion int16
+	// Handle serves one decoded request. It runs on the connection's reader
+	// goroutine, one request at a time per connection, and may block (the
+	// connection reads nothing else meanwhile, as in Kafka).
+	Handle func(ctx context.Context, req *Request) Response
+}
+
+// ConnState is what handlers know of a client connection. The handlers of one
+// connection run one at a time, so they may update it without locking; it
+// must not be retained past the request.
+type ConnState struct {
+	// Listener is the listener's name, e.g. "PLAINTEXT".
+	Listener   string
+	RemoteAddr net.Addr
+	LocalAddr  net.Addr
+	// ClientSoftwareName and ClientSoftwareVersion are set by ApiVersions v3+.
+	ClientSoftwareName    string
+	ClientSoftwareVersion string
+}
+
+// Request is one decoded request.
+type Request struct {
+	Header protocol.RequestHeader
+	// Body is the decoded body; it is nil only for an ApiVersions request at
+	// a version Sluice does not serve, whose body Kafka does not parse either.
+	Body kmsg.Request
+	Conn *ConnState
+}
+
+// BodyStream is a response body that writes itself instead of being encoded
+// in memory: the Fetch response streams record bytes from segment files.
+type BodyStream interface {
+	// Len is the body's size in bytes (without frame size and header).
+	Len() int64
+	// WriteFrame writes head (the frame size and response header, prepared by
+	// the server) and then the body to w, zero-copy when w allows it.
+	WriteFrame(w io.Writer, head []byte) (int64, error)
+}
+
+// Response is a handler's answer: a kmsg body, a streamed body, or nothing.
+type Response struct {
+	body       kmsg.Response
+	stream     BodyStream
+	noResponse bool
+}
+
+// Reply answers with a kmsg response; its version must be the request's.
+func Reply(body kmsg.Response) Response { return Response{body: body} }
+
+// Stream answers with a body that writes itself.
+func Stream(body BodyStream) Response { return Response{stream: body} }
+
+// NoResponse sends nothing back: Kafka does not answer Produce with acks=0.
+func NoResponse() Response { return Response{noResponse: true} }
+
+// Body returns the kmsg response, or nil.
+func (r Response) Body() kmsg.Response { return r.body }
+
+// StreamBody returns the streamed body, or nil.
+func (r Response) StreamBody() BodyStream { return r.stream }
+
+// IsNoResponse reports whether the handler chose to send nothing.
+func (r Response) IsNoResponse() bool { return r.noResponse }
+
+// Valid reports whether the response is exactly one of the three kinds; a
+// zero Response is a handler bug, which the server treats as an error rather
+// than silently sending nothing.
+func (r Response) Valid() bool {
+	n := 0
+	if r.body != nil {
+		n++
+	}
+	if r.stream != nil {
+		n++
+	}
+	if r.noResponse {
+		n++
+	}
+	return n == 1
+}

@@ -1,0 +1,161 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/protocol"
+)
+
+// Deps is everything the handlers need. Fields are added as APIs are; a
+// handler whose dependencies are absent is not registered, so its key is
+// neither served nor advertised.
+type Deps struct {
+	// Release is the Kafka release to imitate; nil means PinnedRelease().
+	Release *Release
+	// Features reports the cluster's finalized features; nil reports none,
+	// with an unknown epoch.
+	Features FeatureSource
+}
+
+// FeatureSource reports the finalized KIP-584 features and their epoch (the
+// metadata log offset at which they were last changed, as in Kafka).
+type FeatureSource interface {
+	FinalizedFeatures() (epoch int64, levels []FinalizedFeature)
+}
+
+// StaticFeatures is a FeatureSource that never changes.
+type StaticFeatures struct {
+	Epoch  int64
+	Levels []FinalizedFeature
+}
+
+// FinalizedFeatures implements FeatureSource.
+func (s StaticFeatures) FinalizedFeatures() (int64, []FinalizedFeature) { return s.Epoch, s.Levels }
+
+// handlerConstructors lists every API file's constructor. Adding an API is one
+// file and one line here. A constructor returns false when Deps lacks what the
+// handler needs.
+func handlerConstructors() []func(*Registry, Deps) (Handler, bool) {
+	return []func(*Registry, Deps) (Handler, bool){
+		newApiVersionsHandler,
+	}
+}
+
+// Registry routes requests to handlers and knows the advertised versions.
+// It is immutable once built and safe for concurrent use.
+type Registry struct {
+	release    Release
+	features   FeatureSource
+	handlers   map[int16]Handler
+	advertised []VersionRange
+	served     map[int16]VersionRange
+}
+
+// NewRegistry builds the registry from the handlers whose dependencies deps
+// provides, plus extra handlers (tests, or APIs wired from outside).
+func NewRegistry(deps Deps, extra ...Handler) (*Registry, error) {
+	r := &Registry{features: deps.Features, handlers: make(map[int16]Handler)}
+	if deps.Release != nil {
+		r.release = *deps.Release
+	} else {
+		r.release = PinnedRelease()
+	}
+	var all []Handler
+	for _, construct := range handlerConstructors() {
+		if h, ok := construct(r, deps); ok {
+			all = append(all, h)
+		}
+	}
+	all = append(all, extra...)
+	for _, h := range all {
+		if err := r.add(h); err != nil {
+			return nil, err
+		}
+	}
+	r.computeAdvertised()
+	return r, nil
+}
+
+func (r *Registry) add(h Handler) error {
+	if h.Handle == nil {
+		return fmt.Errorf("api key %d: handler has no Handle func", h.Key)
+	}
+	if _, dup := r.handlers[h.Key]; dup {
+		return fmt.Errorf("api key %d registered twice", h.Key)
+	}
+	req := kmsg.RequestForKey(h.Key)
+	if req == nil {
+		return fmt.Errorf("api key %d unknown to kmsg", h.Key)
+	}
+	if h.MinVersion < 0 || h.MinVersion > h.MaxVersion || h.MaxVersion > req.MaxVersion() {
+		return fmt.Errorf("api key %d: versions %d..%d invalid (kmsg decodes up to %d)",
+			h.Key, h.MinVersion, h.MaxVersion, req.MaxVersion())
+	}
+	if !slices.ContainsFunc(r.release.APIs, func(v VersionRange) bool { return v.Key == h.Key }) {
+		return fmt.Errorf("api key %d is not in Kafka %s's broker vector", h.Key, r.release.Name)
+	}
+	r.handlers[h.Key] = h
+	return nil
+}
+
+// computeAdvertised clips each served key's range to the release's, keeping
+// the release's order; a key whose ranges do not overlap is not served.
+func (r *Registry) computeAdvertised() {
+	r.served = make(map[int16]VersionRange)
+	for _, rel := range r.release.APIs {
+		h, ok := r.handlers[rel.Key]
+		if !ok {
+			continue
+		}
+		v := VersionRange{Key: rel.Key, Min: max(rel.Min, h.MinVersion), Max: min(rel.Max, h.MaxVersion)}
+		if v.Min > v.Max {
+			continue
+		}
+		r.advertised = append(r.advertised, v)
+		r.served[v.Key] = v
+	}
+}
+
+// Advertised returns the ApiVersions vector, sorted by key.
+func (r *Registry) Advertised() []VersionRange { return slices.Clone(r.advertised) }
+
+// Supported returns the served range of key.
+func (r *Registry) Supported(key int16) (VersionRange, bool) {
+	v, ok := r.served[key]
+	return v, ok
+}
+
+// Release returns the imitated Kafka release.
+func (r *Registry) Release() Release { return r.release }
+
+// Serve routes one request: it checks the key and version, decodes the body
+// and calls the handler. The error, a *protocol.UnknownAPIKeyError,
+// *protocol.UnsupportedVersionError or *protocol.MalformedRequestError, means
+// the connection must be closed, as Kafka does. An ApiVersions request at an
+// unserved version is not an error: it gets the KIP-511 answer.
+func (r *Registry) Serve(ctx context.Context, conn *ConnState, h protocol.RequestHeader, body []byte) (Response, error) {
+	handler, ok := r.handlers[h.APIKey]
+	served, servedOK := r.served[h.APIKey]
+	if !ok || !servedOK {
+		return Response{}, &protocol.UnknownAPIKeyError{Key: h.APIKey, CorrelationID: h.CorrelationID}
+	}
+	req := &Request{Header: h, Conn: conn}
+	if h.APIVersion < served.Min || h.APIVersion > served.Max {
+		if h.APIKey != protocol.ApiVersionsKey {
+			return Response{}, &protocol.UnsupportedVersionError{
+				Key: h.APIKey, Version: h.APIVersion, Min: served.Min, Max: served.Max,
+			}
+		}
+		return handler.Handle(ctx, req), nil
+	}
+	decoded, err := protocol.DecodeRequestBody(h, body)
+	if err != nil {
+		return Response{}, err
+	}
+	req.Body = decoded
+	return handler.Handle(ctx, req), nil
+}
