@@ -1,0 +1,224 @@
+package records
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// ErrInvalidRecord reports a record whose framing inside a batch is wrong
+// (varints, lengths, header counts, record count). Kafka answers these with
+// INVALID_RECORD.
+var ErrInvalidRecord = errors.New("records: invalid record")
+
+// RecordHeader is one record header. A nil Value is a null value.
+type RecordHeader struct {
+	Key   string
+	Value []byte
+}
+
+// Record is one decoded record of a v2 batch. Key and Value are nil when
+// null. Byte slices alias the batch (or its decompressed records) and must be
+// copied by callers that keep them beyond the batch's life.
+type Record struct {
+	Attributes     int8
+	TimestampDelta int64
+	OffsetDelta    int32
+	Key, Value     []byte
+	Headers        []RecordHeader
+}
+
+// Offset is the record's absolute offset in a batch with header h.
+func (r Record) Offset(h Header) int64 { return h.BaseOffset + int64(r.OffsetDelta) }
+
+// Timestamp is the record's absolute timestamp in a batch with header h: for
+// LogAppendTime batches every record carries the batch's max timestamp, as
+// Kafka's readers report it.
+func (r Record) Timestamp(h Header) int64 {
+	if h.IsLogAppendTime() {
+		return h.MaxTimestamp
+	}
+	return h.BaseTimestamp + r.TimestampDelta
+}
+
+// recordDecoder walks the records section of a batch. It keeps a reusable
+// header slice so validation does not allocate per record.
+type recordDecoder struct {
+	buf         []byte
+	pos         int
+	keepHeaders bool
+}
+
+func (d *recordDecoder) varint(what string) (int64, error) {
+	v, n := binary.Varint(d.buf[d.pos:])
+	if n <= 0 {
+		return 0, fmt.Errorf("%w: bad varint for %s at byte %d", ErrInvalidRecord, what, d.pos)
+	}
+	d.pos += n
+	return v, nil
+}
+
+func (d *recordDecoder) varint32(what string) (int32, error) {
+	v, err := d.varint(what)
+	if err != nil {
+		return 0, err
+	}
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		return 0, fmt.Errorf("%w: %s %d out of int32 range", ErrInvalidRecord, what, v)
+	}
+	return int32(v), nil
+}
+
+// bytesField reads a varint length then that many bytes; -1 is null.
+func (d *recordDecoder) bytesField(what string, end int) ([]byte, error) {
+	n, err := d.varint32(what + " length")
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		if n != -1 {
+			return nil, fmt.Errorf("%w: %s length %d", ErrInvalidRecord, what, n)
+		}
+		return nil, nil
+	}
+	if int(n) > end-d.pos {
+		return nil, fmt.Errorf("%w: %s of %d bytes overruns the record", ErrInvalidRecord, what, n)
+	}
+	b := d.buf[d.pos : d.pos+int(n) : d.pos+int(n)]
+	d.pos += int(n)
+	return b, nil
+}
+
+// next decodes one record into r (reusing r.Headers' storage).
+func (d *recordDecoder) next(r *Record) error {
+	if d.pos >= len(d.buf) {
+		return fmt.Errorf("%w: fewer records than the batch's record count", ErrInvalidRecord)
+	}
+	size, err := d.varint32("record length")
+	if err != nil {
+		return err
+	}
+	if size < 0 || int(size) > len(d.buf)-d.pos {
+		return fmt.Errorf("%w: record length %d with %d bytes left", ErrInvalidRecord, size, len(d.buf)-d.pos)
+	}
+	end := d.pos + int(size)
+	// Every field must end inside the record: decode within a view bounded at end.
+	outer := d.buf
+	d.buf = d.buf[:end]
+	defer func() { d.buf = outer }()
+	if d.pos >= end {
+		return fmt.Errorf("%w: empty record", ErrInvalidRecord)
+	}
+	r.Attributes = int8(d.buf[d.pos])
+	d.pos++
+	if r.TimestampDelta, err = d.varint("timestamp delta"); err != nil {
+		return err
+	}
+	if r.OffsetDelta, err = d.varint32("offset delta"); err != nil {
+		return err
+	}
+	if r.Key, err = d.bytesField("key", end); err != nil {
+		return err
+	}
+	if r.Value, err = d.bytesField("value", end); err != nil {
+		return err
+	}
+	count, err := d.varint32("header count")
+	if err != nil {
+		return err
+	}
+	if count < 0 {
+		return fmt.Errorf("%w: header count %d", ErrInvalidRecord, count)
+	}
+	r.Headers = r.Headers[:0]
+	for i := int32(0); i < count; i++ {
+		k, err := d.bytesField("header key", end)
+		if err != nil {
+			return err
+		}
+		if k == nil {
+			return fmt.Errorf("%w: null header key", ErrInvalidRecord)
+		}
+		v, err := d.bytesField("header value", end)
+		if err != nil {
+			return err
+		}
+		if d.keepHeaders {
+			r.Headers = append(r.Headers, RecordHeader{Key: string(k), Value: v})
+		}
+	}
+	if d.pos != end {
+		return fmt.Errorf("%w: record declares %d bytes but its fields use %d", ErrInvalidRecord, size, int(size)-(end-d.pos))
+	}
+	return nil
+}
+
+// walkRecords decodes exactly count records from data, calling fn for each.
+// Trailing bytes after the last record are an error, as in Kafka.
+func walkRecords(data []byte, count int32, keepHeaders bool, fn func(i int32, r *Record) error) error {
+	d := recordDecoder{buf: data, keepHeaders: keepHeaders}
+	var r Record
+	for i := int32(0); i < count; i++ {
+		if !keepHeaders {
+			r.Headers = r.Headers[:0]
+		} else {
+			r.Headers = nil // callers may keep the slice
+		}
+		if err := d.next(&r); err != nil {
+			return fmt.Errorf("record %d: %w", i, err)
+		}
+		if err := fn(i, &r); err != nil {
+			return err
+		}
+	}
+	if d.pos != len(data) {
+		return fmt.Errorf("%w: %d bytes remain after %d records", ErrInvalidRecord, len(data)-d.pos, count)
+	}
+	return nil
+}
+
+// appendVarint appends v zig-zag encoded.
+func appendVarint(dst []byte, v int64) []byte { return binary.AppendVarint(dst, v) }
+
+// appendRecord encodes one record (body length first) onto dst.
+func appendRecord(dst []byte, attrs int8, tsDelta int64, offDelta int32, key, value []byte, headers []RecordHeader) []byte {
+	body := varintLen(tsDelta) + varintLen(int64(offDelta)) + 1 +
+		bytesFieldLen(key) + bytesFieldLen(value) + varintLen(int64(len(headers)))
+	for _, h := range headers {
+		body += varintLen(int64(len(h.Key))) + len(h.Key) + bytesFieldLen(h.Value)
+	}
+	dst = appendVarint(dst, int64(body))
+	dst = append(dst, byte(attrs))
+	dst = appendVarint(dst, tsDelta)
+	dst = appendVarint(dst, int64(offDelta))
+	dst = appendBytesField(dst, key)
+	dst = appendBytesField(dst, value)
+	dst = appendVarint(dst, int64(len(headers)))
+	for _, h := range headers {
+		dst = appendVarint(dst, int64(len(h.Key)))
+		dst = append(dst, h.Key...)
+		dst = appendBytesField(dst, h.Value)
+	}
+	return dst
+}
+
+func appendBytesField(dst, b []byte) []byte {
+	if b == nil {
+		return appendVarint(dst, -1)
+	}
+	dst = appendVarint(dst, int64(len(b)))
+	return append(dst, b...)
+}
+
+func bytesFieldLen(b []byte) int {
+	if b == nil {
+		return 1
+	}
+	return varintLen(int64(len(b))) + len(b)
+}
+
+func varintLen(v int64) int {
+	var tmp [binary.MaxVarintLen64]byte
+	return binary.PutVarint(tmp[:], v)
+}
