@@ -1,0 +1,140 @@
+package commitlog
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Flush makes everything appended so far durable and advances the
+// recovery point to the log end offset.
+func (l *Log) Flush() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.checkUsableLocked(); err != nil {
+		return err
+	}
+	return l.flushLocked()
+}
+
+// FlushIfDue flushes when flush.ms has passed since the last flush; the
+// Manager's flush scheduler calls it.
+func (l *Log) FlushIfDue(now time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.checkUsableLocked(); err != nil {
+		return err
+	}
+	if !l.mu.opts.flushMsEnabled() || now.Sub(l.mu.lastFlush) < l.mu.opts.FlushMs {
+		return nil
+	}
+	return l.flushLocked()
+}
+
+// flushLocked syncs every segment at or above the recovery point, then the
+// directory (new segment names), then moves the recovery point.
+func (l *Log) flushLocked() error {
+	leo := l.activeLocked().nextOffset
+	for i, s := range l.mu.segments {
+		nextBase := leo
+		if i+1 < len(l.mu.segments) {
+			nextBase = l.mu.segments[i+1].baseOffset
+		}
+		if nextBase <= l.mu.recoveryPoint && i+1 < len(l.mu.segments) {
+			continue
+		}
+		if err := s.flush(); err != nil {
+			return l.ioFailure("flush", err)
+		}
+	}
+	if err := l.fsys.SyncDir(l.dir); err != nil {
+		return l.ioFailure("flush", err)
+	}
+	if leo > l.mu.recoveryPoint {
+		l.mu.recoveryPoint = leo
+	}
+	l.mu.unflushedMessages = 0
+	l.mu.lastFlush = l.clk.Now()
+	return nil
+}
+
+// Close flushes the log, gives the active segment its final time index
+// entry, trims the indexes and closes every file: after Close the log can
+// be opened without recovery. Files of deleted segments are removed.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed {
+		return nil
+	}
+	l.mu.closed = true
+	var errs []error
+	if !l.offline.Load() {
+		if err := l.flushLocked(); err != nil {
+			errs = append(errs, err)
+		}
+		if err := l.activeLocked().onBecomeInactive(); err != nil {
+			errs = append(errs, fmt.Errorf("close %s: %w", l.tp, err))
+		} else if err := l.activeLocked().flush(); err != nil {
+			errs = append(errs, fmt.Errorf("close %s: %w", l.tp, err))
+		}
+	}
+	for _, s := range l.mu.segments {
+		errs = append(errs, s.close())
+	}
+	for _, p := range l.mu.pendingDeletes {
+		errs = append(errs, p.seg.removeDeleted())
+	}
+	l.mu.pendingDeletes = nil
+	return errors.Join(errs...)
+}
+
+// Delete closes the log and removes its directory (topic deletion).
+func (l *Log) Delete() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var errs []error
+	if !l.mu.closed {
+		l.mu.closed = true
+		for _, s := range l.mu.segments {
+			errs = append(errs, s.close())
+		}
+		for _, p := range l.mu.pendingDeletes {
+			errs = append(errs, p.seg.close())
+		}
+		l.mu.pendingDeletes = nil
+	}
+	if err := l.fsys.RemoveAll(l.dir); err != nil {
+		errs = append(errs, fmt.Errorf("delete log %s: %w", l.tp, err))
+	}
+	return errors.Join(errs...)
+}
+
+// RemoveDeletedSegments removes the files of segments deleted at least
+// file.delete.delay.ms before now; the Manager's scheduler calls it.
+func (l *Log) RemoveDeletedSegments(now time.Time) error {
+	l.mu.Lock()
+	var due []pendingDelete
+	keep := l.mu.pendingDeletes[:0]
+	for _, p := range l.mu.pendingDeletes {
+		if !now.Before(p.at) {
+			due = append(due, p)
+		} else {
+			keep = append(keep, p)
+		}
+	}
+	l.mu.pendingDeletes = keep
+	l.mu.Unlock()
+	var errs []error
+	for _, p := range due {
+		errs = append(errs, p.seg.removeDeleted())
+	}
+	return errors.Join(errs...)
+}
+
+// closeSegments closes every file of a log that failed to open.
+func (l *Log) closeSegments() {
+	for _, s := range l.mu.segments {
+		s.close()
+	}
+}

@@ -1,0 +1,377 @@
+package commitlog
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"sluice/internal/clock"
+	"sluice/internal/kafka"
+	"sluice/internal/records"
+	"sluice/internal/vfs"
+)
+
+// Log is one partition's segmented log. Appends, truncation, rolls and
+// deletions hold mu for writing; reads hold it only to take a snapshot of
+// the segment list and then read files positionally without it.
+type Log struct {
+	fsys   vfs.FS
+	dir    string
+	tp     kafka.TopicPartition
+	clk    clock.Clock
+	logger *slog.Logger
+	rng    *rand.Rand
+
+	offline   atomic.Bool
+	onOffline func(error) // set by the Manager: takes the log dir offline
+
+	mu struct {
+		sync.RWMutex
+		opts              Options
+		segments          []*segment // ascending base offset; the last is active; replaced, never mutated
+		logStartOffset    int64
+		recoveryPoint     int64
+		highWatermark     int64 // bound for retention; -1 until replication sets it
+		unflushedMessages int64
+		lastFlush         time.Time
+		pendingDeletes    []pendingDelete
+		closed            bool
+	}
+}
+
+// pendingDelete is a segment renamed .deleted whose files are removed once
+// file.delete.delay.ms has passed, so reads already holding it complete.
+type pendingDelete struct {
+	seg *segment
+	at  time.Time
+}
+
+// AppendInfo describes an append.
+type AppendInfo struct {
+	FirstOffset int64
+	LastOffset  int64
+	// MaxTimestamp and OffsetOfMaxTimestamp are over the appended batches.
+	MaxTimestamp         int64
+	OffsetOfMaxTimestamp int64
+	LogStartOffset       int64
+	Batches              int
+	Bytes                int
+}
+
+// SegmentInfo describes one segment (DescribeLogDirs, tooling).
+type SegmentInfo struct {
+	BaseOffset   int64
+	NextOffset   int64
+	Size         int64
+	MaxTimestamp int64
+}
+
+// TopicPartition returns the partition the log holds.
+func (l *Log) TopicPartition() kafka.TopicPartition { return l.tp }
+
+// Dir returns the partition directory.
+func (l *Log) Dir() string { return l.dir }
+
+// Options returns the log's current options.
+func (l *Log) Options() Options {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.opts
+}
+
+// SetOptions replaces the options (a topic config change); they apply from
+// the next append, roll or retention check.
+func (l *Log) SetOptions(opts Options) {
+	l.mu.Lock()
+	l.mu.opts = opts.normalized()
+	l.mu.Unlock()
+}
+
+// Offline reports whether the log's directory failed.
+func (l *Log) Offline() bool { return l.offline.Load() }
+
+// LogStartOffset is the first offset the log serves.
+func (l *Log) LogStartOffset() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.logStartOffset
+}
+
+// LogEndOffset is the offset the next appended record gets.
+func (l *Log) LogEndOffset() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.activeLocked().nextOffset
+}
+
+// RecoveryPoint is the offset below which the log is known durable.
+func (l *Log) RecoveryPoint() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.mu.recoveryPoint
+}
+
+// SetHighWatermark tells the log the partition's high watermark: retention
+// and log start offset moves never go beyond it. Until it is called they are
+// bounded by the log end offset (a log without replication).
+func (l *Log) SetHighWatermark(hw int64) {
+	l.mu.Lock()
+	l.mu.highWatermark = hw
+	l.mu.Unlock()
+}
+
+// Segments describes the segments, oldest first.
+func (l *Log) Segments() []SegmentInfo {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	out := make([]SegmentInfo, len(l.mu.segments))
+	for i, s := range l.mu.segments {
+		out[i] = SegmentInfo{BaseOffset: s.baseOffset, NextOffset: s.nextOffset, Size: s.size.Load(), MaxTimestamp: s.maxTimestamp}
+	}
+	return out
+}
+
+// Size is the total size of the segments in bytes.
+func (l *Log) Size() int64 {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	var n int64
+	for _, s := range l.mu.segments {
+		n += s.size.Load()
+	}
+	return n
+}
+
+func (l *Log) activeLocked() *segment { return l.mu.segments[len(l.mu.segments)-1] }
+
+// checkUsableLocked refuses operations on a closed or offline log.
+func (l *Log) checkUsableLocked() error {
+	if l.mu.closed {
+		return ErrClosed
+	}
+	if l.offline.Load() {
+		return ErrOffline
+	}
+	return nil
+}
+
+// ioFailure classifies an I/O error of a mutation: a full disk fails only
+// the operation (ErrStorage); anything else takes the log offline, as
+// Kafka's LogDirFailureChannel does, because the file state is unknown.
+func (l *Log) ioFailure(op string, err error) error {
+	if isNoSpace(err) {
+		return fmt.Errorf("%s %s: %w: %w", op, l.tp, ErrStorage, err)
+	}
+	l.markOffline(err)
+	return fmt.Errorf("%s %s: %w: %w", op, l.tp, ErrOffline, err)
+}
+
+func (l *Log) markOffline(err error) {
+	if l.offline.Swap(true) {
+		return
+	}
+	l.logger.Error("log directory failure; partition offline", "partition", l.tp.String(), "err", err)
+	if l.onOffline != nil {
+		l.onOffline(err)
+	}
+}
+
+// parseAppend splits bytes into whole batches, checking each CRC and that
+// nothing but whole batches is present.
+func parseAppend(batches []byte, maxMessageBytes int) ([]records.Header, error) {
+	var headers []records.Header
+	rest, err := records.Batches(batches, func(h records.Header, b []byte) error {
+		if err := records.CheckCRC(b); err != nil {
+			return err
+		}
+		if h.LastOffsetDelta < 0 || h.RecordCount < 0 {
+			return fmt.Errorf("batch with last offset delta %d, %d records", h.LastOffsetDelta, h.RecordCount)
+		}
+		if maxMessageBytes > 0 && len(b) > maxMessageBytes {
+			return fmt.Errorf("%w: %d bytes, max.message.bytes %d", ErrRecordBatchTooLarge, len(b), maxMessageBytes)
+		}
+		headers = append(headers, h)
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, ErrRecordBatchTooLarge) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %w", ErrCorruptBatch, err)
+	}
+	if rest != len(batches) {
+		return nil, fmt.Errorf("%w: %d trailing bytes are not a whole batch", ErrCorruptBatch, len(batches)-rest)
+	}
+	if len(headers) == 0 {
+		return nil, fmt.Errorf("%w: no batches", ErrCorruptBatch)
+	}
+	return headers, nil
+}
+
+// Append appends a leader's batches (already validated by records.Validate):
+// it assigns offsets from the log end offset by rewriting each base offset
+// and stamps leaderEpoch into each batch, in place in batches (both fields
+// are outside the CRC).
+func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.checkUsableLocked(); err != nil {
+		return AppendInfo{}, err
+	}
+	headers, err := parseAppend(batches, l.mu.opts.MaxMessageBytes)
+	if err != nil {
+		return AppendInfo{}, err
+	}
+	next := l.activeLocked().nextOffset
+	pos := 0
+	for i := range headers {
+		h := &headers[i]
+		b := batches[pos : pos+int(h.Size())]
+		records.SetBaseOffset(b, next)
+		records.SetPartitionLeaderEpoch(b, leaderEpoch)
+		h.BaseOffset, h.PartitionLeaderEpoch = next, leaderEpoch
+		next = h.NextOffset()
+		pos += int(h.Size())
+	}
+	return l.appendLocked(batches, headers)
+}
+
+// AppendAsFollower appends batches copied from the leader, keeping their
+// offsets and epochs. The first must start at or after the log end offset
+// and offsets must increase (compaction can leave gaps).
+func (l *Log) AppendAsFollower(batches []byte) (AppendInfo, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.checkUsableLocked(); err != nil {
+		return AppendInfo{}, err
+	}
+	headers, err := parseAppend(batches, 0)
+	if err != nil {
+		return AppendInfo{}, err
+	}
+	next := l.activeLocked().nextOffset
+	for _, h := range headers {
+		if h.BaseOffset < next {
+			return AppendInfo{}, fmt.Errorf("%w: batch at %d, log end offset %d", ErrOutOfOrderOffsets, h.BaseOffset, next)
+		}
+		next = h.NextOffset()
+	}
+	return l.appendLocked(batches, headers)
+}
+
+// appendLocked rolls when needed and writes the batches to the active segment.
+func (l *Log) appendLocked(batches []byte, headers []records.Header) (AppendInfo, error) {
+	opts := l.mu.opts
+	info := AppendInfo{FirstOffset: headers[0].BaseOffset, LastOffset: headers[len(headers)-1].LastOffset(),
+		MaxTimestamp: -1, OffsetOfMaxTimestamp: headers[0].BaseOffset, Batches: len(headers), Bytes: len(batches)}
+	var messages int64
+	for _, h := range headers {
+		if h.MaxTimestamp > info.MaxTimestamp {
+			info.MaxTimestamp, info.OffsetOfMaxTimestamp = h.MaxTimestamp, h.LastOffset()
+		}
+		messages += int64(h.LastOffsetDelta) + 1
+	}
+	if int64(len(batches)) > opts.SegmentBytes {
+		return AppendInfo{}, fmt.Errorf("%w: %d bytes exceed segment.bytes %d", ErrRecordBatchTooLarge, len(batches), opts.SegmentBytes)
+	}
+	now := l.clk.Now()
+	seg := l.activeLocked()
+	if seg.shouldRoll(opts, int64(len(batches)), info.MaxTimestamp, info.LastOffset, now) {
+		var err error
+		if seg, err = l.rollLocked(info.FirstOffset); err != nil {
+			return AppendInfo{}, err
+		}
+	} else if seg.size.Load() == 0 && info.FirstOffset > seg.baseOffset {
+		// An empty active segment must start at its first batch's offset
+		// (a follower append after a gap), or lookups would be wrong.
+		var err error
+		if seg, err = l.replaceEmptyActiveLocked(info.FirstOffset); err != nil {
+			return AppendInfo{}, err
+		}
+	}
+	if err := seg.append(batches, headers, opts); err != nil {
+		return AppendInfo{}, l.ioFailure("append", err)
+	}
+	info.LogStartOffset = l.mu.logStartOffset
+	l.mu.unflushedMessages += messages
+	if opts.flushMessagesEnabled() && l.mu.unflushedMessages >= opts.FlushMessages {
+		if err := l.flushLocked(); err != nil {
+			return info, err
+		}
+	}
+	return info, nil
+}
+
+// rollJitter draws the per-segment jitter of segment.jitter.ms.
+func (l *Log) rollJitter(opts Options) time.Duration {
+	if opts.SegmentJitterMs <= 0 {
+		return 0
+	}
+	limit := min(opts.SegmentJitterMs, opts.SegmentMs)
+	return time.Duration(l.rng.Int64N(int64(limit)/int64(time.Millisecond)+1)) * time.Millisecond
+}
+
+// rollLocked starts a new active segment at baseOffset (the log end offset
+// or, for a follower, the next batch's offset).
+func (l *Log) rollLocked(baseOffset int64) (*segment, error) {
+	old := l.activeLocked()
+	if baseOffset < old.nextOffset {
+		baseOffset = old.nextOffset
+	}
+	if old.size.Load() == 0 {
+		return l.replaceEmptyActiveLocked(baseOffset)
+	}
+	if err := old.onBecomeInactive(); err != nil {
+		return nil, l.ioFailure("roll", err)
+	}
+	seg, err := createSegment(l.fsys, l.dir, baseOffset, l.mu.opts, l.clk.Now(), l.rollJitter(l.mu.opts))
+	if err != nil {
+		return nil, l.ioFailure("roll", err)
+	}
+	if err := l.fsys.SyncDir(l.dir); err != nil {
+		seg.close()
+		return nil, l.ioFailure("roll", err)
+	}
+	segs := make([]*segment, len(l.mu.segments), len(l.mu.segments)+1)
+	copy(segs, l.mu.segments)
+	l.mu.segments = append(segs, seg)
+	l.logger.Debug("rolled segment", "partition", l.tp.String(), "base_offset", baseOffset)
+	return seg, nil
+}
+
+// replaceEmptyActiveLocked swaps an empty active segment for one at baseOffset.
+func (l *Log) replaceEmptyActiveLocked(baseOffset int64) (*segment, error) {
+	old := l.activeLocked()
+	if old.baseOffset == baseOffset {
+		return old, nil
+	}
+	// A reader may hold the old segment: close it only after the delay.
+	if err := old.renameDeleted(); err != nil {
+		return nil, l.ioFailure("replace empty segment", err)
+	}
+	l.mu.pendingDeletes = append(l.mu.pendingDeletes, pendingDelete{seg: old, at: l.clk.Now().Add(l.mu.opts.FileDeleteDelay)})
+	seg, err := createSegment(l.fsys, l.dir, baseOffset, l.mu.opts, l.clk.Now(), l.rollJitter(l.mu.opts))
+	if err != nil {
+		return nil, l.ioFailure("replace empty segment", err)
+	}
+	segs := make([]*segment, len(l.mu.segments))
+	copy(segs, l.mu.segments)
+	segs[len(segs)-1] = seg
+	l.mu.segments = segs
+	return seg, nil
+}
+
+// Roll forces a new active segment (tests, and Kafka's forced roll).
+func (l *Log) Roll() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.checkUsableLocked(); err != nil {
+		return err
+	}
+	_, err := l.rollLocked(l.activeLocked().nextOffset)
+	return err
+}

@@ -1,0 +1,177 @@
+package commitlog
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"sluice/internal/clock"
+	"sluice/internal/kafka"
+	"sluice/internal/vfs"
+)
+
+// StartState is what the log directory's checkpoint files and
+// clean-shutdown marker say about a log being opened.
+type StartState struct {
+	// RecoveryPoint is the offset below which the log was flushed
+	// (recovery-point-offset-checkpoint); 0 when unknown.
+	RecoveryPoint int64
+	// LogStartOffset is the first offset served (log-start-offset-checkpoint);
+	// 0 when unknown. It is raised to the first segment's base offset.
+	LogStartOffset int64
+	// CleanShutdown says the node stopped cleanly: segments are not scanned.
+	CleanShutdown bool
+}
+
+// Open opens (or creates) the log in the partition directory dir. After an
+// unclean stop every segment holding offsets at or above the recovery point
+// is re-validated batch by batch; a torn or corrupt tail is truncated, and
+// later segments are removed. Missing or corrupt indexes are rebuilt.
+func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk clock.Clock, st StartState, logger *slog.Logger) (*Log, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	l := &Log{fsys: fsys, dir: dir, tp: tp, clk: clk, logger: logger,
+		rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	l.mu.opts = opts.normalized()
+	l.mu.highWatermark = -1
+	l.mu.lastFlush = clk.Now()
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create log dir %s: %w", dir, err)
+	}
+	segs, err := l.loadSegments(st)
+	if err != nil {
+		for _, s := range segs {
+			s.close()
+		}
+		return nil, err
+	}
+	l.mu.segments = segs
+	l.mu.logStartOffset = max(st.LogStartOffset, segs[0].baseOffset)
+	if leo := segs[len(segs)-1].nextOffset; l.mu.logStartOffset > leo {
+		// The checkpoint is ahead of the data (DeleteRecords to the end):
+		// the log restarts empty there.
+		if err := l.truncateFullyLocked(l.mu.logStartOffset); err != nil {
+			l.closeSegments()
+			return nil, err
+		}
+	}
+	l.mu.recoveryPoint = min(max(st.RecoveryPoint, l.mu.logStartOffset), l.activeLocked().nextOffset)
+	if st.CleanShutdown {
+		l.mu.recoveryPoint = l.activeLocked().nextOffset
+	} else if err := l.flushLocked(); err != nil {
+		// What recovery kept is made durable, so the next recovery starts here.
+		l.closeSegments()
+		return nil, err
+	}
+	return l, nil
+}
+
+// loadSegments removes leftovers of interrupted operations, opens the
+// segments and recovers those that need it.
+func (l *Log) loadSegments(st StartState) ([]*segment, error) {
+	names, err := l.fsys.List(l.dir)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", l.dir, err)
+	}
+	var bases []int64
+	for _, name := range names {
+		switch {
+		case strings.HasSuffix(name, deletedSuffix), strings.HasSuffix(name, ".tmp"), strings.HasSuffix(name, ".cleaned"):
+			// Deletions and temporary files interrupted by the stop are finished now.
+			if err := l.fsys.Remove(filepath.Join(l.dir, name)); err != nil && !vfs.IsNotExist(err) {
+				return nil, fmt.Errorf("remove leftover %s: %w", name, err)
+			}
+		case strings.HasSuffix(name, logSuffix):
+			base, err := strconv.ParseInt(strings.TrimSuffix(name, logSuffix), 10, 64)
+			if err != nil || base < 0 {
+				l.logger.Warn("ignoring file that is not a segment", "partition", l.tp.String(), "file", name)
+				continue
+			}
+			bases = append(bases, base)
+		}
+	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+	opts := l.mu.opts
+	now := l.clk.Now()
+	var segs []*segment
+	for _, base := range bases {
+		s, err := openSegment(l.fsys, l.dir, base, opts, now)
+		if err != nil {
+			return segs, err
+		}
+		segs = append(segs, s)
+	}
+	if len(segs) == 0 {
+		s, err := createSegment(l.fsys, l.dir, st.LogStartOffset, opts, now, l.rollJitter(opts))
+		if err != nil {
+			return nil, err
+		}
+		return []*segment{s}, nil
+	}
+	segs, err = l.recoverSegments(segs, st)
+	if err != nil {
+		return segs, err
+	}
+	if err := segs[len(segs)-1].preallocateIndexes(); err != nil {
+		return segs, err
+	}
+	return segs, nil
+}
+
+// recoverSegments sets each segment's state: a segment wholly below the
+// recovery point, or any segment after a clean stop, is trusted; others are
+// re-validated. A segment whose tail had to be cut ends the log: later
+// segments cannot follow a hole, so they are deleted (as Kafka does).
+func (l *Log) recoverSegments(segs []*segment, st StartState) ([]*segment, error) {
+	opts := l.mu.opts
+	for i, s := range segs {
+		last := i+1 == len(segs)
+		trusted := st.CleanShutdown || (!last && segs[i+1].baseOffset <= st.RecoveryPoint)
+		var cut int64
+		var err error
+		if trusted {
+			err = s.loadState(opts)
+		} else {
+			cut, err = s.recover(opts)
+		}
+		if err != nil {
+			return segs, err
+		}
+		if cut > 0 {
+			l.logger.Warn("truncated invalid tail of segment", "partition", l.tp.String(), "segment", s.baseOffset, "bytes", cut)
+		}
+		if !last && (cut > 0 || s.nextOffset > segs[i+1].baseOffset) {
+			for _, later := range segs[i+1:] {
+				if err := removeSegmentFiles(later); err != nil {
+					return segs[:i+1], err
+				}
+			}
+			l.logger.Warn("deleted segments after a corrupt one", "partition", l.tp.String(), "count", len(segs)-i-1)
+			return segs[:i+1], nil
+		}
+		if !last {
+			if err := s.onBecomeInactive(); err != nil {
+				return segs, err
+			}
+		}
+	}
+	return segs, nil
+}
+
+// removeSegmentFiles closes a segment and removes its files at once
+// (recovery: nothing else holds it yet).
+func removeSegmentFiles(s *segment) error {
+	errs := []error{s.close()}
+	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+		if err := s.fsys.Remove(s.path(suffix)); err != nil && !vfs.IsNotExist(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,460 @@
+package commitlog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"sluice/internal/records"
+	"sluice/internal/vfs"
+)
+
+// File name suffixes of a segment, as Kafka names them.
+const (
+	logSuffix       = ".log"
+	indexSuffix     = ".index"
+	timeIndexSuffix = ".timeindex"
+	deletedSuffix   = ".deleted"
+)
+
+// segmentFileName is Kafka's name for a segment file: the base offset in 20 digits.
+func segmentFileName(baseOffset int64, suffix string) string {
+	return fmt.Sprintf("%020d%s", baseOffset, suffix)
+}
+
+// segment is one .log file with its two indexes. The appender (holding the
+// log's write lock) changes it; readers use positional reads bounded by
+// size, which only grows between truncations.
+type segment struct {
+	fsys       vfs.FS
+	dir        string
+	baseOffset int64
+	log        vfs.File
+	index      *offsetIndex
+	timeIndex  *timeIndex
+	created    time.Time
+	rollJitter time.Duration
+
+	size atomic.Int64 // valid bytes of the .log file
+
+	// Fields below are changed only under the log's write lock.
+	nextOffset               int64 // offset after the segment's last batch
+	bytesSinceLastIndexEntry int
+	maxTimestamp             int64 // largest batch max timestamp so far
+	offsetOfMaxTimestamp     int64 // last offset of the batch holding it
+	firstBatchTimestamp      int64 // drives segment.ms (Kafka's rollingBasedTimestamp)
+}
+
+func (s *segment) path(suffix string) string {
+	return filepath.Join(s.dir, segmentFileName(s.baseOffset, suffix))
+}
+
+// createSegment makes a new, empty, active segment.
+func createSegment(fsys vfs.FS, dir string, baseOffset int64, opts Options, now time.Time, jitter time.Duration) (*segment, error) {
+	s := &segment{fsys: fsys, dir: dir, baseOffset: baseOffset, created: now, rollJitter: jitter,
+		nextOffset: baseOffset, maxTimestamp: -1, offsetOfMaxTimestamp: baseOffset, firstBatchTimestamp: -1}
+	f, err := fsys.Create(s.path(logSuffix))
+	if err != nil {
+		return nil, fmt.Errorf("create segment %s: %w", s.path(logSuffix), err)
+	}
+	s.log = f
+	// Stale index files of an earlier segment at this offset must not survive.
+	for _, suffix := range []string{indexSuffix, timeIndexSuffix} {
+		if err := fsys.Remove(s.path(suffix)); err != nil && !vfs.IsNotExist(err) {
+			f.Close()
+			return nil, fmt.Errorf("remove stale %s: %w", s.path(suffix), err)
+		}
+	}
+	if err := s.openIndexes(opts); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := s.preallocateIndexes(); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openSegment opens an existing segment. Its indexes are loaded as found;
+// loadState or recover then establishes nextOffset.
+func openSegment(fsys vfs.FS, dir string, baseOffset int64, opts Options, now time.Time) (*segment, error) {
+	s := &segment{fsys: fsys, dir: dir, baseOffset: baseOffset, created: now,
+		nextOffset: baseOffset, maxTimestamp: -1, offsetOfMaxTimestamp: baseOffset, firstBatchTimestamp: -1}
+	f, err := fsys.OpenReadWrite(s.path(logSuffix))
+	if err != nil {
+		return nil, fmt.Errorf("open segment %s: %w", s.path(logSuffix), err)
+	}
+	s.log = f
+	size, err := f.Size()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("size of segment %s: %w", s.path(logSuffix), err)
+	}
+	s.size.Store(size)
+	if err := s.openIndexes(opts); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *segment) openIndexes(opts Options) error {
+	idx, err := openOffsetIndex(s.fsys, s.path(indexSuffix), s.baseOffset, opts.SegmentIndexBytes)
+	if err != nil {
+		return err
+	}
+	tidx, err := openTimeIndex(s.fsys, s.path(timeIndexSuffix), s.baseOffset, opts.SegmentIndexBytes)
+	if err != nil {
+		idx.close()
+		return err
+	}
+	s.index, s.timeIndex = idx, tidx
+	return nil
+}
+
+func (s *segment) preallocateIndexes() error {
+	if err := s.index.preallocate(); err != nil {
+		return err
+	}
+	return s.timeIndex.preallocate()
+}
+
+// readHeader reads the batch header at pos. It returns io.EOF when fewer than
+// a header's bytes remain before limit (a torn tail or the end).
+func readHeader(f vfs.File, pos, limit int64) (records.Header, error) {
+	if limit-pos < records.HeaderSize {
+		return records.Header{}, io.EOF
+	}
+	var buf [records.HeaderSize]byte
+	if _, err := f.ReadAt(buf[:], pos); err != nil {
+		if errors.Is(err, io.EOF) {
+			return records.Header{}, io.EOF
+		}
+		return records.Header{}, err
+	}
+	return records.ParseHeader(buf[:])
+}
+
+// loadState sets the in-memory state of a segment that needs no recovery:
+// nextOffset by scanning from the last offset index entry (at most
+// index.interval.bytes of headers) and the max timestamp from the time index,
+// as Kafka does after a clean shutdown. An index that points past the log
+// is corrupt and is rebuilt by a full recovery.
+func (s *segment) loadState(opts Options) error {
+	size := s.size.Load()
+	last := s.index.lastEntry()
+	if last.Position >= size && s.index.entries() > 0 {
+		_, err := s.recover(opts)
+		return err
+	}
+	s.nextOffset = s.baseOffset
+	pos := last.Position
+	for {
+		h, err := readHeader(s.log, pos, size)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			_, rerr := s.recover(opts)
+			return rerr
+		}
+		if pos+h.Size() > size {
+			break
+		}
+		if s.firstBatchTimestamp < 0 && pos == 0 {
+			s.firstBatchTimestamp = h.MaxTimestamp
+		}
+		s.nextOffset = h.NextOffset()
+		pos += h.Size()
+	}
+	if pos != size {
+		// The tail is not whole batches: only recovery can say what is valid.
+		_, err := s.recover(opts)
+		return err
+	}
+	if s.firstBatchTimestamp < 0 && size > 0 {
+		if h, err := readHeader(s.log, 0, size); err == nil {
+			s.firstBatchTimestamp = h.MaxTimestamp
+		}
+	}
+	te := s.timeIndex.lastEntry()
+	s.maxTimestamp, s.offsetOfMaxTimestamp = te.Timestamp, te.Offset
+	return nil
+}
+
+// recover re-reads the whole segment, validating every batch (header, CRC,
+// offsets), rebuilds both indexes, and truncates the file at the first
+// invalid byte. It returns how many bytes were cut. An I/O error is
+// returned as is (the caller takes the directory offline).
+func (s *segment) recover(opts Options) (truncated int64, err error) {
+	if err := s.index.truncateEntries(0); err != nil {
+		return 0, err
+	}
+	if err := s.timeIndex.truncateEntries(0); err != nil {
+		return 0, err
+	}
+	size, err := s.log.Size()
+	if err != nil {
+		return 0, fmt.Errorf("size of segment %s: %w", s.path(logSuffix), err)
+	}
+	s.nextOffset = s.baseOffset
+	s.bytesSinceLastIndexEntry = 0
+	s.maxTimestamp, s.offsetOfMaxTimestamp, s.firstBatchTimestamp = -1, s.baseOffset, -1
+	var pos int64
+	var buf []byte
+	for {
+		h, err := readHeader(s.log, pos, size)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if !isFormatError(err) {
+				return 0, fmt.Errorf("recover segment %s at %d: %w", s.path(logSuffix), pos, err)
+			}
+			break
+		}
+		n := h.Size()
+		if pos+n > size || h.BaseOffset < s.nextOffset || h.LastOffsetDelta < 0 ||
+			h.LastOffset()-s.baseOffset > math.MaxInt32 || pos+n > math.MaxInt32 {
+			break
+		}
+		if int64(cap(buf)) < n {
+			buf = make([]byte, n)
+		}
+		buf = buf[:n]
+		if _, err := s.log.ReadAt(buf, pos); err != nil {
+			return 0, fmt.Errorf("recover segment %s at %d: %w", s.path(logSuffix), pos, err)
+		}
+		if records.CheckCRC(buf) != nil {
+			break
+		}
+		if err := s.indexBatch(h, pos, opts); err != nil {
+			return 0, err
+		}
+		s.nextOffset = h.NextOffset()
+		pos += n
+	}
+	if pos < size {
+		if err := s.log.Truncate(pos); err != nil {
+			return 0, fmt.Errorf("truncate corrupt tail of %s: %w", s.path(logSuffix), err)
+		}
+	}
+	s.size.Store(pos)
+	return size - pos, nil
+}
+
+// isFormatError tells bytes that are not a valid batch (recoverable by
+// truncation) from I/O failures.
+func isFormatError(err error) bool {
+	return errors.Is(err, records.ErrBadMagic) || errors.Is(err, records.ErrBadLength) ||
+		errors.Is(err, records.ErrShortBatch) || errors.Is(err, records.ErrCRC) ||
+		errors.Is(err, records.ErrCorruptBatch)
+}
+
+// indexBatch updates the index state for a batch that starts at pos, as
+// Kafka's LogSegment.append: an offset index entry (and a time index entry)
+// once more than index.interval.bytes were written since the last one.
+func (s *segment) indexBatch(h records.Header, pos int64, opts Options) error {
+	if s.firstBatchTimestamp < 0 && pos == 0 {
+		s.firstBatchTimestamp = h.MaxTimestamp
+	}
+	if h.MaxTimestamp > s.maxTimestamp {
+		s.maxTimestamp, s.offsetOfMaxTimestamp = h.MaxTimestamp, h.LastOffset()
+	}
+	if s.bytesSinceLastIndexEntry > opts.IndexIntervalBytes {
+		if err := s.index.append(h.LastOffset(), pos); err != nil {
+			return err
+		}
+		if err := s.timeIndex.maybeAppend(s.maxTimestamp, s.offsetOfMaxTimestamp, false); err != nil {
+			return err
+		}
+		s.bytesSinceLastIndexEntry = 0
+	}
+	s.bytesSinceLastIndexEntry += int(h.Size())
+	return nil
+}
+
+// append writes whole batches (offsets already assigned) at the end of the
+// segment and indexes them. On a write error the file is cut back so no
+// partial batch stays behind.
+func (s *segment) append(batches []byte, headers []records.Header, opts Options) error {
+	pos := s.size.Load()
+	if _, err := s.log.WriteAt(batches, pos); err != nil {
+		if terr := s.log.Truncate(pos); terr != nil {
+			return errors.Join(fmt.Errorf("append to %s: %w", s.path(logSuffix), err), terr)
+		}
+		return fmt.Errorf("append to %s: %w", s.path(logSuffix), err)
+	}
+	p := pos
+	for _, h := range headers {
+		if err := s.indexBatch(h, p, opts); err != nil {
+			return err
+		}
+		p += h.Size()
+		s.nextOffset = h.NextOffset()
+	}
+	s.size.Store(p)
+	return nil
+}
+
+// shouldRoll reports whether appending size bytes whose largest timestamp is
+// maxTimestamp and last offset lastOffset needs a new segment first
+// (Kafka's LogSegment.shouldRoll).
+func (s *segment) shouldRoll(opts Options, size int64, maxTimestamp, lastOffset int64, now time.Time) bool {
+	cur := s.size.Load()
+	if cur == 0 {
+		return lastOffset-s.baseOffset > math.MaxInt32
+	}
+	if cur > opts.SegmentBytes-size {
+		return true
+	}
+	if s.timeWaitedForRoll(now, maxTimestamp) > opts.SegmentMs-s.rollJitter {
+		return true
+	}
+	return s.index.isFull() || s.timeIndex.entries() >= s.timeIndex.maxEntries-1 ||
+		lastOffset-s.baseOffset > math.MaxInt32
+}
+
+// timeWaitedForRoll measures segment age from its first batch's timestamp
+// when it has one, else from when the segment was created.
+func (s *segment) timeWaitedForRoll(now time.Time, maxTimestamp int64) time.Duration {
+	if s.firstBatchTimestamp >= 0 {
+		return time.Duration(maxTimestamp-s.firstBatchTimestamp) * time.Millisecond
+	}
+	return now.Sub(s.created)
+}
+
+// onBecomeInactive is called when a newer segment takes over appends: the
+// time index gets its final entry and both indexes are trimmed.
+func (s *segment) onBecomeInactive() error {
+	if s.maxTimestamp >= 0 {
+		if err := s.timeIndex.maybeAppend(s.maxTimestamp, s.offsetOfMaxTimestamp, true); err != nil {
+			return err
+		}
+	}
+	if err := s.index.trim(); err != nil {
+		return err
+	}
+	return s.timeIndex.trim()
+}
+
+// translateOffset finds the first batch whose last offset is >= offset,
+// scanning from the offset index's nearest entry. found is false when the segment holds no such batch.
+func (s *segment) translateOffset(offset int64) (pos int64, h records.Header, found bool, err error) {
+	size := s.size.Load()
+	pos = s.index.lookup(offset).Position
+	for {
+		h, err = readHeader(s.log, pos, size)
+		if err == io.EOF {
+			return 0, h, false, nil
+		}
+		if err != nil {
+			return 0, h, false, fmt.Errorf("read %s at %d: %w", s.path(logSuffix), pos, err)
+		}
+		if h.LastOffset() >= offset {
+			return pos, h, true, nil
+		}
+		pos += h.Size()
+	}
+}
+
+// truncateTo removes the batch holding offset and everything after it,
+// returning the bytes removed.
+func (s *segment) truncateTo(offset int64) (int64, error) {
+	pos, _, found, err := s.translateOffset(offset)
+	if err != nil || !found {
+		return 0, err
+	}
+	if err := s.index.truncateTo(offset); err != nil {
+		return 0, err
+	}
+	if err := s.timeIndex.truncateTo(offset); err != nil {
+		return 0, err
+	}
+	size := s.size.Load()
+	if err := s.log.Truncate(pos); err != nil {
+		return 0, fmt.Errorf("truncate %s: %w", s.path(logSuffix), err)
+	}
+	s.size.Store(pos)
+	// Recompute what the removed batches contributed.
+	s.nextOffset = s.baseOffset
+	s.maxTimestamp, s.offsetOfMaxTimestamp = -1, s.baseOffset
+	if pos == 0 {
+		s.firstBatchTimestamp = -1
+	}
+	p := s.index.lastEntry().Position
+	s.bytesSinceLastIndexEntry = 0
+	for p < pos {
+		h, err := readHeader(s.log, p, pos)
+		if err != nil {
+			return 0, fmt.Errorf("rescan %s after truncation: %w", s.path(logSuffix), err)
+		}
+		s.nextOffset = h.NextOffset()
+		s.bytesSinceLastIndexEntry += int(h.Size())
+		p += h.Size()
+	}
+	te := s.timeIndex.lastEntry()
+	s.maxTimestamp, s.offsetOfMaxTimestamp = te.Timestamp, te.Offset
+	if err := s.scanMaxTimestampFrom(s.index.lastEntry().Position, pos); err != nil {
+		return 0, err
+	}
+	return size - pos, nil
+}
+
+// scanMaxTimestampFrom folds the max timestamps of batches in [from, to)
+// into the segment's max, for the part the time index does not cover.
+func (s *segment) scanMaxTimestampFrom(from, to int64) error {
+	for p := from; p < to; {
+		h, err := readHeader(s.log, p, to)
+		if err != nil {
+			return fmt.Errorf("scan %s: %w", s.path(logSuffix), err)
+		}
+		if h.MaxTimestamp > s.maxTimestamp {
+			s.maxTimestamp, s.offsetOfMaxTimestamp = h.MaxTimestamp, h.LastOffset()
+		}
+		p += h.Size()
+	}
+	return nil
+}
+
+// flush makes the segment's log and indexes durable.
+func (s *segment) flush() error {
+	if err := s.log.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", s.path(logSuffix), err)
+	}
+	if err := s.index.sync(); err != nil {
+		return err
+	}
+	return s.timeIndex.sync()
+}
+
+func (s *segment) close() error {
+	return errors.Join(s.log.Close(), s.index.close(), s.timeIndex.close())
+}
+
+// renameDeleted marks the segment's files for deletion (Kafka's
+// "<name>.deleted"); open handles stay usable until close.
+func (s *segment) renameDeleted() error {
+	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+		if err := s.fsys.Rename(s.path(suffix), s.path(suffix)+deletedSuffix); err != nil && !vfs.IsNotExist(err) {
+			return fmt.Errorf("rename %s for deletion: %w", s.path(suffix), err)
+		}
+	}
+	return nil
+}
+
+// removeDeleted closes the segment and removes its renamed files.
+func (s *segment) removeDeleted() error {
+	errs := []error{s.close()}
+	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+		if err := s.fsys.Remove(s.path(suffix) + deletedSuffix); err != nil && !vfs.IsNotExist(err) {
+			errs = append(errs, fmt.Errorf("remove deleted segment file: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,118 @@
+package commitlog
+
+import (
+	"fmt"
+	"io"
+
+	"sluice/internal/records"
+)
+
+// TimestampOffset is the answer to a ListOffsets timestamp query.
+type TimestampOffset struct {
+	Offset    int64
+	Timestamp int64
+}
+
+// OffsetForTimestamp returns the earliest offset whose timestamp is >= ts
+// (ListOffsets with a timestamp), found through the time index; found is
+// false when every record is older.
+func (l *Log) OffsetForTimestamp(ts int64) (TimestampOffset, bool, error) {
+	l.mu.RLock()
+	if err := l.checkUsableLocked(); err != nil {
+		l.mu.RUnlock()
+		return TimestampOffset{}, false, err
+	}
+	segs, start := l.mu.segments, l.mu.logStartOffset
+	var seg *segment
+	for _, s := range segs {
+		if s.maxTimestamp >= ts {
+			seg = s
+			break
+		}
+	}
+	l.mu.RUnlock()
+	if seg == nil {
+		return TimestampOffset{}, false, nil
+	}
+	from := max(seg.timeIndex.lookup(ts).Offset, start)
+	pos := seg.index.lookup(from).Position
+	size := seg.size.Load()
+	for {
+		h, err := readHeader(seg.log, pos, size)
+		if err == io.EOF {
+			return TimestampOffset{}, false, nil
+		}
+		if err != nil {
+			return TimestampOffset{}, false, l.readFailure(err)
+		}
+		if h.MaxTimestamp >= ts && h.LastOffset() >= start {
+			to, ok, err := seg.recordAtOrAfter(pos, h, func(off, rts int64) bool { return rts >= ts && off >= start })
+			if err != nil {
+				return TimestampOffset{}, false, l.readFailure(err)
+			}
+			if ok {
+				return to, true, nil
+			}
+		}
+		pos += h.Size()
+	}
+}
+
+// LastTimestampOffset returns the record with the largest timestamp and its
+// offset (ListOffsets MAX_TIMESTAMP, KIP-734); found is false for an empty log.
+func (l *Log) LastTimestampOffset() (TimestampOffset, bool, error) {
+	l.mu.RLock()
+	if err := l.checkUsableLocked(); err != nil {
+		l.mu.RUnlock()
+		return TimestampOffset{}, false, err
+	}
+	var seg *segment
+	maxTS, maxOff := int64(-1), int64(-1)
+	for _, s := range l.mu.segments {
+		if s.maxTimestamp > maxTS {
+			seg, maxTS, maxOff = s, s.maxTimestamp, s.offsetOfMaxTimestamp
+		}
+	}
+	l.mu.RUnlock()
+	if seg == nil {
+		return TimestampOffset{}, false, nil
+	}
+	pos, h, found, err := seg.translateOffset(maxOff)
+	if err != nil {
+		return TimestampOffset{}, false, l.readFailure(err)
+	}
+	if !found {
+		return TimestampOffset{}, false, nil
+	}
+	to, ok, err := seg.recordAtOrAfter(pos, h, func(_, rts int64) bool { return rts == maxTS })
+	if err != nil {
+		return TimestampOffset{}, false, l.readFailure(err)
+	}
+	if !ok {
+		return TimestampOffset{Offset: maxOff, Timestamp: maxTS}, true, nil
+	}
+	return to, true, nil
+}
+
+// recordAtOrAfter reads the batch at pos and returns its first record for
+// which match(offset, timestamp) holds.
+func (s *segment) recordAtOrAfter(pos int64, h records.Header, match func(offset, ts int64) bool) (TimestampOffset, bool, error) {
+	batch := make([]byte, h.Size())
+	if _, err := s.log.ReadAt(batch, pos); err != nil {
+		return TimestampOffset{}, false, fmt.Errorf("read %s at %d: %w", s.path(logSuffix), pos, err)
+	}
+	var out TimestampOffset
+	found := false
+	errFound := fmt.Errorf("found")
+	err := records.ForEachRecord(batch, func(r records.Record) error {
+		if off, ts := r.Offset(h), r.Timestamp(h); match(off, ts) {
+			out, found = TimestampOffset{Offset: off, Timestamp: ts}, true
+			return errFound
+		}
+		return nil
+	})
+	if err != nil && err != errFound {
+		return TimestampOffset{}, false, fmt.Errorf("decode batch of %s at %d: %w: %w", s.path(logSuffix), pos, ErrCorruptBatch, err)
+	}
+	return out, found, nil
+}
