@@ -1,0 +1,110 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// TopicConfig is one topic's effective configuration: its overrides (as stored in the
+// metadata log) over the broker's synonyms over Kafka's topic defaults.
+type TopicConfig struct {
+	broker    *Config
+	overrides map[string]string
+}
+
+// ResolveTopic validates a CreateTopics or AlterConfigs config set and returns the topic's
+// effective configuration. Errors wrap kerr.InvalidConfig and name the key.
+func (c *Config) ResolveTopic(overrides map[string]string) (TopicConfig, error) {
+	var errs []error
+	for _, k := range slices.Sorted(maps.Keys(overrides)) {
+		d, ok := c.topicDefs[k]
+		if !ok {
+			errs = append(errs, fmt.Errorf("%w: unknown topic config name: %s", kerr.InvalidConfig, k))
+			continue
+		}
+		if err := validateValue(d, overrides[k]); err != nil {
+			errs = append(errs, fmt.Errorf("%w: %w", kerr.InvalidConfig, err))
+		}
+	}
+	if len(errs) > 0 {
+		return TopicConfig{}, errors.Join(errs...)
+	}
+	t := TopicConfig{broker: c, overrides: maps.Clone(overrides)}
+	if t.overrides == nil {
+		t.overrides = map[string]string{}
+	}
+	if err := t.checkCombinations(); err != nil {
+		return TopicConfig{}, err
+	}
+	return t, nil
+}
+
+// checkCombinations applies LogConfig's cross-key rules that matter without remote storage.
+func (t TopicConfig) checkCombinations() error {
+	minLag, maxLag := t.Long("min.compaction.lag.ms"), t.Long("max.compaction.lag.ms")
+	if minLag > maxLag {
+		return fmt.Errorf("%w: conflict: min.compaction.lag.ms %d is above max.compaction.lag.ms %d",
+			kerr.InvalidConfig, minLag, maxLag)
+	}
+	return nil
+}
+
+// Overrides returns a copy of the topic's own configs.
+func (t TopicConfig) Overrides() map[string]string { return maps.Clone(t.overrides) }
+
+func (t TopicConfig) definition(key string) (KeyDef, bool) {
+	d, ok := t.broker.topicDefs[key]
+	return d, ok
+}
+
+// resolved: the override, else the first broker synonym with a value (converted), else the
+// topic key's own default.
+func (t TopicConfig) resolved(key string) (string, bool) {
+	if v, ok := t.overrides[key]; ok {
+		return v, true
+	}
+	d, ok := t.broker.topicDefs[key]
+	if !ok {
+		return "", false
+	}
+	for _, s := range d.Synonyms {
+		if v, _, ok := t.broker.lookup(s.Name); ok {
+			return convertUnit(v, s.Unit), true
+		}
+	}
+	if d.Required || d.DefaultNull {
+		return "", false
+	}
+	return d.Default, true
+}
+
+// Bool returns a boolean topic key.
+func (t TopicConfig) Bool(key string) bool { return getBool(t, key) }
+
+// Int returns an int or short topic key.
+func (t TopicConfig) Int(key string) int32 { return int32(getInteger(t, key, 32, TypeInt, TypeShort)) }
+
+// Long returns a long, int or short topic key.
+func (t TopicConfig) Long(key string) int64 {
+	return getInteger(t, key, 64, TypeLong, TypeInt, TypeShort)
+}
+
+// Double returns a double topic key.
+func (t TopicConfig) Double(key string) float64 { return getDouble(t, key) }
+
+// Duration returns a topic key whose name ends in .ms; negative means no limit.
+func (t TopicConfig) Duration(keyMs string) time.Duration { return getDuration(t, keyMs) }
+
+// String returns a string, class or password topic key.
+func (t TopicConfig) String(key string) string { return getString(t, key) }
+
+// List returns a list topic key.
+func (t TopicConfig) List(key string) []string { return splitList(getTyped(t, key, TypeList)) }
+
+// Compacted reports whether cleanup.policy contains compact.
+func (t TopicConfig) Compacted() bool { return slices.Contains(t.List("cleanup.policy"), "compact") }
