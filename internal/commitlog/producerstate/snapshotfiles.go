@@ -228,3 +228,57 @@ func (m *Manager) TruncateFullyAndStartAt(offset int64) error {
 	m.lastSnapOffset, m.mapEndOffset = 0, offset
 	return nil
 }
+
+// DeletedSuffix marks a file scheduled for asynchronous deletion, as Kafka
+// renames the files of deleted segments.
+const DeletedSuffix = ".deleted"
+
+// MarkSnapshotForDeletion renames the snapshot at offset to
+// "<name>.snapshot.deleted" so it is deleted later with its segment. It
+// returns the new path, or ok false when no such snapshot exists.
+func (m *Manager) MarkSnapshotForDeletion(offset int64) (path string, ok bool, err error) {
+	from := m.snapshotPath(offset)
+	to := from + DeletedSuffix
+	if err := m.fs.Rename(from, to); err != nil {
+		if vfs.IsNotExist(err) {
+			return "", false, nil
+		}
+		return "", false, fmt.Errorf("mark producer snapshot %s for deletion: %w", from, err)
+	}
+	return to, true, nil
+}
+
+// RemoveStraySnapshots deletes snapshots that match no segment base offset,
+// except the newest such snapshot when it lies above every segment: that is
+// the one a clean shutdown writes at the log end. The Log calls it while
+// loading, with the base offsets of the segments it found.
+func (m *Manager) RemoveStraySnapshots(segmentBaseOffsets []int64) error {
+	offs, err := m.SnapshotOffsets()
+	if err != nil {
+		return err
+	}
+	bases := make(map[int64]bool, len(segmentBaseOffsets))
+	maxBase, haveBase := int64(0), false
+	for _, b := range segmentBaseOffsets {
+		bases[b] = true
+		if !haveBase || b > maxBase {
+			maxBase, haveBase = b, true
+		}
+	}
+	latestStray, haveStray := int64(0), false
+	for _, off := range offs { // ascending
+		if bases[off] {
+			continue
+		}
+		if haveStray {
+			if err := m.deleteSnapshot(latestStray); err != nil {
+				return err
+			}
+		}
+		latestStray, haveStray = off, true
+	}
+	if haveStray && haveBase && latestStray < maxBase {
+		return m.deleteSnapshot(latestStray)
+	}
+	return nil
+}
