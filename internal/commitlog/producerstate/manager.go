@@ -194,16 +194,22 @@ func (m *Manager) FirstUndecidedOffset() (int64, bool) { return minKey(m.ongoing
 func (m *Manager) OnHighWatermarkUpdated(highWatermark int64) { m.removeUnreplicated(highWatermark) }
 
 // OnLogStartOffsetIncremented drops completed transactions below the new log
-// start and moves the map end forward if the log start passed it.
-func (m *Manager) OnLogStartOffsetIncremented(logStartOffset int64) {
+// start and moves the map end forward if the log start passed it. The only
+// error is failing to list the snapshots.
+func (m *Manager) OnLogStartOffsetIncremented(logStartOffset int64) error {
 	m.removeUnreplicated(logStartOffset)
 	if m.mapEndOffset < logStartOffset {
 		m.mapEndOffset = logStartOffset
 	}
+	offs, err := m.SnapshotOffsets()
+	if err != nil {
+		return err
+	}
 	m.lastSnapOffset = logStartOffset
-	if offs, err := m.SnapshotOffsets(); err == nil && len(offs) > 0 {
+	if len(offs) > 0 {
 		m.lastSnapOffset = offs[len(offs)-1]
 	}
+	return nil
 }
 
 func (m *Manager) removeUnreplicated(below int64) {

@@ -205,7 +205,9 @@ func (m *Manager) TruncateAndReload(logStartOffset, logEndOffset int64) (int64, 
 	if logEndOffset != m.mapEndOffset {
 		return m.LoadLatest(logStartOffset)
 	}
-	m.OnLogStartOffsetIncremented(logStartOffset)
+	if err := m.OnLogStartOffsetIncremented(logStartOffset); err != nil {
+		return 0, err
+	}
 	return m.mapEndOffset, nil
 }
 
