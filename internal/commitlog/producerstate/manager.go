@@ -269,3 +269,23 @@ func minKey(mp map[int64]int64) (int64, bool) {
 	}
 	return best, ok
 }
+
+// LateTransactionBufferMs is the slack Kafka allows past the transaction
+// timeout before it calls an open transaction hanging.
+const LateTransactionBufferMs int64 = 5 * 60 * 1000
+
+// HasLateTransaction reports whether the oldest open transaction's producer
+// has been silent longer than the transaction timeout plus
+// LateTransactionBufferMs: a hanging transaction that holds back the last
+// stable offset (Kafka's metric and its KIP-664 tooling look for these).
+func (m *Manager) HasLateTransaction(nowMs, maxTransactionTimeoutMs int64) bool {
+	first, ok := minKey(m.ongoing)
+	if !ok {
+		return false
+	}
+	e, ok := m.producers[m.ongoing[first]]
+	if !ok || e.LastTimestamp <= 0 {
+		return false
+	}
+	return nowMs-e.LastTimestamp > maxTransactionTimeoutMs+LateTransactionBufferMs
+}

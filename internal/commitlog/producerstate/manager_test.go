@@ -159,3 +159,21 @@ func TestSequenceHelpers(t *testing.T) {
 		t.Errorf("decrementSequence(10, 3) = %d", got)
 	}
 }
+
+func TestHasLateTransaction(t *testing.T) {
+	m := New(Options{Name: "t-0"})
+	if m.HasLateTransaction(1<<40, 0) {
+		t.Fatal("late transaction without any transaction")
+	}
+	if err := m.Replay(dataBatch(1, 0, 0, 1, 0, 10_000, true)); err != nil {
+		t.Fatal(err)
+	}
+	const timeout = 60_000
+	limit := int64(10_000 + timeout + LateTransactionBufferMs)
+	if m.HasLateTransaction(limit, timeout) {
+		t.Fatal("late at exactly the limit")
+	}
+	if !m.HasLateTransaction(limit+1, timeout) {
+		t.Fatal("not late past the limit")
+	}
+}
