@@ -32,7 +32,7 @@ var tiers = map[string]int{
 var sameTier = map[[2]string]bool{
 	{"coordinator", "replication"}: true,
 	{"quorum", "commitlog"}:        true,
-	{"api", "server"}:              true,
+	{"server", "api"}:              true,
 }
 
 // domain maps an import path or directory inside the module to its tier key.
