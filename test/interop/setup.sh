@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs or checks what the interop suite needs, so a fresh machine (CI's first run) works:
+# a JDK 17+ and Maven for the reference Kafka and the Java scenarios, Go for our own tools.
+# Then warms the caches (Kafka jars in ~/.m2, the resolved classpath, the Java build) and
+# says how long that took, since a cold Maven download is the slow part of a first run.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+
+apt_updated=0
+# need_apt COMMAND PACKAGE...: installs the Debian packages when COMMAND is missing.
+need_apt() {
+  local cmd="$1"; shift
+  command -v "$cmd" >/dev/null 2>&1 && return 0
+  command -v apt-get >/dev/null 2>&1 || { echo "setup: $cmd missing and no apt-get to install $*" >&2; return 1; }
+  if [[ $apt_updated -eq 0 ]]; then
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    apt_updated=1
+  fi
+  echo "setup: installing $* (for $cmd)"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  command -v "$cmd" >/dev/null 2>&1 || { echo "setup: $cmd still missing after installing $*" >&2; return 1; }
+}
+
+need_apt java openjdk-17-jdk-headless
+need_apt mvn maven
+need_apt unzip unzip
+need_apt python3 python3
+command -v go >/dev/null 2>&1 || { echo "setup: go missing (the repository's toolchain)" >&2; exit 1; }
+
+java_major="$(java -XshowSettings:properties -version 2>&1 | awk -F' = ' '/java.specification.version/ { print $2 }')"
+[[ "${java_major%%.*}" -ge 17 ]] || { echo "setup: need Java 17+, have $java_major" >&2; exit 1; }
+
+started=$SECONDS
+"$repo/bench/kafka-ref" classpath > /dev/null
+echo "setup: Kafka $("$repo/bench/kafka-ref" version) classpath ready in $((SECONDS - started))s"
+started=$SECONDS
+"$here/java/run" build
+echo "setup: Java interop scenarios ready in $((SECONDS - started))s"
