@@ -1,0 +1,258 @@
+// Package server accepts Kafka client connections on the configured
+// listeners and serves their requests through an api.Registry: per
+// connection one reader and one writer goroutine, one request in flight at a
+// time (Kafka mutes a channel until its response is sent), and a graceful
+// shutdown that lets in-flight requests finish.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"sluice/internal/api"
+	"sluice/internal/protocol"
+)
+
+// Listener is one configured listener, e.g. {Name: "PLAINTEXT", Address: "127.0.0.1:9092"}.
+// Only plaintext TCP is served.
+type Listener struct {
+	Name    string
+	Address string
+}
+
+// Options configure a Server.
+type Options struct {
+	Listeners []Listener
+	// Registry routes requests to handlers.
+	Registry *api.Registry
+	// MaxRequestSize is socket.request.max.bytes; a larger frame closes the
+	// connection. Zero means Kafka's default, 100 MiB.
+	MaxRequestSize int32
+	// MaxConnections is max.connections across all listeners; at the limit
+	// the acceptor waits for a slot, as Kafka's does. Zero means unlimited.
+	MaxConnections int
+	// IdleTimeout is connections.max.idle.ms: a connection with no request
+	// for this long is closed. Zero means Kafka's default, 10 minutes.
+	IdleTimeout time.Duration
+	// Logger receives one line per connection closed for a protocol error.
+	Logger *slog.Logger
+	// Metrics is the node's registry; nil means a private one.
+	Metrics prometheus.Registerer
+}
+
+// Server serves Kafka connections. Start binds the listeners; Shutdown stops.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	metrics *metrics
+	// slots bounds open connections when MaxConnections is set.
+	slots chan struct{}
+
+	mu        sync.Mutex
+	listeners map[string]net.Listener
+	conns     map[*conn]struct{}
+	stopping  bool
+
+	acceptors   sync.WaitGroup
+	connections sync.WaitGroup
+	// stopped is closed when Shutdown begins, so acceptors stop waiting for slots.
+	stopped chan struct{}
+}
+
+// New validates the options and registers the metrics; it binds nothing.
+func New(opts Options) (*Server, error) {
+	if opts.Registry == nil {
+		return nil, errors.New("server: no api registry")
+	}
+	if len(opts.Listeners) == 0 {
+		return nil, errors.New("server: no listeners")
+	}
+	if opts.MaxRequestSize == 0 {
+		opts.MaxRequestSize = protocol.DefaultMaxRequestSize
+	}
+	if opts.MaxRequestSize < 0 {
+		return nil, fmt.Errorf("server: socket.request.max.bytes %d must be positive", opts.MaxRequestSize)
+	}
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = 10 * time.Minute
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = prometheus.NewRegistry()
+	}
+	m, err := newMetrics(opts.Metrics)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		opts:      opts,
+		log:       opts.Logger,
+		metrics:   m,
+		listeners: make(map[string]net.Listener),
+		conns:     make(map[*conn]struct{}),
+		stopped:   make(chan struct{}),
+	}
+	if opts.MaxConnections > 0 {
+		s.slots = make(chan struct{}, opts.MaxConnections)
+	}
+	return s, nil
+}
+
+// Start binds every listener and starts accepting. On error nothing is left
+// bound.
+func (s *Server) Start() error {
+	var bound []net.Listener
+	for _, l := range s.opts.Listeners {
+		ln, err := net.Listen("tcp", l.Address)
+		if err != nil {
+			for _, b := range bound {
+				b.Close()
+			}
+			return fmt.Errorf("listener %s on %s: %w", l.Name, l.Address, err)
+		}
+		bound = append(bound, ln)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, l := range s.opts.Listeners {
+		s.listeners[l.Name] = bound[i]
+		s.acceptors.Add(1)
+		go s.accept(l.Name, bound[i])
+		s.log.Info("listening", "listener", l.Name, "address", bound[i].Addr().String())
+	}
+	return nil
+}
+
+// Addr returns the bound address of a listener, or nil.
+func (s *Server) Addr(listener string) net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ln, ok := s.listeners[listener]; ok {
+		return ln.Addr()
+	}
+	return nil
+}
+
+// Run starts the server, serves until ctx is done, then shuts down, giving
+// in-flight requests up to grace to finish.
+func (s *Server) Run(ctx context.Context, grace time.Duration) error {
+	if err := s.Start(); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	return s.Shutdown(shutdownCtx)
+}
+
+func (s *Server) accept(name string, ln net.Listener) {
+	defer s.acceptors.Done()
+	for {
+		if s.slots != nil {
+			select {
+			case s.slots <- struct{}{}:
+			case <-s.stopped:
+				return
+			}
+		}
+		nc, err := ln.Accept()
+		if err != nil {
+			s.releaseSlot()
+			if s.isStopping() {
+				return
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			s.log.Error("accept failed; listener stopped", "listener", name, "err", err)
+			return
+		}
+		s.startConn(name, nc)
+	}
+}
+
+func (s *Server) releaseSlot() {
+	if s.slots != nil {
+		<-s.slots
+	}
+}
+
+func (s *Server) isStopping() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stopping
+}
+
+func (s *Server) startConn(listener string, nc net.Conn) {
+	c := newConn(s, listener, nc)
+	s.mu.Lock()
+	if s.stopping {
+		s.mu.Unlock()
+		nc.Close()
+		s.releaseSlot()
+		return
+	}
+	s.conns[c] = struct{}{}
+	s.connections.Add(1)
+	s.mu.Unlock()
+	s.metrics.connections.WithLabelValues(listener).Inc()
+	s.metrics.connectionsOpened.WithLabelValues(listener).Inc()
+	go func() {
+		defer s.connections.Done()
+		c.serve()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		s.metrics.connections.WithLabelValues(listener).Dec()
+		s.releaseSlot()
+	}()
+}
+
+// Shutdown stops accepting, lets each connection finish the request it is
+// serving (no new request is read), and closes it. When ctx ends first the
+// remaining connections are closed at once and ctx's error is returned.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	if s.stopping {
+		s.mu.Unlock()
+		return errors.New("server: already shut down")
+	}
+	s.stopping = true
+	close(s.stopped)
+	for _, ln := range s.listeners {
+		ln.Close()
+	}
+	for c := range s.conns {
+		c.drain()
+	}
+	s.mu.Unlock()
+	s.acceptors.Wait()
+
+	done := make(chan struct{})
+	go func() {
+		s.connections.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		for c := range s.conns {
+			c.forceClose()
+		}
+		s.mu.Unlock()
+		<-done
+		return fmt.Errorf("server: shutdown deadline passed with requests in flight: %w", ctx.Err())
+	}
+}

@@ -1,0 +1,355 @@
+package server
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/api"
+	"sluice/internal/protocol"
+)
+
+type testServer struct {
+	srv     *Server
+	addr    string
+	metrics *prometheus.Registry
+}
+
+func startServer(t *testing.T, mutate func(*Options), handlers ...api.Handler) *testServer {
+	t.Helper()
+	reg, err := api.NewRegistry(api.Deps{}, handlers...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics := prometheus.NewRegistry()
+	opts := Options{
+		Listeners: []Listener{{Name: "PLAINTEXT", Address: "127.0.0.1:0"}},
+		Registry:  reg,
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Metrics:   metrics,
+	}
+	if mutate != nil {
+		mutate(&opts)
+	}
+	srv, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+	})
+	return &testServer{srv: srv, addr: srv.Addr("PLAINTEXT").String(), metrics: metrics}
+}
+
+func dial(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func send(t *testing.T, c net.Conn, req kmsg.Request, version int16, correlationID int32) {
+	t.Helper()
+	req.SetVersion(version)
+	if _, err := c.Write(kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw")).AppendRequest(nil, req, correlationID)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readResponse reads a frame and splits off a header of the given version.
+func readResponse(t *testing.T, c net.Conn, flexibleHeader bool) (int32, []byte) {
+	t.Helper()
+	frame, err := protocol.ReadFrame(c, 1<<30, nil)
+	if err != nil {
+		t.Fatalf("reading response: %v", err)
+	}
+	correlationID := int32(binary.BigEndian.Uint32(frame))
+	body := frame[4:]
+	if flexibleHeader {
+		if body[0] != 0 {
+			t.Fatalf("response header tags %d, want none", body[0])
+		}
+		body = body[1:]
+	}
+	return correlationID, body
+}
+
+func expectClosed(t *testing.T, c net.Conn) {
+	t.Helper()
+	var one [1]byte
+	_, err := c.Read(one[:])
+	if err == nil {
+		t.Fatal("connection still open: read a byte")
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatal("connection still open: read timed out")
+	}
+}
+
+func metadataHandler(handle func(context.Context, *api.Request) api.Response) api.Handler {
+	if handle == nil {
+		handle = func(_ context.Context, req *api.Request) api.Response {
+			return api.Reply(req.Body.ResponseKind())
+		}
+	}
+	return api.Handler{Key: 3, MinVersion: 0, MaxVersion: 12, Handle: handle}
+}
+
+func TestApiVersionsOverTCP(t *testing.T) {
+	ts := startServer(t, nil)
+	c := dial(t, ts.addr)
+	req := kmsg.NewPtrApiVersionsRequest()
+	req.ClientSoftwareName, req.ClientSoftwareVersion = "raw", "1"
+	send(t, c, req, 3, 77)
+	corr, body := readResponse(t, c, false) // ApiVersions: header v0 even at v3
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.SetVersion(3)
+	if err := resp.ReadFrom(body); err != nil {
+		t.Fatal(err)
+	}
+	if corr != 77 || resp.ErrorCode != 0 || len(resp.ApiKeys) != 1 || resp.ApiKeys[0].ApiKey != 18 {
+		t.Fatalf("corr %d, response %+v", corr, resp)
+	}
+	if got := counterValue(t, ts.srv.metrics.requests.WithLabelValues("ApiVersions", "3")); got != 1 {
+		t.Fatalf("requests metric %v, want 1", got)
+	}
+}
+
+func TestApiVersionsUnsupportedVersionGetsKIP511Answer(t *testing.T) {
+	ts := startServer(t, nil)
+	c := dial(t, ts.addr)
+	send(t, c, kmsg.NewPtrApiVersionsRequest(), 127, 3)
+	corr, body := readResponse(t, c, false)
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.SetVersion(0)
+	if err := resp.ReadFrom(body); err != nil {
+		t.Fatal(err)
+	}
+	if corr != 3 || resp.ErrorCode != kerr.UnsupportedVersion.Code || len(resp.ApiKeys) != 1 || resp.ApiKeys[0].MaxVersion != 4 {
+		t.Fatalf("corr %d, response %+v", corr, resp)
+	}
+	// The connection stays open: the client retries at a version we serve.
+	send(t, c, kmsg.NewPtrApiVersionsRequest(), 2, 4)
+	if corr, _ := readResponse(t, c, false); corr != 4 {
+		t.Fatalf("retry answered with correlation %d", corr)
+	}
+}
+
+func TestFrameAboveLimitClosesConnection(t *testing.T) {
+	ts := startServer(t, func(o *Options) { o.MaxRequestSize = 1000 })
+	c := dial(t, ts.addr)
+	c.Write(binary.BigEndian.AppendUint32(nil, 1001))
+	expectClosed(t, c)
+	if got := counterValue(t, ts.srv.metrics.errors.WithLabelValues("unknown", reasonFrameTooLarge)); got != 1 {
+		t.Fatalf("frame_too_large errors %v, want 1", got)
+	}
+}
+
+func TestTruncatedHeaderClosesConnection(t *testing.T) {
+	ts := startServer(t, nil)
+	c := dial(t, ts.addr)
+	c.Write([]byte{0, 0, 0, 3, 0, 18, 0})
+	expectClosed(t, c)
+}
+
+func TestGarbledHeaderClosesConnection(t *testing.T) {
+	ts := startServer(t, nil)
+	c := dial(t, ts.addr)
+	// ApiVersions v2, correlation 1, client id claiming 200 bytes but carrying 1.
+	payload := []byte{0, 18, 0, 2, 0, 0, 0, 1, 0, 200, 'x'}
+	c.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(payload))), payload...))
+	expectClosed(t, c)
+}
+
+func TestUnknownKeyClosesConnection(t *testing.T) {
+	ts := startServer(t, nil)
+	c := dial(t, ts.addr)
+	payload := []byte{0x30, 0x39, 0, 0, 0, 0, 0, 1, 0xff, 0xff}
+	c.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(payload))), payload...))
+	expectClosed(t, c)
+}
+
+func TestUnregisteredKeyClosesConnection(t *testing.T) {
+	ts := startServer(t, nil)
+	c := dial(t, ts.addr)
+	send(t, c, kmsg.NewPtrMetadataRequest(), 4, 1)
+	expectClosed(t, c)
+}
+
+func TestUnsupportedMetadataVersionClosesConnection(t *testing.T) {
+	ts := startServer(t, nil, metadataHandler(nil))
+	c := dial(t, ts.addr)
+	send(t, c, kmsg.NewPtrMetadataRequest(), 13, 1)
+	expectClosed(t, c)
+	if got := counterValue(t, ts.srv.metrics.errors.WithLabelValues("Metadata", reasonUnsupportedVersion)); got != 1 {
+		t.Fatalf("unsupported_version errors %v, want 1", got)
+	}
+}
+
+func TestMalformedBodyClosesConnection(t *testing.T) {
+	ts := startServer(t, nil, metadataHandler(nil))
+	c := dial(t, ts.addr)
+	// Metadata v12 header v2, then a topics array claiming 100 entries.
+	payload := []byte{0, 3, 0, 12, 0, 0, 0, 1, 0xff, 0xff, 0, 101}
+	c.Write(append(binary.BigEndian.AppendUint32(nil, uint32(len(payload))), payload...))
+	expectClosed(t, c)
+}
+
+func TestFlexibleResponseHeaderAndNoResponse(t *testing.T) {
+	ts := startServer(t, nil, metadataHandler(func(_ context.Context, req *api.Request) api.Response {
+		if req.Header.CorrelationID == 1 {
+			return api.NoResponse()
+		}
+		return api.Reply(req.Body.ResponseKind())
+	}))
+	c := dial(t, ts.addr)
+	send(t, c, kmsg.NewPtrMetadataRequest(), 12, 1)
+	send(t, c, kmsg.NewPtrMetadataRequest(), 12, 2)
+	corr, body := readResponse(t, c, true)
+	resp := kmsg.NewPtrMetadataResponse()
+	resp.SetVersion(12)
+	if err := resp.ReadFrom(body); err != nil || corr != 2 {
+		t.Fatalf("corr %d, err %v; want the second request's answer only", corr, err)
+	}
+}
+
+func TestOneRequestInFlightPerConnection(t *testing.T) {
+	var inFlight, maxInFlight atomic.Int32
+	release := make(chan struct{})
+	ts := startServer(t, nil, metadataHandler(func(_ context.Context, req *api.Request) api.Response {
+		n := inFlight.Add(1)
+		if n > maxInFlight.Load() {
+			maxInFlight.Store(n)
+		}
+		if req.Header.CorrelationID == 1 {
+			<-release
+		}
+		inFlight.Add(-1)
+		return api.Reply(req.Body.ResponseKind())
+	}))
+	c := dial(t, ts.addr)
+	send(t, c, kmsg.NewPtrMetadataRequest(), 4, 1)
+	send(t, c, kmsg.NewPtrMetadataRequest(), 4, 2)
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	for want := int32(1); want <= 2; want++ {
+		if corr, _ := readResponse(t, c, false); corr != want {
+			t.Fatalf("got correlation %d, want %d", corr, want)
+		}
+	}
+	if maxInFlight.Load() != 1 {
+		t.Fatalf("%d requests were handled at once on one connection", maxInFlight.Load())
+	}
+}
+
+func TestGracefulShutdownFinishesInFlightRequest(t *testing.T) {
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	ts := startServer(t, nil, metadataHandler(func(_ context.Context, req *api.Request) api.Response {
+		close(entered)
+		<-release
+		return api.Reply(req.Body.ResponseKind())
+	}))
+	c := dial(t, ts.addr)
+	idle := dial(t, ts.addr)
+	send(t, c, kmsg.NewPtrMetadataRequest(), 4, 9)
+	<-entered
+	shutdownErr := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		shutdownErr <- ts.srv.Shutdown(ctx)
+	}()
+	expectClosed(t, idle)
+	close(release)
+	if corr, _ := readResponse(t, c, false); corr != 9 {
+		t.Fatalf("in-flight answer correlation %d", corr)
+	}
+	expectClosed(t, c)
+	if err := <-shutdownErr; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if _, err := net.Dial("tcp", ts.addr); err == nil {
+		t.Fatal("listener still accepting after shutdown")
+	}
+}
+
+func TestShutdownDeadlineForcesClose(t *testing.T) {
+	entered := make(chan struct{})
+	ts := startServer(t, nil, metadataHandler(func(ctx context.Context, req *api.Request) api.Response {
+		close(entered)
+		<-ctx.Done()
+		return api.Reply(req.Body.ResponseKind())
+	}))
+	c := dial(t, ts.addr)
+	send(t, c, kmsg.NewPtrMetadataRequest(), 4, 9)
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := ts.srv.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Shutdown: %v, want deadline exceeded", err)
+	}
+	expectClosed(t, c)
+}
+
+func TestMaxConnectionsWaitsForSlot(t *testing.T) {
+	ts := startServer(t, func(o *Options) { o.MaxConnections = 1 })
+	first := dial(t, ts.addr)
+	send(t, first, kmsg.NewPtrApiVersionsRequest(), 0, 1)
+	readResponse(t, first, false)
+	second := dial(t, ts.addr) // completes in the kernel backlog, not served
+	send(t, second, kmsg.NewPtrApiVersionsRequest(), 0, 2)
+	second.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	var one [1]byte
+	if _, err := second.Read(one[:]); err == nil {
+		t.Fatal("second connection served above max.connections")
+	}
+	first.Close()
+	second.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if corr, _ := readResponse(t, second, false); corr != 2 {
+		t.Fatalf("second connection answer correlation %d", corr)
+	}
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	reg, _ := api.NewRegistry(api.Deps{})
+	for name, opts := range map[string]Options{
+		"no registry":  {Listeners: []Listener{{Name: "PLAINTEXT", Address: "127.0.0.1:0"}}},
+		"no listeners": {Registry: reg},
+		"negative max": {Registry: reg, Listeners: []Listener{{Name: "P", Address: ":0"}}, MaxRequestSize: -1},
+	} {
+		if _, err := New(opts); err == nil {
+			t.Errorf("%s: New accepted %+v", name, opts)
+		}
+	}
+}
+
+func counterValue(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}
