@@ -70,7 +70,20 @@ type testEnv struct {
 }
 
 func newMemEnv(t testing.TB) *testEnv {
-	return &testEnv{t: t, fs: vfs.NewMem(), clk: clock.NewManual(testStart), dir: "/data/t-0"}
+	return &testEnv{t: t, fs: newDurableMem(t), clk: clock.NewManual(testStart), dir: "/data/t-0"}
+}
+
+// newDurableMem returns a MemFS whose log dir root /data survives a crash,
+// as the Manager (or storage format) makes it.
+func newDurableMem(t testing.TB) *vfs.MemFS {
+	fs := vfs.NewMem()
+	if err := fs.MkdirAll("/data", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.SyncDir("/"); err != nil {
+		t.Fatal(err)
+	}
+	return fs
 }
 
 func (e *testEnv) open(opts Options, st StartState) *Log {

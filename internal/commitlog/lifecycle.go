@@ -70,6 +70,10 @@ func (l *Log) Close() error {
 	l.mu.closed = true
 	var errs []error
 	if !l.offline.Load() {
+		l.mu.producers.UpdateMapEndOffset(l.activeLocked().nextOffset)
+		if err := l.mu.producers.TakeSnapshot(); err != nil {
+			errs = append(errs, fmt.Errorf("close %s: %w", l.tp, err))
+		}
 		if err := l.flushLocked(); err != nil {
 			errs = append(errs, err)
 		}

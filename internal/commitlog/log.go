@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"sluice/internal/clock"
+	"sluice/internal/commitlog/producerstate"
 	"sluice/internal/kafka"
 	"sluice/internal/records"
 	"sluice/internal/vfs"
@@ -40,6 +41,7 @@ type Log struct {
 		lastFlush         time.Time
 		pendingDeletes    []pendingDelete
 		closed            bool
+		producers         *producerstate.Manager
 	}
 }
 
@@ -60,6 +62,9 @@ type AppendInfo struct {
 	LogStartOffset       int64
 	Batches              int
 	Bytes                int
+	// Duplicate says the append repeated an idempotent producer's batch:
+	// nothing was written and the offsets are the original's.
+	Duplicate bool
 }
 
 // SegmentInfo describes one segment (DescribeLogDirs, tooling).
@@ -121,6 +126,7 @@ func (l *Log) RecoveryPoint() int64 {
 func (l *Log) SetHighWatermark(hw int64) {
 	l.mu.Lock()
 	l.mu.highWatermark = hw
+	l.mu.producers.OnHighWatermarkUpdated(hw)
 	l.mu.Unlock()
 }
 
@@ -216,7 +222,22 @@ func parseAppend(batches []byte, maxMessageBytes int) ([]records.Header, error) 
 // it assigns offsets from the log end offset by rewriting each base offset
 // and stamps leaderEpoch into each batch, in place in batches (both fields
 // are outside the CRC).
+//
+// Batches of idempotent or transactional producers are checked against the
+// producer state; when a batch repeats one already written, nothing is
+// written and the info carries the original's offsets (Duplicate set).
 func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
+	return l.appendAsLeader(batches, leaderEpoch, producerstate.OriginClient)
+}
+
+// AppendAsCoordinator is Append for the group and transaction coordinators'
+// writes (offset commits, transaction markers): producer epochs are checked,
+// sequences are not, as Kafka's AppendOrigin.COORDINATOR.
+func (l *Log) AppendAsCoordinator(batches []byte, leaderEpoch int32) (AppendInfo, error) {
+	return l.appendAsLeader(batches, leaderEpoch, producerstate.OriginCoordinator)
+}
+
+func (l *Log) appendAsLeader(batches []byte, leaderEpoch int32, origin producerstate.Origin) (AppendInfo, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.checkUsableLocked(); err != nil {
@@ -237,7 +258,15 @@ func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
 		next = h.NextOffset()
 		pos += int(h.Size())
 	}
-	return l.appendLocked(batches, headers)
+	staged, dup, err := l.stageProducers(origin, batches, headers)
+	if err != nil {
+		return AppendInfo{}, err
+	}
+	if dup != nil {
+		return AppendInfo{FirstOffset: dup.FirstOffset, LastOffset: dup.LastOffset, MaxTimestamp: dup.Timestamp,
+			OffsetOfMaxTimestamp: dup.LastOffset, LogStartOffset: l.mu.logStartOffset, Duplicate: true}, nil
+	}
+	return l.appendLocked(batches, headers, staged)
 }
 
 // AppendAsFollower appends batches copied from the leader, keeping their
@@ -260,11 +289,15 @@ func (l *Log) AppendAsFollower(batches []byte) (AppendInfo, error) {
 		}
 		next = h.NextOffset()
 	}
-	return l.appendLocked(batches, headers)
+	staged, _, err := l.stageProducers(producerstate.OriginReplication, batches, headers)
+	if err != nil {
+		return AppendInfo{}, err
+	}
+	return l.appendLocked(batches, headers, staged)
 }
 
 // appendLocked rolls when needed and writes the batches to the active segment.
-func (l *Log) appendLocked(batches []byte, headers []records.Header) (AppendInfo, error) {
+func (l *Log) appendLocked(batches []byte, headers []records.Header, staged *producerstate.Append) (AppendInfo, error) {
 	opts := l.mu.opts
 	info := AppendInfo{FirstOffset: headers[0].BaseOffset, LastOffset: headers[len(headers)-1].LastOffset(),
 		MaxTimestamp: -1, OffsetOfMaxTimestamp: headers[0].BaseOffset, Batches: len(headers), Bytes: len(batches)}
@@ -285,17 +318,12 @@ func (l *Log) appendLocked(batches []byte, headers []records.Header) (AppendInfo
 		if seg, err = l.rollLocked(info.FirstOffset); err != nil {
 			return AppendInfo{}, err
 		}
-	} else if seg.size.Load() == 0 && info.FirstOffset > seg.baseOffset {
-		// An empty active segment must start at its first batch's offset
-		// (a follower append after a gap), or lookups would be wrong.
-		var err error
-		if seg, err = l.replaceEmptyActiveLocked(info.FirstOffset); err != nil {
-			return AppendInfo{}, err
-		}
 	}
 	if err := seg.append(batches, headers, opts); err != nil {
 		return AppendInfo{}, l.ioFailure("append", err)
 	}
+	staged.Commit()
+	l.mu.producers.UpdateMapEndOffset(seg.nextOffset)
 	info.LogStartOffset = l.mu.logStartOffset
 	l.mu.unflushedMessages += messages
 	if opts.flushMessagesEnabled() && l.mu.unflushedMessages >= opts.FlushMessages {
@@ -326,6 +354,12 @@ func (l *Log) rollLocked(baseOffset int64) (*segment, error) {
 		return l.replaceEmptyActiveLocked(baseOffset)
 	}
 	if err := old.onBecomeInactive(); err != nil {
+		return nil, l.ioFailure("roll", err)
+	}
+	// Producer state is snapshotted at each segment boundary, as Kafka does,
+	// so recovery replays at most the active segment.
+	l.mu.producers.UpdateMapEndOffset(baseOffset)
+	if err := l.mu.producers.TakeSnapshot(); err != nil {
 		return nil, l.ioFailure("roll", err)
 	}
 	seg, err := createSegment(l.fsys, l.dir, baseOffset, l.mu.opts, l.clk.Now(), l.rollJitter(l.mu.opts))

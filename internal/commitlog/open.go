@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"sluice/internal/clock"
+	"sluice/internal/commitlog/producerstate"
 	"sluice/internal/kafka"
 	"sluice/internal/vfs"
 )
@@ -44,6 +45,10 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create log dir %s: %w", dir, err)
 	}
+	// The partition directory's entry must survive a crash like its files.
+	if err := fsys.SyncDir(filepath.Dir(dir)); err != nil {
+		return nil, fmt.Errorf("sync parent of %s: %w", dir, err)
+	}
 	segs, err := l.loadSegments(st)
 	if err != nil {
 		for _, s := range segs {
@@ -53,6 +58,7 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 	}
 	l.mu.segments = segs
 	l.mu.logStartOffset = max(st.LogStartOffset, segs[0].baseOffset)
+	l.mu.producers = producerstate.New(producerstate.Options{Dir: dir, Name: tp.String(), FS: fsys, Clock: clk, Logger: logger})
 	if leo := segs[len(segs)-1].nextOffset; l.mu.logStartOffset > leo {
 		// The checkpoint is ahead of the data (DeleteRecords to the end):
 		// the log restarts empty there.
@@ -60,6 +66,10 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 			l.closeSegments()
 			return nil, err
 		}
+	}
+	if err := l.loadProducerStateLocked(); err != nil {
+		l.closeSegments()
+		return nil, err
 	}
 	l.mu.recoveryPoint = min(max(st.RecoveryPoint, l.mu.logStartOffset), l.activeLocked().nextOffset)
 	if st.CleanShutdown {

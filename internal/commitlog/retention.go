@@ -21,6 +21,7 @@ func (l *Log) IncrementLogStartOffset(offset int64) error {
 		return nil
 	}
 	l.mu.logStartOffset = offset
+	l.mu.producers.OnLogStartOffsetIncremented(offset)
 	_, err := l.deleteSegmentsLocked(func(s *segment, next int64) bool { return next <= offset }, "log start offset")
 	return err
 }
@@ -121,6 +122,10 @@ func (l *Log) deleteSegmentsLocked(shouldDelete func(s *segment, next int64) boo
 	}
 	if l.mu.recoveryPoint < l.mu.logStartOffset {
 		l.mu.recoveryPoint = l.mu.logStartOffset
+	}
+	l.mu.producers.OnLogStartOffsetIncremented(l.mu.logStartOffset)
+	if err := l.mu.producers.DeleteSnapshotsBelow(rest[0].baseOffset); err != nil {
+		return n, l.ioFailure("delete producer snapshots", err)
 	}
 	l.logger.Info("deleted segments", "partition", l.tp.String(), "count", n, "reason", reason, "log_start_offset", l.mu.logStartOffset)
 	return n, nil

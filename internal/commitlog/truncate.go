@@ -41,6 +41,9 @@ func (l *Log) TruncateTo(offset int64) error {
 	if leo := active.nextOffset; l.mu.recoveryPoint > leo {
 		l.mu.recoveryPoint = leo
 	}
+	if err := l.loadProducerStateLocked(); err != nil {
+		return err
+	}
 	l.logger.Info("truncated log", "partition", l.tp.String(), "offset", offset, "log_end_offset", active.nextOffset)
 	return nil
 }
@@ -72,6 +75,9 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	l.mu.segments = []*segment{seg}
 	l.mu.logStartOffset = offset
 	l.mu.recoveryPoint = offset
+	if err := l.mu.producers.TruncateFullyAndStartAt(offset); err != nil {
+		return l.ioFailure("truncate fully", err)
+	}
 	if err := l.fsys.SyncDir(l.dir); err != nil {
 		return l.ioFailure("truncate fully", err)
 	}
