@@ -37,7 +37,7 @@ type ddState struct {
 //	truncate offset=N | truncate-fully offset=N | delete-records offset=N
 //	retention | remove-deleted | advance ms=N | flush | roll | close | crash
 //	chop file=NAME bytes=N | flip file=NAME pos=N
-//	offset-for-ts ts=N | max-ts
+//	offset-for-ts ts=N | max-ts | epoch-end epoch=N
 func TestDataDriven(t *testing.T) {
 	datadriven.Walk(t, "testdata/log", func(t *testing.T, path string) {
 		st := &ddState{fs: newDurableMem(t), clk: clock.NewManual(testStart), dir: "/data/t-0", opts: testOptions()}
@@ -233,6 +233,9 @@ func (st *ddState) run(t *testing.T, td *datadriven.TestData) (string, error) {
 			return fmt.Sprintf("found %v\n", ok), err
 		}
 		return fmt.Sprintf("offset %d ts +%d\n", to.Offset, to.Timestamp-testStart.UnixMilli()), nil
+	case "epoch-end":
+		e, off := st.log.EndOffsetForEpoch(int32(st.intArg(t, td, "epoch", 0)))
+		return fmt.Sprintf("epoch %d end offset %d\n", e, off), nil
 	case "max-ts":
 		to, ok, err := st.log.LastTimestampOffset()
 		if err != nil || !ok {

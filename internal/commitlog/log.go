@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"sluice/internal/clock"
+	"sluice/internal/commitlog/epoch"
 	"sluice/internal/commitlog/producerstate"
 	"sluice/internal/kafka"
 	"sluice/internal/records"
@@ -42,6 +43,7 @@ type Log struct {
 		pendingDeletes    []pendingDelete
 		closed            bool
 		producers         *producerstate.Manager
+		epochs            *epoch.Cache
 	}
 }
 
@@ -324,6 +326,11 @@ func (l *Log) appendLocked(batches []byte, headers []records.Header, staged *pro
 	}
 	staged.Commit()
 	l.mu.producers.UpdateMapEndOffset(seg.nextOffset)
+	for _, h := range headers {
+		if err := l.assignEpochLocked(h); err != nil {
+			return AppendInfo{}, err
+		}
+	}
 	info.LogStartOffset = l.mu.logStartOffset
 	l.mu.unflushedMessages += messages
 	if opts.flushMessagesEnabled() && l.mu.unflushedMessages >= opts.FlushMessages {

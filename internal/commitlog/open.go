@@ -67,6 +67,10 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 			return nil, err
 		}
 	}
+	if err := l.openEpochCacheLocked(); err != nil {
+		l.closeSegments()
+		return nil, err
+	}
 	if err := l.loadProducerStateLocked(); err != nil {
 		l.closeSegments()
 		return nil, err

@@ -22,6 +22,9 @@ func (l *Log) IncrementLogStartOffset(offset int64) error {
 	}
 	l.mu.logStartOffset = offset
 	l.mu.producers.OnLogStartOffsetIncremented(offset)
+	if err := l.mu.epochs.TruncateFromStart(offset); err != nil {
+		return l.ioFailure("truncate leader epoch cache", err)
+	}
 	_, err := l.deleteSegmentsLocked(func(s *segment, next int64) bool { return next <= offset }, "log start offset")
 	return err
 }
@@ -124,6 +127,9 @@ func (l *Log) deleteSegmentsLocked(shouldDelete func(s *segment, next int64) boo
 		l.mu.recoveryPoint = l.mu.logStartOffset
 	}
 	l.mu.producers.OnLogStartOffsetIncremented(l.mu.logStartOffset)
+	if err := l.mu.epochs.TruncateFromStart(l.mu.logStartOffset); err != nil {
+		return n, l.ioFailure("truncate leader epoch cache", err)
+	}
 	if err := l.mu.producers.DeleteSnapshotsBelow(rest[0].baseOffset); err != nil {
 		return n, l.ioFailure("delete producer snapshots", err)
 	}

@@ -41,6 +41,9 @@ func (l *Log) TruncateTo(offset int64) error {
 	if leo := active.nextOffset; l.mu.recoveryPoint > leo {
 		l.mu.recoveryPoint = leo
 	}
+	if err := l.mu.epochs.TruncateFromEnd(active.nextOffset); err != nil {
+		return l.ioFailure("truncate leader epoch cache", err)
+	}
 	if err := l.loadProducerStateLocked(); err != nil {
 		return err
 	}
@@ -77,6 +80,11 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	l.mu.recoveryPoint = offset
 	if err := l.mu.producers.TruncateFullyAndStartAt(offset); err != nil {
 		return l.ioFailure("truncate fully", err)
+	}
+	if l.mu.epochs != nil {
+		if err := l.mu.epochs.Clear(); err != nil {
+			return l.ioFailure("truncate fully", err)
+		}
 	}
 	if err := l.fsys.SyncDir(l.dir); err != nil {
 		return l.ioFailure("truncate fully", err)
