@@ -1,0 +1,70 @@
+// Package quorum runs the metadata Raft quorum: an etcd-raft RawNode driven
+// by one event loop, its durable storage (entries as record batches in the
+// __cluster_metadata-0 log plus a quorum-state file for the hard state) and
+// its transport behind an interface. Entry data is opaque here; the metadata
+// package decodes it.
+package quorum
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"go.etcd.io/raft/v3/raftpb"
+)
+
+// EntryStore is the durable home of the Raft log entries.
+type EntryStore interface {
+	// Load returns every stored entry in index order, the first at index 1.
+	Load() ([]*raftpb.Entry, error)
+	// Append stores entries durably before it returns. The first entry's
+	// index may be at or below the last stored one: the conflicting suffix
+	// is removed first, as Raft asks of its storage.
+	Append(entries []*raftpb.Entry) error
+	// Close releases the store.
+	Close() error
+}
+
+// MemoryEntryStore keeps entries in memory: tests, and simulations whose
+// "disk" survives a restart because the store object does.
+type MemoryEntryStore struct {
+	mu      sync.Mutex
+	entries []*raftpb.Entry
+}
+
+// NewMemoryEntryStore returns an empty store.
+func NewMemoryEntryStore() *MemoryEntryStore { return &MemoryEntryStore{} }
+
+// Load returns a copy of the stored entries.
+func (s *MemoryEntryStore) Load() ([]*raftpb.Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.entries), nil
+}
+
+// Append stores entries, truncating a conflicting suffix.
+func (s *MemoryEntryStore) Append(entries []*raftpb.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keep, err := keepBefore(len(s.entries), entries[0].GetIndex())
+	if err != nil {
+		return err
+	}
+	s.entries = append(slices.Clone(s.entries[:keep]), entries...)
+	return nil
+}
+
+// Close does nothing.
+func (s *MemoryEntryStore) Close() error { return nil }
+
+// keepBefore returns how many of n stored entries (indexes 1..n) stay when
+// appending from index first: a gap after the last entry is an error.
+func keepBefore(n int, first uint64) (int, error) {
+	if first == 0 || first > uint64(n)+1 {
+		return 0, fmt.Errorf("quorum: append at index %d leaves a gap after last index %d", first, n)
+	}
+	return int(first - 1), nil
+}
