@@ -214,6 +214,9 @@ func checkRoleListeners(c *Config, k *kraftSettings) []error {
 			bad("controller.quorum.voters", "node.id %d has the controller role but is not a voter", k.nodeID)
 		}
 	}
+	if !k.hasRole(RoleController) && slices.ContainsFunc(k.voters, func(v Voter) bool { return v.ID == k.nodeID }) {
+		bad("node.id", "%d is a voter in controller.quorum.voters but process.roles lacks controller", k.nodeID)
+	}
 	if !k.hasRole(RoleController) && slices.ContainsFunc(names, isController) {
 		bad("listeners", "a broker-only node must not listen on controller listener %v", k.controllerListenerNames)
 	}

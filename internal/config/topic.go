@@ -10,6 +10,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
+// InvalidTopicConfigError is a topic config Kafka would refuse with INVALID_CONFIG; the
+// message names the key and is meant for the response's error message.
+type InvalidTopicConfigError struct{ Msg string }
+
+func (e *InvalidTopicConfigError) Error() string { return e.Msg }
+
+// Unwrap lets errors.Is(err, kerr.InvalidConfig) pick the response's error code.
+func (e *InvalidTopicConfigError) Unwrap() error { return kerr.InvalidConfig }
+
 // TopicConfig is one topic's effective configuration: its overrides (as stored in the
 // metadata log) over the broker's synonyms over Kafka's topic defaults.
 type TopicConfig struct {
@@ -18,17 +27,18 @@ type TopicConfig struct {
 }
 
 // ResolveTopic validates a CreateTopics or AlterConfigs config set and returns the topic's
-// effective configuration. Errors wrap kerr.InvalidConfig and name the key.
+// effective configuration. Errors are *InvalidTopicConfigError (joined when several keys
+// are wrong) and match kerr.InvalidConfig with errors.Is.
 func (c *Config) ResolveTopic(overrides map[string]string) (TopicConfig, error) {
 	var errs []error
 	for _, k := range slices.Sorted(maps.Keys(overrides)) {
 		d, ok := c.topicDefs[k]
 		if !ok {
-			errs = append(errs, fmt.Errorf("%w: unknown topic config name: %s", kerr.InvalidConfig, k))
+			errs = append(errs, &InvalidTopicConfigError{Msg: "unknown topic config name: " + k})
 			continue
 		}
 		if err := validateValue(d, overrides[k]); err != nil {
-			errs = append(errs, fmt.Errorf("%w: %w", kerr.InvalidConfig, err))
+			errs = append(errs, &InvalidTopicConfigError{Msg: err.Error()})
 		}
 	}
 	if len(errs) > 0 {
@@ -48,8 +58,8 @@ func (c *Config) ResolveTopic(overrides map[string]string) (TopicConfig, error) 
 func (t TopicConfig) checkCombinations() error {
 	minLag, maxLag := t.Long("min.compaction.lag.ms"), t.Long("max.compaction.lag.ms")
 	if minLag > maxLag {
-		return fmt.Errorf("%w: conflict: min.compaction.lag.ms %d is above max.compaction.lag.ms %d",
-			kerr.InvalidConfig, minLag, maxLag)
+		return &InvalidTopicConfigError{Msg: fmt.Sprintf(
+			"conflict: min.compaction.lag.ms %d is above max.compaction.lag.ms %d", minLag, maxLag)}
 	}
 	return nil
 }
