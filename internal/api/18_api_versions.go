@@ -1,18 +1,22 @@
 package api
 
-// ApiVersions (key 18), versions 0-4: the pinned Kafka release's range.
+// ApiVersions (key 18), versions 0-5: the pinned Kafka release's range.
 //
-// Behaviour as Kafka's: the vector is the pinned release's restricted to the
+// Behaviour as Kafka 4.4's (checked byte for byte against captures in
+// testdata/apiversions): the vector is the pinned release's restricted to the
 // keys Sluice serves (see Registry.Advertised); an unserved version gets a v0
 // body with UNSUPPORTED_VERSION listing only ApiVersions' own range (KIP-511);
-// v3+ client software names and versions that fail Kafka's pattern get
-// INVALID_REQUEST; below v4 supported features with minimum level 0 are left
-// out and finalized features at level 0 are never listed, as Kafka 4.x does.
-// The response header is always v0 (protocol.ResponseHeaderFlexible).
+// v3+ client software names and versions failing Kafka's pattern get
+// INVALID_REQUEST; v5 (KIP-1242) gets INVALID_REQUEST when only one of
+// cluster id and node id is given and REBOOTSTRAP_REQUIRED when they do not
+// name this broker; below v4 supported features with minimum level 0 are left
+// out; finalized features at level 0 are never listed. The response header is
+// always v0 (protocol.ResponseHeaderFlexible).
 //
 // Deviations: ThrottleMillis is always 0 (no quotas yet). Without a
 // FeatureSource in Deps no finalized features are reported and the epoch is
-// -1 (unknown), where a Kafka broker always knows its metadata image.
+// -1 (unknown); without a ClusterID in Deps a v5 client's identity claim is
+// not checked. Kafka always knows both.
 
 import (
 	"context"
@@ -30,7 +34,7 @@ func newApiVersionsHandler(r *Registry, _ Deps) (Handler, bool) {
 	return Handler{
 		Key:        18,
 		MinVersion: 0,
-		MaxVersion: 4,
+		MaxVersion: 5,
 		Handle: func(_ context.Context, req *Request) Response {
 			return Reply(r.apiVersionsResponse(req))
 		},
@@ -59,6 +63,10 @@ func (r *Registry) apiVersionsResponse(req *Request) *kmsg.ApiVersionsResponse {
 		if !clientSoftwarePattern.MatchString(body.ClientSoftwareName) ||
 			!clientSoftwarePattern.MatchString(body.ClientSoftwareVersion) {
 			resp.ErrorCode = kerr.InvalidRequest.Code
+			return resp
+		}
+		if code := r.checkIdentity(body); code != 0 {
+			resp.ErrorCode = code
 			return resp
 		}
 		req.Conn.ClientSoftwareName = body.ClientSoftwareName
@@ -93,4 +101,20 @@ func (r *Registry) apiVersionsResponse(req *Request) *kmsg.ApiVersionsResponse {
 		})
 	}
 	return resp
+}
+
+// checkIdentity applies KIP-1242: a v5 client names the cluster and node it
+// believes it reached, so a connection routed to the wrong broker is caught.
+func (r *Registry) checkIdentity(body *kmsg.ApiVersionsRequest) int16 {
+	if body.GetVersion() < 5 {
+		return 0
+	}
+	hasCluster, hasNode := body.ClusterID != nil, body.NodeID != -1
+	switch {
+	case hasCluster != hasNode:
+		return kerr.InvalidRequest.Code
+	case hasCluster && r.clusterID != "" && (*body.ClusterID != r.clusterID || body.NodeID != r.nodeID):
+		return kerr.RebootstrapRequired.Code
+	}
+	return 0
 }

@@ -1,20 +1,21 @@
 package api
 
 // This file is the ApiVersions vector and KIP-584 feature set of the Kafka
-// release Sluice imitates. kafka-python guesses a broker's release from this
-// vector and sarama pins versions by release, so Sluice advertises a vector
-// shaped like one real release, restricted to the keys it serves.
+// release Sluice imitates (KAFKA_VERSION at the repository root). kafka-python
+// guesses a broker's release from this vector and sarama pins versions by
+// release, so Sluice advertises a vector shaped like one real release,
+// restricted to the keys it serves.
 //
-// Provenance: seeded for Apache Kafka 4.1.1 (the interim pin until
-// KAFKA_VERSION lands) from franz-go's pkg/kversion tables (V4_1_0, max
-// versions) and the KIP-896 minimums of Kafka 4.0 with JoinGroup v0-1
-// restored (KAFKA-19444) and the share-group APIs starting at v1. Replace it
-// with a capture of the pinned broker once the reference kit exists:
+// Captured from Apache Kafka 4.4.0, a single combined KRaft node started by
+// the reference kit, with:
 //
 //	bench/kafka-ref start
-//	go run ./bench/cmd/kafka-apicheck --bootstrap <addr> --dump-raw internal/api/testdata/apiversions/v4.bin --version 4
+//	go run ./bench/cmd/kafka-apicheck --bootstrap <addr> --request-version 5 \
+//	    --dump-raw internal/api/testdata/apiversions/kafka-4.4.0-v5.bin
 //
-// and check TestPinnedReleaseMatchesGolden in api_versions_test.go.
+// TestApiVersionsMatchesKafkaBytes checks this table against those bytes. The
+// telemetry keys 71 and 72 are absent because Kafka only lists them when a
+// client metrics reporter is configured.
 
 // VersionRange is one API key's served or advertised version range.
 type VersionRange struct {
@@ -41,26 +42,29 @@ type Release struct {
 	Name string
 	// APIs is sorted by key, as Kafka lists them.
 	APIs []VersionRange
-	// Supported is the broker's supported feature ranges, sorted by name.
+	// Supported is the broker's supported feature ranges in the order Kafka
+	// lists them.
 	Supported []FeatureRange
-	// Finalized is the feature levels a freshly formatted single-node KRaft
-	// cluster of this release finalizes, sorted by name; level 0 is listed
-	// here but never advertised, as Kafka omits it.
+	// Finalized is what a freshly formatted single-node KRaft cluster of this
+	// release finalizes, in Kafka's order; a level 0 is never advertised.
 	Finalized []FinalizedFeature
+	// FinalizedEpoch is the metadata offset that single node reported as the
+	// finalized features' epoch.
+	FinalizedEpoch int64
 }
 
 // PinnedRelease returns the Kafka release Sluice's broker listener imitates.
 // It builds a fresh value each call, so callers may keep and modify it.
 func PinnedRelease() Release {
 	return Release{
-		Name: "4.1.1",
+		Name: "4.4.0",
 		APIs: []VersionRange{
 			{Key: 0, Min: 0, Max: 13}, // Produce
 			{Key: 1, Min: 4, Max: 18}, // Fetch
-			{Key: 2, Min: 1, Max: 10}, // ListOffsets
+			{Key: 2, Min: 1, Max: 11}, // ListOffsets
 			{Key: 3, Min: 0, Max: 13}, // Metadata
-			{Key: 8, Min: 2, Max: 9},  // OffsetCommit
-			{Key: 9, Min: 1, Max: 9},  // OffsetFetch
+			{Key: 8, Min: 2, Max: 10}, // OffsetCommit
+			{Key: 9, Min: 1, Max: 10}, // OffsetFetch
 			{Key: 10, Min: 0, Max: 6}, // FindCoordinator
 			{Key: 11, Min: 0, Max: 9}, // JoinGroup
 			{Key: 12, Min: 0, Max: 4}, // Heartbeat
@@ -69,7 +73,7 @@ func PinnedRelease() Release {
 			{Key: 15, Min: 0, Max: 6}, // DescribeGroups
 			{Key: 16, Min: 0, Max: 5}, // ListGroups
 			{Key: 17, Min: 0, Max: 1}, // SASLHandshake
-			{Key: 18, Min: 0, Max: 4}, // ApiVersions
+			{Key: 18, Min: 0, Max: 5}, // ApiVersions
 			{Key: 19, Min: 2, Max: 7}, // CreateTopics
 			{Key: 20, Min: 1, Max: 6}, // DeleteTopics
 			{Key: 21, Min: 0, Max: 2}, // DeleteRecords
@@ -78,22 +82,22 @@ func PinnedRelease() Release {
 			{Key: 24, Min: 0, Max: 5}, // AddPartitionsToTxn
 			{Key: 25, Min: 0, Max: 4}, // AddOffsetsToTxn
 			{Key: 26, Min: 0, Max: 5}, // EndTxn
-			{Key: 27, Min: 1, Max: 1}, // WriteTxnMarkers
-			{Key: 28, Min: 0, Max: 5}, // TxnOffsetCommit
+			{Key: 27, Min: 1, Max: 2}, // WriteTxnMarkers
+			{Key: 28, Min: 0, Max: 6}, // TxnOffsetCommit
 			{Key: 29, Min: 1, Max: 3}, // DescribeACLs
 			{Key: 30, Min: 1, Max: 3}, // CreateACLs
 			{Key: 31, Min: 1, Max: 3}, // DeleteACLs
 			{Key: 32, Min: 1, Max: 4}, // DescribeConfigs
 			{Key: 33, Min: 0, Max: 2}, // AlterConfigs
 			{Key: 34, Min: 1, Max: 2}, // AlterReplicaLogDirs
-			{Key: 35, Min: 1, Max: 4}, // DescribeLogDirs
+			{Key: 35, Min: 1, Max: 5}, // DescribeLogDirs
 			{Key: 36, Min: 0, Max: 2}, // SASLAuthenticate
 			{Key: 37, Min: 0, Max: 3}, // CreatePartitions
 			{Key: 38, Min: 1, Max: 3}, // CreateDelegationToken
 			{Key: 39, Min: 1, Max: 2}, // RenewDelegationToken
 			{Key: 40, Min: 1, Max: 2}, // ExpireDelegationToken
 			{Key: 41, Min: 1, Max: 3}, // DescribeDelegationToken
-			{Key: 42, Min: 0, Max: 2}, // DeleteGroups
+			{Key: 42, Min: 0, Max: 3}, // DeleteGroups
 			{Key: 43, Min: 0, Max: 2}, // ElectLeaders
 			{Key: 44, Min: 0, Max: 1}, // IncrementalAlterConfigs
 			{Key: 45, Min: 0, Max: 1}, // AlterPartitionAssignments
@@ -112,40 +116,45 @@ func PinnedRelease() Release {
 			{Key: 66, Min: 0, Max: 2}, // ListTransactions
 			{Key: 68, Min: 0, Max: 1}, // ConsumerGroupHeartbeat
 			{Key: 69, Min: 0, Max: 1}, // ConsumerGroupDescribe
-			{Key: 71, Min: 0, Max: 0}, // GetTelemetrySubscriptions
-			{Key: 72, Min: 0, Max: 0}, // PushTelemetry
 			{Key: 74, Min: 0, Max: 1}, // ListConfigResources
 			{Key: 75, Min: 0, Max: 0}, // DescribeTopicPartitions
 			{Key: 76, Min: 1, Max: 1}, // ShareGroupHeartbeat
 			{Key: 77, Min: 1, Max: 1}, // ShareGroupDescribe
-			{Key: 78, Min: 1, Max: 1}, // ShareFetch
-			{Key: 79, Min: 1, Max: 1}, // ShareAcknowledge
-			{Key: 80, Min: 0, Max: 0}, // AddRaftVoter
+			{Key: 78, Min: 1, Max: 2}, // ShareFetch
+			{Key: 79, Min: 1, Max: 2}, // ShareAcknowledge
+			{Key: 80, Min: 0, Max: 1}, // AddRaftVoter
 			{Key: 81, Min: 0, Max: 0}, // RemoveRaftVoter
 			{Key: 83, Min: 0, Max: 0}, // InitializeShareGroupState
 			{Key: 84, Min: 0, Max: 0}, // ReadShareGroupState
-			{Key: 85, Min: 0, Max: 0}, // WriteShareGroupState
+			{Key: 85, Min: 0, Max: 1}, // WriteShareGroupState
 			{Key: 86, Min: 0, Max: 0}, // DeleteShareGroupState
-			{Key: 87, Min: 0, Max: 0}, // ReadShareGroupStateSummary
-			{Key: 90, Min: 0, Max: 0}, // DescribeShareGroupOffsets
+			{Key: 87, Min: 0, Max: 1}, // ReadShareGroupStateSummary
+			{Key: 88, Min: 0, Max: 1}, // StreamsGroupHeartbeat
+			{Key: 89, Min: 0, Max: 1}, // StreamsGroupDescribe
+			{Key: 90, Min: 0, Max: 1}, // DescribeShareGroupOffsets
 			{Key: 91, Min: 0, Max: 0}, // AlterShareGroupOffsets
 			{Key: 92, Min: 0, Max: 0}, // DeleteShareGroupOffsets
+			{Key: 93, Min: 0, Max: 0}, // StreamsGroupTopologyDescriptionUpdate
+			{Key: 94, Min: 0, Max: 0}, // UnregisterController
 		},
 		Supported: []FeatureRange{
-			{Name: "eligible.leader.replicas.version", Min: 0, Max: 1},
 			{Name: "group.version", Min: 0, Max: 1},
 			{Name: "kraft.version", Min: 0, Max: 1},
-			{Name: "metadata.version", Min: 7, Max: 27},
-			{Name: "share.version", Min: 0, Max: 1},
+			{Name: "metadata.version", Min: 7, Max: 33},
+			{Name: "share.version", Min: 0, Max: 2},
+			{Name: "streams.version", Min: 0, Max: 1},
 			{Name: "transaction.version", Min: 0, Max: 2},
+			{Name: "eligible.leader.replicas.version", Min: 0, Max: 1},
 		},
 		Finalized: []FinalizedFeature{
-			{Name: "eligible.leader.replicas.version", Level: 1},
 			{Name: "group.version", Level: 1},
 			{Name: "kraft.version", Level: 1},
-			{Name: "metadata.version", Level: 27},
-			{Name: "share.version", Level: 0},
+			{Name: "share.version", Level: 2},
+			{Name: "metadata.version", Level: 33},
+			{Name: "streams.version", Level: 1},
 			{Name: "transaction.version", Level: 2},
+			{Name: "eligible.leader.replicas.version", Level: 1},
 		},
+		FinalizedEpoch: 39,
 	}
 }

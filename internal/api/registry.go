@@ -19,6 +19,11 @@ type Deps struct {
 	// Features reports the cluster's finalized features; nil reports none,
 	// with an unknown epoch.
 	Features FeatureSource
+	// ClusterID and NodeID identify this broker to ApiVersions v5 clients
+	// (KIP-1242); an empty ClusterID means unknown, and then a client's
+	// claim of identity is not checked.
+	ClusterID string
+	NodeID    int32
 }
 
 // FeatureSource reports the finalized KIP-584 features and their epoch (the
@@ -49,6 +54,8 @@ func handlerConstructors() []func(*Registry, Deps) (Handler, bool) {
 // It is immutable once built and safe for concurrent use.
 type Registry struct {
 	release    Release
+	clusterID  string
+	nodeID     int32
 	features   FeatureSource
 	handlers   map[int16]Handler
 	advertised []VersionRange
@@ -58,7 +65,12 @@ type Registry struct {
 // NewRegistry builds the registry from the handlers whose dependencies deps
 // provides, plus extra handlers (tests, or APIs wired from outside).
 func NewRegistry(deps Deps, extra ...Handler) (*Registry, error) {
-	r := &Registry{features: deps.Features, handlers: make(map[int16]Handler)}
+	r := &Registry{
+		features:  deps.Features,
+		clusterID: deps.ClusterID,
+		nodeID:    deps.NodeID,
+		handlers:  make(map[int16]Handler),
+	}
 	if deps.Release != nil {
 		r.release = *deps.Release
 	} else {

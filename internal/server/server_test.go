@@ -146,7 +146,7 @@ func TestApiVersionsUnsupportedVersionGetsKIP511Answer(t *testing.T) {
 	if err := resp.ReadFrom(body); err != nil {
 		t.Fatal(err)
 	}
-	if corr != 3 || resp.ErrorCode != kerr.UnsupportedVersion.Code || len(resp.ApiKeys) != 1 || resp.ApiKeys[0].MaxVersion != 4 {
+	if corr != 3 || resp.ErrorCode != kerr.UnsupportedVersion.Code || len(resp.ApiKeys) != 1 || resp.ApiKeys[0].MaxVersion != 5 {
 		t.Fatalf("corr %d, response %+v", corr, resp)
 	}
 	// The connection stays open: the client retries at a version we serve.
