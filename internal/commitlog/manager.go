@@ -1,0 +1,331 @@
+package commitlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"sluice/internal/clock"
+	"sluice/internal/commitlog/checkpoint"
+	"sluice/internal/commitlog/metafile"
+	"sluice/internal/kafka"
+	"sluice/internal/vfs"
+)
+
+// CleanShutdownFile is the marker a log dir holds after a clean stop
+// (Kafka's .kafka_cleanshutdown): logs in it open without recovery.
+const CleanShutdownFile = ".kafka_cleanshutdown"
+
+// ManagerOptions configure a Manager (broker settings).
+type ManagerOptions struct {
+	// Dirs is log.dirs.
+	Dirs []string
+	// Defaults are the log options of partitions without topic overrides.
+	Defaults Options
+	// RetentionCheckInterval is log.retention.check.interval.ms.
+	RetentionCheckInterval time.Duration
+	// FlushCheckInterval is log.flush.scheduler.interval.ms (flush.ms checks).
+	FlushCheckInterval time.Duration
+	// RecoveryPointCheckpointInterval is log.flush.offset.checkpoint.interval.ms.
+	RecoveryPointCheckpointInterval time.Duration
+	// LogStartCheckpointInterval is log.flush.start.offset.checkpoint.interval.ms.
+	LogStartCheckpointInterval time.Duration
+	// ProducerIDExpiration is producer.id.expiration.ms and
+	// ProducerIDExpirationCheckInterval producer.id.expiration.check.interval.ms.
+	ProducerIDExpiration              time.Duration
+	ProducerIDExpirationCheckInterval time.Duration
+	// DeleteCheckInterval is how often segments renamed .deleted are
+	// checked for removal (Kafka schedules each one; file.delete.delay.ms).
+	DeleteCheckInterval time.Duration
+}
+
+// DefaultManagerOptions returns Kafka's defaults for dirs.
+func DefaultManagerOptions(dirs ...string) ManagerOptions {
+	return ManagerOptions{
+		Dirs:                              dirs,
+		Defaults:                          DefaultOptions(),
+		RetentionCheckInterval:            5 * time.Minute,
+		FlushCheckInterval:                0, // Kafka's default is Long.MAX_VALUE: never
+		RecoveryPointCheckpointInterval:   time.Minute,
+		LogStartCheckpointInterval:        time.Minute,
+		ProducerIDExpiration:              24 * time.Hour,
+		ProducerIDExpirationCheckInterval: 10 * time.Minute,
+		DeleteCheckInterval:               time.Second,
+	}
+}
+
+// Manager owns the logs of one or more log dirs: it loads them at start-up
+// (recovering after an unclean stop), creates and deletes them, runs the
+// periodic tasks (retention, flush, checkpoints, file deletion) and takes a
+// dir offline when its disk fails.
+type Manager struct {
+	fsys   vfs.FS
+	opts   ManagerOptions
+	clk    clock.Clock
+	logger *slog.Logger
+
+	mu struct {
+		sync.Mutex
+		logs    map[kafka.TopicPartition]*Log
+		dirOf   map[kafka.TopicPartition]string
+		offline map[string]error
+		closed  bool
+	}
+	// stop ends the scheduler goroutine; done is closed when it has returned.
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// NewManager creates the log dirs if needed and loads every partition in
+// them. A dir that fails to load is offline, not fatal, unless all are.
+func NewManager(fsys vfs.FS, opts ManagerOptions, clk clock.Clock, logger *slog.Logger) (*Manager, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if len(opts.Dirs) == 0 {
+		return nil, errors.New("commitlog: no log dirs")
+	}
+	m := &Manager{fsys: fsys, opts: opts, clk: clk, logger: logger}
+	m.mu.logs = map[kafka.TopicPartition]*Log{}
+	m.mu.dirOf = map[kafka.TopicPartition]string{}
+	m.mu.offline = map[string]error{}
+	for _, dir := range opts.Dirs {
+		if err := m.loadDir(dir); err != nil {
+			logger.Error("log dir failed to load; offline", "dir", dir, "err", err)
+			m.mu.offline[dir] = err
+		}
+	}
+	if len(m.mu.offline) == len(opts.Dirs) {
+		m.closeLogs()
+		return nil, fmt.Errorf("commitlog: every log dir failed: %w", m.mu.offline[opts.Dirs[0]])
+	}
+	return m, nil
+}
+
+// parseLogDirName splits "<topic>-<partition>".
+func parseLogDirName(name string) (kafka.TopicPartition, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 {
+		return kafka.TopicPartition{}, false
+	}
+	p, err := strconv.ParseInt(name[i+1:], 10, 32)
+	if err != nil || p < 0 {
+		return kafka.TopicPartition{}, false
+	}
+	return kafka.TopicPartition{Topic: name[:i], Partition: int32(p)}, true
+}
+
+// readCheckpoint reads one checkpoint file; a missing or malformed file is
+// an empty map (malformed means recovery from the start, as in Kafka).
+func (m *Manager) readCheckpoint(dir, name string) (map[kafka.TopicPartition]int64, error) {
+	offs, err := checkpoint.Read(m.fsys, filepath.Join(dir, name))
+	switch {
+	case err == nil:
+		return offs, nil
+	case vfs.IsNotExist(err):
+		return map[kafka.TopicPartition]int64{}, nil
+	case errors.Is(err, checkpoint.ErrMalformed):
+		m.logger.Warn("ignoring malformed checkpoint", "dir", dir, "file", name, "err", err)
+		return map[kafka.TopicPartition]int64{}, nil
+	}
+	return nil, err
+}
+
+func (m *Manager) loadDir(dir string) error {
+	if err := m.fsys.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create log dir %s: %w", dir, err)
+	}
+	if err := m.fsys.SyncDir(filepath.Dir(dir)); err != nil {
+		return fmt.Errorf("sync parent of log dir %s: %w", dir, err)
+	}
+	marker := filepath.Join(dir, CleanShutdownFile)
+	_, err := m.fsys.Stat(marker)
+	clean := err == nil
+	recovery, err := m.readCheckpoint(dir, checkpoint.RecoveryPointFile)
+	if err != nil {
+		return err
+	}
+	starts, err := m.readCheckpoint(dir, checkpoint.LogStartOffsetFile)
+	if err != nil {
+		return err
+	}
+	names, err := m.fsys.List(dir)
+	if err != nil {
+		return fmt.Errorf("list log dir %s: %w", dir, err)
+	}
+	for _, name := range names {
+		tp, ok := parseLogDirName(name)
+		if !ok || tp.Topic == "__cluster_metadata" {
+			continue // not a partition dir, or the KRaft log (the quorum owns it)
+		}
+		if info, err := m.fsys.Stat(filepath.Join(dir, name)); err != nil || !info.IsDir() {
+			continue
+		}
+		st := StartState{RecoveryPoint: recovery[tp], LogStartOffset: starts[tp], CleanShutdown: clean}
+		l, err := m.openLog(dir, tp, m.opts.Defaults, st)
+		if err != nil {
+			return fmt.Errorf("load %s: %w", name, err)
+		}
+		if prev, dup := m.mu.logs[tp]; dup {
+			l.Close()
+			return fmt.Errorf("partition %s is in both %s and %s", tp, m.mu.dirOf[tp], prev.Dir())
+		}
+		m.mu.logs[tp], m.mu.dirOf[tp] = l, dir
+	}
+	// The marker describes one stop only: remove it (durably) before appends.
+	if clean {
+		if err := m.fsys.Remove(marker); err != nil {
+			return fmt.Errorf("remove clean shutdown marker: %w", err)
+		}
+		if err := m.fsys.SyncDir(dir); err != nil {
+			return fmt.Errorf("sync %s: %w", dir, err)
+		}
+	}
+	m.logger.Info("loaded log dir", "dir", dir, "logs", len(m.mu.logs), "clean_shutdown", clean)
+	return nil
+}
+
+func (m *Manager) openLog(dir string, tp kafka.TopicPartition, opts Options, st StartState) (*Log, error) {
+	l, err := Open(m.fsys, filepath.Join(dir, tp.String()), tp, opts, m.clk, st, m.logger)
+	if err != nil {
+		return nil, err
+	}
+	l.onOffline = func(error) { m.markDirOffline(dir) }
+	return l, nil
+}
+
+// markDirOffline takes every log of dir offline after an I/O error in one.
+func (m *Manager) markDirOffline(dir string) {
+	m.mu.Lock()
+	if _, already := m.mu.offline[dir]; already {
+		m.mu.Unlock()
+		return
+	}
+	m.mu.offline[dir] = errors.New("I/O error")
+	var logs []*Log
+	for tp, d := range m.mu.dirOf {
+		if d == dir {
+			logs = append(logs, m.mu.logs[tp])
+		}
+	}
+	m.mu.Unlock()
+	m.logger.Error("log dir offline", "dir", dir, "partitions", len(logs))
+	for _, l := range logs {
+		l.offline.Store(true)
+	}
+}
+
+// OfflineDirs lists the dirs that failed.
+func (m *Manager) OfflineDirs() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]string, 0, len(m.mu.offline))
+	for d := range m.mu.offline {
+		out = append(out, d)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Get returns the log of tp if it is loaded.
+func (m *Manager) Get(tp kafka.TopicPartition) (*Log, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, ok := m.mu.logs[tp]
+	return l, ok
+}
+
+// Logs returns every loaded log, sorted by partition.
+func (m *Manager) Logs() []*Log {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Log, 0, len(m.mu.logs))
+	for _, l := range m.mu.logs {
+		out = append(out, l)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].tp, out[j].tp
+		return a.Topic < b.Topic || a.Topic == b.Topic && a.Partition < b.Partition
+	})
+	return out
+}
+
+// GetOrCreate returns the log of tp, creating it (with its
+// partition.metadata) in the online dir holding the fewest logs. An
+// existing log whose topic id differs is an error (a deleted and recreated
+// topic whose old log was not removed yet).
+func (m *Manager) GetOrCreate(tp kafka.TopicPartition, topicID kafka.UUID, opts Options) (*Log, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mu.closed {
+		return nil, ErrClosed
+	}
+	if l, ok := m.mu.logs[tp]; ok {
+		id, err := metafile.ReadPartitionMetadata(m.fsys, filepath.Join(l.Dir(), metafile.PartitionMetadataFile))
+		if err == nil && !topicID.IsZero() && id != topicID {
+			return nil, fmt.Errorf("log %s has topic id %s, not %s", tp, id, topicID)
+		}
+		if vfs.IsNotExist(err) && !topicID.IsZero() {
+			if err := metafile.WritePartitionMetadata(m.fsys, filepath.Join(l.Dir(), metafile.PartitionMetadataFile), topicID); err != nil {
+				return nil, l.ioFailure("write partition metadata", err)
+			}
+		}
+		return l, nil
+	}
+	dir, err := m.pickDirLocked()
+	if err != nil {
+		return nil, err
+	}
+	l, err := m.openLog(dir, tp, opts, StartState{CleanShutdown: true})
+	if err != nil {
+		return nil, err
+	}
+	if !topicID.IsZero() {
+		if err := metafile.WritePartitionMetadata(m.fsys, filepath.Join(l.Dir(), metafile.PartitionMetadataFile), topicID); err != nil {
+			l.Delete()
+			return nil, fmt.Errorf("create log %s: %w", tp, err)
+		}
+	}
+	m.mu.logs[tp], m.mu.dirOf[tp] = l, dir
+	return l, nil
+}
+
+func (m *Manager) pickDirLocked() (string, error) {
+	counts := map[string]int{}
+	for _, d := range m.mu.dirOf {
+		counts[d]++
+	}
+	best := ""
+	for _, d := range m.opts.Dirs {
+		if _, off := m.mu.offline[d]; off {
+			continue
+		}
+		if best == "" || counts[d] < counts[best] {
+			best = d
+		}
+	}
+	if best == "" {
+		return "", fmt.Errorf("%w: no online log dir", ErrOffline)
+	}
+	return best, nil
+}
+
+// Delete removes the log of tp and its files (topic deletion).
+func (m *Manager) Delete(tp kafka.TopicPartition) error {
+	m.mu.Lock()
+	l, ok := m.mu.logs[tp]
+	delete(m.mu.logs, tp)
+	delete(m.mu.dirOf, tp)
+	m.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	return l.Delete()
+}

@@ -1,0 +1,206 @@
+package commitlog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"sluice/internal/commitlog/checkpoint"
+	"sluice/internal/kafka"
+	"sluice/internal/vfs"
+)
+
+// periodicTask is one of the Manager's scheduled jobs.
+type periodicTask struct {
+	name     string
+	interval time.Duration
+	run      func(now time.Time) error
+	last     time.Time
+}
+
+// Start runs the periodic tasks in one goroutine until Close (or ctx ends).
+func (m *Manager) Start(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	m.stop = cancel
+	m.done = make(chan struct{})
+	tasks := []*periodicTask{
+		{name: "retention", interval: m.opts.RetentionCheckInterval, run: m.RunRetention},
+		{name: "flush", interval: m.opts.FlushCheckInterval, run: m.RunFlush},
+		{name: "recovery-point-checkpoint", interval: m.opts.RecoveryPointCheckpointInterval, run: func(time.Time) error { return m.CheckpointRecoveryPoints() }},
+		{name: "log-start-checkpoint", interval: m.opts.LogStartCheckpointInterval, run: func(time.Time) error { return m.CheckpointLogStartOffsets() }},
+		{name: "delete-files", interval: m.opts.DeleteCheckInterval, run: m.RemoveDeletedSegments},
+		{name: "producer-expiration", interval: m.opts.ProducerIDExpirationCheckInterval, run: m.RemoveExpiredProducers},
+	}
+	tick := time.Second
+	for _, t := range tasks {
+		if t.interval > 0 && t.interval < tick {
+			tick = max(t.interval, 10*time.Millisecond)
+		}
+		t.last = m.clk.Now()
+	}
+	go func() {
+		defer close(m.done)
+		ticker := time.NewTicker(tick)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+			now := m.clk.Now()
+			for _, t := range tasks {
+				if t.interval <= 0 || now.Sub(t.last) < t.interval {
+					continue
+				}
+				t.last = now
+				if err := t.run(now); err != nil {
+					m.logger.Warn("log manager task failed", "task", t.name, "err", err)
+				}
+			}
+		}
+	}()
+}
+
+// onlineLogs returns the logs not known to be offline.
+func (m *Manager) onlineLogs() []*Log {
+	var out []*Log
+	for _, l := range m.Logs() {
+		if !l.Offline() {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// RunRetention applies retention to every log (log.retention.check.interval.ms).
+func (m *Manager) RunRetention(now time.Time) error {
+	var errs []error
+	for _, l := range m.onlineLogs() {
+		if _, err := l.ApplyRetention(now); err != nil && !errors.Is(err, ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RunFlush flushes the logs whose flush.ms has passed.
+func (m *Manager) RunFlush(now time.Time) error {
+	var errs []error
+	for _, l := range m.onlineLogs() {
+		if err := l.FlushIfDue(now); err != nil && !errors.Is(err, ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// RemoveDeletedSegments removes files of deleted segments whose delay passed.
+func (m *Manager) RemoveDeletedSegments(now time.Time) error {
+	var errs []error
+	for _, l := range m.Logs() {
+		errs = append(errs, l.RemoveDeletedSegments(now))
+	}
+	return errors.Join(errs...)
+}
+
+// RemoveExpiredProducers drops idle producers from every log.
+func (m *Manager) RemoveExpiredProducers(now time.Time) error {
+	for _, l := range m.onlineLogs() {
+		l.RemoveExpiredProducers(now, m.opts.ProducerIDExpiration)
+	}
+	return nil
+}
+
+// CheckpointRecoveryPoints writes each online dir's recovery-point-offset-checkpoint.
+func (m *Manager) CheckpointRecoveryPoints() error {
+	return m.writeCheckpoints(checkpoint.RecoveryPointFile, (*Log).RecoveryPoint)
+}
+
+// CheckpointLogStartOffsets writes each online dir's log-start-offset-checkpoint.
+func (m *Manager) CheckpointLogStartOffsets() error {
+	return m.writeCheckpoints(checkpoint.LogStartOffsetFile, (*Log).LogStartOffset)
+}
+
+func (m *Manager) writeCheckpoints(name string, value func(*Log) int64) error {
+	m.mu.Lock()
+	perDir := map[string]map[kafka.TopicPartition]int64{}
+	for _, d := range m.opts.Dirs {
+		if _, off := m.mu.offline[d]; !off {
+			perDir[d] = map[kafka.TopicPartition]int64{}
+		}
+	}
+	logs := map[*Log]string{}
+	for tp, d := range m.mu.dirOf {
+		logs[m.mu.logs[tp]] = d
+	}
+	m.mu.Unlock()
+	for l, d := range logs {
+		if offs, ok := perDir[d]; ok {
+			offs[l.tp] = value(l)
+		}
+	}
+	var errs []error
+	for d, offs := range perDir {
+		if err := checkpoint.Write(m.fsys, filepath.Join(d, name), offs); err != nil {
+			m.markDirOffline(d)
+			errs = append(errs, fmt.Errorf("write %s in %s: %w", name, d, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close stops the scheduler, closes every log (flushing it), writes the
+// checkpoints and, in each dir where all went well, the clean-shutdown
+// marker, so the next start skips recovery.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.mu.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.mu.closed = true
+	m.mu.Unlock()
+	if m.stop != nil {
+		m.stop()
+		<-m.done
+	}
+	failed := m.closeLogs()
+	errs := []error{m.CheckpointRecoveryPoints(), m.CheckpointLogStartOffsets()}
+	for _, d := range m.opts.Dirs {
+		m.mu.Lock()
+		_, off := m.mu.offline[d]
+		m.mu.Unlock()
+		if off || failed[d] {
+			continue
+		}
+		marker := filepath.Join(d, CleanShutdownFile)
+		if err := vfs.WriteFileAtomic(m.fsys, marker, nil); err != nil {
+			errs = append(errs, fmt.Errorf("write clean shutdown marker in %s: %w", d, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// closeLogs closes every log and reports the dirs where one failed.
+func (m *Manager) closeLogs() map[string]bool {
+	m.mu.Lock()
+	logs := map[*Log]string{}
+	for tp, d := range m.mu.dirOf {
+		logs[m.mu.logs[tp]] = d
+	}
+	m.mu.Unlock()
+	failed := map[string]bool{}
+	for l, d := range logs {
+		if err := l.Close(); err != nil {
+			m.logger.Error("closing log failed", "partition", l.tp.String(), "err", err)
+			failed[d] = true
+		}
+		if l.Offline() {
+			failed[d] = true
+		}
+	}
+	return failed
+}

@@ -1,0 +1,160 @@
+package commitlog
+
+import (
+	"errors"
+	"log/slog"
+	"syscall"
+	"testing"
+
+	"sluice/internal/clock"
+	"sluice/internal/kafka"
+	"sluice/internal/vfs"
+)
+
+func newTestManager(t *testing.T, fsys vfs.FS, clk clock.Clock, dirs ...string) *Manager {
+	t.Helper()
+	o := DefaultManagerOptions(dirs...)
+	o.Defaults = testOptions()
+	m, err := NewManager(fsys, o, clk, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("new manager: %v", err)
+	}
+	return m
+}
+
+func TestManagerCleanRestartAndCrash(t *testing.T) {
+	fsys := newDurableMem(t)
+	clk := clock.NewManual(testStart)
+	m := newTestManager(t, fsys, clk, "/data/a", "/data/b")
+	id := kafka.UUID{1, 2, 3}
+	tps := []kafka.TopicPartition{{Topic: "x", Partition: 0}, {Topic: "x", Partition: 1}, {Topic: "y-z", Partition: 0}}
+	for _, tp := range tps {
+		l, err := m.GetOrCreate(tp, id, testOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 10; i++ {
+			if _, err := l.Append(makeBatch(batchSpec{records: 2, valueSize: 100}), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := m.GetOrCreate(tps[0], kafka.UUID{9}, testOptions()); err == nil {
+		t.Fatal("a different topic id for an existing log was accepted")
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fsys.Crash() // everything was made durable by the clean close
+	m = newTestManager(t, fsys, clk, "/data/a", "/data/b")
+	if got := len(m.Logs()); got != 3 {
+		t.Fatalf("%d logs after restart", got)
+	}
+	for _, d := range []string{"/data/a", "/data/b"} {
+		if _, err := fsys.Stat(d + "/" + CleanShutdownFile); !vfs.IsNotExist(err) {
+			t.Fatalf("clean shutdown marker in %s not removed at start-up: %v", d, err)
+		}
+	}
+	for _, tp := range tps {
+		l, _ := m.Get(tp)
+		if l.LogEndOffset() != 20 {
+			t.Fatalf("%s: LEO %d after clean restart", tp, l.LogEndOffset())
+		}
+		if _, err := l.Append(makeBatch(batchSpec{records: 2, valueSize: 100}), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Flush one log and checkpoint, then crash: the flushed data survives.
+	l0, _ := m.Get(tps[0])
+	if err := l0.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.CheckpointRecoveryPoints(); err != nil {
+		t.Fatal(err)
+	}
+	fsys.Crash()
+	m = newTestManager(t, fsys, clk, "/data/a", "/data/b")
+	defer m.Close()
+	l0, _ = m.Get(tps[0])
+	if l0.LogEndOffset() != 22 {
+		t.Fatalf("flushed log has LEO %d after crash, want 22", l0.LogEndOffset())
+	}
+	for _, tp := range tps[1:] {
+		l, _ := m.Get(tp)
+		if l.LogEndOffset() != 20 {
+			t.Fatalf("%s: LEO %d after crash, want the 20 made durable by the clean close", tp, l.LogEndOffset())
+		}
+	}
+	if err := m.Delete(tps[2]); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Get(tps[2]); ok {
+		t.Fatal("deleted log still present")
+	}
+}
+
+func TestManagerEIOTakesDirOffline(t *testing.T) {
+	efs := vfs.NewErrorFS(newDurableMem(t), nil)
+	clk := clock.NewManual(testStart)
+	m := newTestManager(t, efs, clk, "/data/a", "/data/b")
+	defer m.Close()
+	la, err := m.GetOrCreate(kafka.TopicPartition{Topic: "a", Partition: 0}, kafka.UUID{}, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb, err := m.GetOrCreate(kafka.TopicPartition{Topic: "b", Partition: 0}, kafka.UUID{}, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if la.Dir()[:7] == lb.Dir()[:7] {
+		t.Fatalf("both logs in one dir: %s %s", la.Dir(), lb.Dir())
+	}
+	bad := la.Dir()[:7]
+	efs.SetInjector(vfs.FailPaths(vfs.UnderDir(bad), syscall.EIO))
+	if _, err := la.Append(makeBatch(batchSpec{records: 1, valueSize: 10}), 0); !errors.Is(err, ErrOffline) {
+		t.Fatalf("append on failing disk: %v", err)
+	}
+	if !la.Offline() || len(m.OfflineDirs()) != 1 || m.OfflineDirs()[0] != bad {
+		t.Fatalf("offline %v dirs %v", la.Offline(), m.OfflineDirs())
+	}
+	if _, err := la.Read(0, 100, 1, true); !errors.Is(err, ErrOffline) {
+		t.Fatalf("read of offline log: %v", err)
+	}
+	if _, err := lb.Append(makeBatch(batchSpec{records: 1, valueSize: 10}), 0); err != nil {
+		t.Fatalf("append in the healthy dir: %v", err)
+	}
+	l, err := m.GetOrCreate(kafka.TopicPartition{Topic: "c", Partition: 0}, kafka.UUID{}, testOptions())
+	if err != nil || l.Dir()[:7] == bad {
+		t.Fatalf("new log placed in offline dir or failed: %v", err)
+	}
+}
+
+func TestENOSPCFailsAppendsButReadsContinue(t *testing.T) {
+	budget := vfs.NewWriteBudget(1 << 30)
+	efs := vfs.NewErrorFS(newDurableMem(t), budget)
+	clk := clock.NewManual(testStart)
+	l, err := Open(efs, "/data/t-0", testTP, testOptions(), clk, StartState{}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := l.Append(makeBatch(batchSpec{records: 2, valueSize: 100}), 0); err != nil {
+		t.Fatal(err)
+	}
+	budget.Set(10)
+	if _, err := l.Append(makeBatch(batchSpec{records: 2, valueSize: 100}), 0); !errors.Is(err, ErrStorage) {
+		t.Fatalf("append on a full disk: %v", err)
+	}
+	if l.Offline() {
+		t.Fatal("a full disk took the log offline")
+	}
+	res, err := l.Read(0, 1000, l.LogEndOffset(), true)
+	if err != nil || res.Size == 0 {
+		t.Fatalf("read on a full disk: %v size %d", err, res.Size)
+	}
+	budget.Set(1 << 30)
+	info, err := l.Append(makeBatch(batchSpec{records: 2, valueSize: 100}), 0)
+	if err != nil || info.FirstOffset != 2 {
+		t.Fatalf("append after space came back: %+v %v", info, err)
+	}
+}
