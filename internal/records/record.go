@@ -72,10 +72,12 @@ func (d *recordDecoder) varint32(what string) (int32, error) {
 
 // bytesField reads a varint length then that many bytes; -1 is null.
 func (d *recordDecoder) bytesField(what string, end int) ([]byte, error) {
-	n, err := d.varint32(what + " length")
-	if err != nil {
-		return nil, err
+	v, k := binary.Varint(d.buf[d.pos:])
+	if k <= 0 || v < math.MinInt32 || v > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: bad varint for %s length at byte %d", ErrInvalidRecord, what, d.pos)
 	}
+	d.pos += k
+	n := int32(v)
 	if n < 0 {
 		if n != -1 {
 			return nil, fmt.Errorf("%w: %s length %d", ErrInvalidRecord, what, n)
