@@ -162,10 +162,8 @@ func walkRecords(data []byte, count int32, keepHeaders bool, fn func(i int32, r 
 	d := recordDecoder{buf: data, keepHeaders: keepHeaders}
 	var r Record
 	for i := int32(0); i < count; i++ {
-		if !keepHeaders {
-			r.Headers = r.Headers[:0]
-		} else {
-			r.Headers = nil // callers may keep the slice
+		if keepHeaders {
+			r.Headers = nil // the previous record's caller may keep its slice
 		}
 		if err := d.next(&r); err != nil {
 			return fmt.Errorf("record %d: %w", i, err)

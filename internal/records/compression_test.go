@@ -1,0 +1,75 @@
+package records
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/pierrec/lz4/v4"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// TestValidateAcceptsLZ4FrameVariants covers the frame options other
+// clients write: Kafka's Java client uses 64 KiB independent blocks and no
+// content size; others add block or content checksums, or the content size.
+func TestValidateAcceptsLZ4FrameVariants(t *testing.T) {
+	recs := testRecords(200, 500) // ~100 KiB: more than one 64 KiB block
+	raw := encodeKmsgRecords(recs)
+	variants := map[string][]lz4.Option{
+		"java":            {lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false)},
+		"block checksums": {lz4.BlockSizeOption(lz4.Block64Kb), lz4.BlockChecksumOption(true)},
+		"content size":    {lz4.BlockSizeOption(lz4.Block256Kb), lz4.SizeOption(uint64(len(raw)))},
+	}
+	for name, opts := range variants {
+		t.Run(name, func(t *testing.T) {
+			var frame bytes.Buffer
+			w := lz4.NewWriter(&frame)
+			if err := w.Apply(opts...); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Write(raw); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			b := kmsgBatch(t, NoCompression, recs, func(rb *kmsg.RecordBatch) {
+				rb.Attributes = LZ4Compression
+				rb.Records = frame.Bytes()
+			})
+			res, err := Validate(b, defaultOpts())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Batches[0].RecordCount != 200 {
+				t.Fatalf("count %d", res.Batches[0].RecordCount)
+			}
+		})
+	}
+}
+
+// TestSnappyFormatsDecodeAlike checks raw and xerial-framed snappy give
+// the same bytes, including an empty xerial stream.
+func TestSnappyFormatsDecodeAlike(t *testing.T) {
+	raw := bytes.Repeat([]byte("snappy records "), 5000)
+	rawBlock, err := compress(nil, SnappyCompression, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range map[string][]byte{"raw": rawBlock, "xerial": xerialSnappy(raw, 32<<10)} {
+		var out bytes.Buffer
+		if err := decompress(&out, SnappyCompression, src, 0); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !bytes.Equal(out.Bytes(), raw) {
+			t.Fatalf("%s: decoded bytes differ", name)
+		}
+	}
+	var out bytes.Buffer
+	if err := decompress(&out, SnappyCompression, xerialSnappy(nil, 1), 0); err != nil || out.Len() != 0 {
+		t.Fatalf("empty xerial stream: %v, %d bytes", err, out.Len())
+	}
+	bad := xerialSnappy(raw, 32<<10)
+	if err := decompress(&out, SnappyCompression, bad[:len(bad)-10], 0); err == nil {
+		t.Fatal("truncated xerial chunk accepted")
+	}
+}
