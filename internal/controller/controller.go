@@ -67,6 +67,11 @@ func New(opts Options) *Controller {
 // MetadataTopic is the name of the metadata log, which clients may not create.
 const MetadataTopic = "__cluster_metadata"
 
+// MaxRecordsPerOperation bounds the records one request may produce, as
+// Kafka's controller does (10000): a request for millions of partitions is
+// refused before anything is allocated for it.
+const MaxRecordsPerOperation = 10000
+
 // ProducerIDBlockSize is the number of producer ids a broker gets at a time (Kafka's 1000).
 const ProducerIDBlockSize = 1000
 

@@ -53,6 +53,7 @@ func (c *Controller) CreateTopics(im *metadata.Image, req *kmsg.CreateTopicsRequ
 		collisions[collisionKey(name)] = name
 	}
 	var records []metadata.Record
+	total := 0 // records of the accepted topics, counted with validate_only too
 	for _, t := range req.Topics {
 		rt := kmsg.NewCreateTopicsResponseTopic()
 		rt.Topic = t.Topic
@@ -63,8 +64,13 @@ func (c *Controller) CreateTopics(im *metadata.Image, req *kmsg.CreateTopicsRequ
 		} else {
 			recs = c.createTopic(im, t, collisions, &rt)
 		}
+		if rt.ErrorCode == 0 && total+len(recs) > MaxRecordsPerOperation {
+			rt.ErrorCode, rt.ErrorMessage = errMessage(kerr.PolicyViolation, fmt.Sprintf("the request would create more than %d metadata records", MaxRecordsPerOperation))
+			rt.TopicID, rt.NumPartitions, rt.ReplicationFactor = [16]byte{}, -1, -1
+		}
 		resp.Topics = append(resp.Topics, rt)
 		if rt.ErrorCode == 0 {
+			total += len(recs)
 			collisions[collisionKey(t.Topic)] = t.Topic
 			if !req.ValidateOnly {
 				records = append(records, recs...)
@@ -120,6 +126,9 @@ func (c *Controller) createTopic(im *metadata.Image, t kmsg.CreateTopicsRequestT
 		}
 		if partitions <= 0 {
 			return fail(kerr.InvalidPartitions, "number of partitions was set to an invalid non-positive value")
+		}
+		if partitions >= MaxRecordsPerOperation {
+			return fail(kerr.InvalidPartitions, fmt.Sprintf("cannot create more than %d partitions in one request", MaxRecordsPerOperation-1))
 		}
 		if rf <= 0 {
 			return fail(kerr.InvalidReplicationFactor, "replication factor must be larger than 0, or -1 to use the default value")
@@ -283,6 +292,7 @@ func (c *Controller) CreatePartitions(im *metadata.Image, req *kmsg.CreatePartit
 		counts[t.Topic]++
 	}
 	var records []metadata.Record
+	total := 0
 	for _, t := range req.Topics {
 		rt := kmsg.NewCreatePartitionsResponseTopic()
 		rt.Topic = t.Topic
@@ -296,6 +306,12 @@ func (c *Controller) CreatePartitions(im *metadata.Image, req *kmsg.CreatePartit
 			if err != nil {
 				rt.ErrorCode, rt.ErrorMessage = errMessage(err, msg)
 			}
+		}
+		if rt.ErrorCode == 0 && total+len(recs) > MaxRecordsPerOperation {
+			rt.ErrorCode, rt.ErrorMessage = errMessage(kerr.PolicyViolation, fmt.Sprintf("the request would create more than %d metadata records", MaxRecordsPerOperation))
+		}
+		if rt.ErrorCode == 0 {
+			total += len(recs)
 		}
 		if rt.ErrorCode == 0 && !req.ValidateOnly {
 			records = append(records, recs...)
@@ -318,6 +334,9 @@ func createPartitions(im *metadata.Image, t kmsg.CreatePartitionsRequestTopic) (
 		return nil, kerr.InvalidPartitions, fmt.Sprintf("topic already has %d partition(s)", current)
 	}
 	adding := t.Count - current
+	if adding >= MaxRecordsPerOperation {
+		return nil, kerr.InvalidPartitions, fmt.Sprintf("cannot create more than %d partitions in one request", MaxRecordsPerOperation-1)
+	}
 	rf := 1
 	if p0, ok := topic.Partitions[0]; ok {
 		rf = len(p0.Replicas)
