@@ -106,7 +106,8 @@ const (
 	CheckRange CheckKind = iota + 1
 	CheckOneOf
 	CheckOneOfFold
-	CheckEachOneOf
+	CheckList
+	CheckListMaxSize
 	CheckNonEmpty
 	CheckNonEmptyNoControlChars
 	CheckNonNull
@@ -114,13 +115,16 @@ const (
 )
 
 // Check is one validator constraint of a key. Min and Max are decimal numbers as Kafka
-// printed them; empty means unbounded.
+// printed them; empty means unbounded. For CheckList, Allowed empty means any element,
+// NotEmpty refuses an empty list and Unique refuses duplicate or empty elements.
 type Check struct {
-	Kind    CheckKind
-	Min     string
-	Max     string
-	Allowed []string
-	Text    string
+	Kind     CheckKind
+	Min      string
+	Max      string
+	Allowed  []string
+	NotEmpty bool
+	Unique   bool
+	Text     string
 }
 
 // Unit says how a synonym's value converts to the topic key's unit.

@@ -105,11 +105,11 @@ func applyCheck(def KeyDef, raw string, c Check) error {
 		if !slices.ContainsFunc(c.Allowed, func(a string) bool { return strings.EqualFold(a, trimmed) }) {
 			return invalid(def, raw, "string must be one of (any case): "+strings.Join(c.Allowed, ", "))
 		}
-	case CheckEachOneOf:
-		for _, v := range splitList(raw) {
-			if !slices.Contains(c.Allowed, v) {
-				return invalid(def, raw, "each element must be one of: "+strings.Join(c.Allowed, ", "))
-			}
+	case CheckList:
+		return checkList(def, raw, c)
+	case CheckListMaxSize:
+		if limit, err := strconv.Atoi(c.Max); err == nil && len(splitList(raw)) > limit {
+			return invalid(def, raw, "list may hold at most "+c.Max+" elements")
 		}
 	case CheckNonEmpty:
 		if trimmed == "" {
@@ -163,6 +163,25 @@ func checkThrottledReplicas(def KeyDef, raw string) error {
 		}
 		if _, err := strconv.ParseInt(strings.TrimSpace(b), 10, 32); err != nil {
 			return invalid(def, raw, "broker id "+b+" is not a number")
+		}
+	}
+	return nil
+}
+
+func checkList(def KeyDef, raw string, c Check) error {
+	list := splitList(raw)
+	if c.NotEmpty && len(list) == 0 {
+		return invalid(def, raw, "list must not be empty")
+	}
+	for i, v := range list {
+		if c.Unique && v == "" {
+			return invalid(def, raw, "list elements must not be empty")
+		}
+		if c.Unique && slices.Contains(list[:i], v) {
+			return invalid(def, raw, "list elements must not be duplicated")
+		}
+		if len(c.Allowed) > 0 && !slices.Contains(c.Allowed, v) {
+			return invalid(def, raw, "each element must be one of: "+strings.Join(c.Allowed, ", "))
 		}
 	}
 	return nil

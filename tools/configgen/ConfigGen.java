@@ -11,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-import kafka.server.DynamicBrokerConfig$;
 import kafka.server.KafkaConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.server.config.ConfigSynonym;
@@ -39,7 +38,7 @@ public final class ConfigGen {
         out.append("// KafkaVersion is the Apache Kafka release whose key table this file holds.\n");
         out.append("const KafkaVersion = ").append(quote(version)).append("\n\n");
 
-        Map<String, String> modes = DynamicBrokerConfig$.MODULE$.dynamicConfigUpdateModes();
+        Map<String, String> modes = dynamicConfigUpdateModes();
         out.append("// brokerKeyDefs returns Kafka's broker keys (KafkaConfig's ConfigDef), sorted by name.\n");
         out.append("func brokerKeyDefs() []KeyDef {\n\treturn []KeyDef{\n");
         for (ConfigDef.ConfigKey key : sorted(KafkaConfig.configDef().configKeys())) {
@@ -56,6 +55,20 @@ public final class ConfigGen {
             writeKey(key, "UpdateTopic", syns);
         }
         out.append("\t}\n}\n");
+    }
+
+    // dynamicConfigUpdateModes finds Kafka's per-broker / cluster-wide map: a Scala object in
+    // kafka.server up to 4.1, a Java class in org.apache.kafka.server.config later.
+    @SuppressWarnings("unchecked")
+    private static Map<String, String> dynamicConfigUpdateModes() throws Exception {
+        try {
+            Class<?> c = Class.forName("org.apache.kafka.server.config.DynamicBrokerConfig");
+            return (Map<String, String>) c.getMethod("dynamicConfigUpdateModes").invoke(null);
+        } catch (ClassNotFoundException | NoSuchMethodException e) {
+            Class<?> c = Class.forName("kafka.server.DynamicBrokerConfig$");
+            Object module = c.getField("MODULE$").get(null);
+            return (Map<String, String>) c.getMethod("dynamicConfigUpdateModes").invoke(module);
+        }
     }
 
     private static Collection<ConfigDef.ConfigKey> sorted(Map<String, ConfigDef.ConfigKey> keys) {
@@ -132,7 +145,17 @@ public final class ConfigGen {
             checks.add("{Kind: CheckOneOfFold, Allowed: " + strings((Collection<?>) field(v, "validStrings")) + "}");
         } else if (v instanceof ConfigDef.ValidList) {
             Object inner = field(v, "validString");
-            checks.add("{Kind: CheckEachOneOf, Allowed: " + strings((Collection<?>) field(inner, "validStrings")) + "}");
+            String allowed = strings((Collection<?>) field(inner, "validStrings"));
+            if (hasField(v, "isEmptyAllowed")) {
+                // Since Kafka 4.2 a list also refuses duplicates and empty elements, and may
+                // refuse an empty list.
+                boolean emptyAllowed = (Boolean) field(v, "isEmptyAllowed");
+                checks.add("{Kind: CheckList, Allowed: " + allowed + (emptyAllowed ? "" : ", NotEmpty: true") + ", Unique: true}");
+            } else {
+                checks.add("{Kind: CheckList, Allowed: " + allowed + "}");
+            }
+        } else if (v.getClass().getName().equals("org.apache.kafka.common.config.ConfigDef$ListSize")) {
+            checks.add("{Kind: CheckListMaxSize, Max: " + quote(String.valueOf(field(v, "maxSize"))) + "}");
         } else if (v instanceof ConfigDef.NonEmptyString) {
             checks.add("{Kind: CheckNonEmpty}");
         } else if (v instanceof ConfigDef.NonEmptyStringWithoutControlChars) {
@@ -146,6 +169,17 @@ public final class ConfigGen {
         } else {
             checks.add("{Kind: CheckKafkaOnly, Text: " + quote(String.valueOf(v)) + "}");
         }
+    }
+
+    private static boolean hasField(Object o, String name) {
+        for (Class<?> c = o.getClass(); c != null; c = c.getSuperclass()) {
+            for (Field f : c.getDeclaredFields()) {
+                if (f.getName().equals(name)) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     private static Object field(Object o, String name) throws Exception {

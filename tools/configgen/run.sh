@@ -12,7 +12,7 @@ fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
-mvn -q -f "$here/pom.xml" -Dkafka.version="$version" \
+mvn -q -B -Dstyle.color=never -f "$here/pom.xml" -Dkafka.version="$version" \
   dependency:build-classpath -Dmdep.outputFile="$work/classpath.txt"
 cp="$(cat "$work/classpath.txt")"
 javac -cp "$cp" -d "$work" "$here/ConfigGen.java"

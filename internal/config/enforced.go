@@ -1,0 +1,69 @@
+package config
+
+import "strings"
+
+// enforcedBrokerKeys are the broker keys Sluice's first release acts on; every other Kafka key
+// is accepted, validated, stored and reported by DescribeConfigs, but does not change
+// behaviour yet. docs/configuration.md is generated from this list (tools/configgen), so edit
+// it here when a package starts honouring a key. The value is a note for the docs ("" if the
+// key behaves exactly as in Kafka).
+func enforcedBrokerKeys() map[string]string {
+	return map[string]string{
+		"log.dirs":                                 "",
+		"log.dir":                                  "used when log.dirs is unset",
+		"listeners":                                "PLAINTEXT listeners only",
+		"advertised.listeners":                     "",
+		"listener.security.protocol.map":           "a listener mapped to anything but PLAINTEXT stops start-up",
+		"inter.broker.listener.name":               "",
+		"security.inter.broker.protocol":           "only PLAINTEXT; anything else stops start-up",
+		"node.id":                                  "",
+		"process.roles":                            "",
+		"socket.request.max.bytes":                 "",
+		"message.max.bytes":                        "",
+		"log.segment.bytes":                        "",
+		"log.roll.ms":                              "",
+		"log.roll.hours":                           "",
+		"log.index.size.max.bytes":                 "",
+		"log.index.interval.bytes":                 "",
+		"log.cleanup.policy":                       "delete only; compact is accepted but not compacted yet",
+		"num.partitions":                           "",
+		"default.replication.factor":               "",
+		"auto.create.topics.enable":                "",
+		"authorizer.class.name":                    "must be empty: an authorizer stops start-up until ACLs are built",
+		"sasl.enabled.mechanisms":                  "setting it stops start-up until SASL is built",
+		"sasl.mechanism.inter.broker.protocol":     "setting it stops start-up until SASL is built",
+		"sasl.mechanism.controller.protocol":       "setting it stops start-up until SASL is built",
+		"offsets.topic.replication.factor":         "defaults to 1 on a single node",
+		"transaction.state.log.replication.factor": "validated; defaults to 1 on a single node",
+		"transaction.state.log.min.isr":            "validated; defaults to 1 on a single node",
+	}
+}
+
+// enforcedBrokerPrefixes are key families enforced as a whole.
+func enforcedBrokerPrefixes() []string {
+	return []string{"controller.", "log.retention.", "log.flush.", "offsets.topic."}
+}
+
+// EnforcedBrokerKey reports whether Sluice acts on a broker key in this release, with a note.
+func EnforcedBrokerKey(key string) (bool, string) {
+	if note, ok := enforcedBrokerKeys()[key]; ok {
+		return true, note
+	}
+	for _, p := range enforcedBrokerPrefixes() {
+		if strings.HasPrefix(key, p) {
+			return true, ""
+		}
+	}
+	return false, ""
+}
+
+// EnforcedTopicKey reports whether Sluice acts on a topic key: it does when it acts on the
+// key's broker synonyms, which are the same setting at broker scope.
+func EnforcedTopicKey(d KeyDef) (bool, string) {
+	for _, s := range d.Synonyms {
+		if ok, note := EnforcedBrokerKey(s.Name); ok {
+			return true, note
+		}
+	}
+	return false, ""
+}
