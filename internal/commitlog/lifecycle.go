@@ -58,6 +58,26 @@ func (l *Log) flushLocked() error {
 	return nil
 }
 
+// flushSegmentsBelowLocked syncs the segments up to and including last
+// that are at or above the recovery point, and moves the recovery point to
+// the end of last.
+func (l *Log) flushSegmentsBelowLocked(last *segment) error {
+	for _, s := range l.mu.segments {
+		if s.nextOffset > l.mu.recoveryPoint || s == last {
+			if err := s.flush(); err != nil {
+				return l.ioFailure("flush", err)
+			}
+		}
+		if s == last {
+			break
+		}
+	}
+	if last.nextOffset > l.mu.recoveryPoint {
+		l.mu.recoveryPoint = last.nextOffset
+	}
+	return nil
+}
+
 // Close flushes the log, gives the active segment its final time index
 // entry, trims the indexes and closes every file: after Close the log can
 // be opened without recovery. Files of deleted segments are removed.

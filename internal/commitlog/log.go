@@ -363,6 +363,12 @@ func (l *Log) rollLocked(baseOffset int64) (*segment, error) {
 	if err := old.onBecomeInactive(); err != nil {
 		return nil, l.ioFailure("roll", err)
 	}
+	// The old segment is made durable before a newer one exists (Kafka
+	// flushes it right after the roll): a crash can then lose only a
+	// suffix of the log, never a middle part with later segments kept.
+	if err := l.flushSegmentsBelowLocked(old); err != nil {
+		return nil, err
+	}
 	// Producer state is snapshotted at each segment boundary, as Kafka does,
 	// so recovery replays at most the active segment.
 	l.mu.producers.UpdateMapEndOffset(baseOffset)
