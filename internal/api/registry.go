@@ -24,6 +24,9 @@ type Deps struct {
 	// claim of identity is not checked.
 	ClusterID string
 	NodeID    int32
+	// ControlPlane serves the control-plane APIs (Metadata, CreateTopics,
+	// DescribeConfigs...; controlplane.go); nil leaves them out.
+	ControlPlane ControlPlane
 }
 
 // FeatureSource reports the finalized KIP-584 features and their epoch (the
@@ -47,6 +50,9 @@ func (s StaticFeatures) FinalizedFeatures() (int64, []FinalizedFeature) { return
 func handlerConstructors() []func(*Registry, Deps) (Handler, bool) {
 	return []func(*Registry, Deps) (Handler, bool){
 		newApiVersionsHandler,
+		newMetadataHandler, newCreateTopicsHandler, newDeleteTopicsHandler, newCreatePartitionsHandler,
+		newDescribeConfigsHandler, newAlterConfigsHandler, newIncrementalAlterConfigsHandler,
+		newDescribeClusterHandler, newDescribeLogDirsHandler, newInitProducerIDHandler,
 	}
 }
 

@@ -1,0 +1,90 @@
+package api
+
+// CreateTopics (key 19), versions 2-7: the pinned Kafka release's range
+// (Kafka 4.0 dropped v0-1, KIP-896).
+//
+// Behaviour as Kafka's: the active controller validates names, counts,
+// replica assignments and configs (through config.ResolveTopic: a bad key or
+// value is INVALID_CONFIG naming it); -1 partitions or replication factor
+// mean num.partitions and default.replication.factor; validate_only answers
+// the same without creating anything. v5+ answers the partition count,
+// replication factor and the topic's configs (every topic key with its
+// effective value and source), v7+ the topic id. The answer is sent once the
+// topic's records are committed and applied, so a following Metadata sees it.
+//
+// Deviations: timeout_ms bounds the wait for the commit only; a request that
+// outlives it gets REQUEST_TIMED_OUT for every topic even though the topics
+// may still be created (Kafka behaves the same when its controller is slow).
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func newCreateTopicsHandler(_ *Registry, deps Deps) (Handler, bool) {
+	if deps.ControlPlane == nil {
+		return Handler{}, false
+	}
+	cp := deps.ControlPlane
+	return Handler{
+		Key:        19,
+		MinVersion: 2,
+		MaxVersion: 7,
+		Handle: func(ctx context.Context, req *Request) Response {
+			body := req.Body.(*kmsg.CreateTopicsRequest)
+			return Reply(createTopics(ctx, cp, body))
+		},
+	}, true
+}
+
+func createTopics(ctx context.Context, cp ControlPlane, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
+	ctx, cancel := requestTimeout(ctx, req.TimeoutMillis)
+	defer cancel()
+	resp, err := cp.CreateTopics(ctx, req)
+	if err != nil {
+		resp = kmsg.NewPtrCreateTopicsResponse()
+		code, msg := ControlPlaneErrorCode(err), errorMessage(err)
+		for _, t := range req.Topics {
+			rt := kmsg.NewCreateTopicsResponseTopic()
+			rt.Topic, rt.ErrorCode, rt.ErrorMessage = t.Topic, code, msg
+			rt.NumPartitions, rt.ReplicationFactor = -1, -1
+			resp.Topics = append(resp.Topics, rt)
+		}
+	}
+	resp.SetVersion(req.Version)
+	if req.Version < 5 {
+		return resp
+	}
+	requested := make(map[string]map[string]string, len(req.Topics))
+	for _, t := range req.Topics {
+		overrides := map[string]string{}
+		for _, c := range t.Configs {
+			if c.Value != nil {
+				overrides[c.Name] = *c.Value
+			}
+		}
+		requested[t.Topic] = overrides
+	}
+	for i := range resp.Topics {
+		rt := &resp.Topics[i]
+		if rt.ErrorCode != 0 {
+			continue
+		}
+		for _, e := range cp.Config().DescribeTopic(requested[rt.Topic], nil) {
+			c := kmsg.NewCreateTopicsResponseTopicConfig()
+			c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.Value, e.ReadOnly, int8(e.Source), e.Sensitive
+			rt.Configs = append(rt.Configs, c)
+		}
+	}
+	return resp
+}
+
+// requestTimeout bounds ctx by a request's timeout_ms when it is positive.
+func requestTimeout(ctx context.Context, timeoutMillis int32) (context.Context, context.CancelFunc) {
+	if timeoutMillis <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, time.Duration(timeoutMillis)*time.Millisecond)
+}

@@ -1,0 +1,56 @@
+package api
+
+// DeleteTopics (key 20), versions 1-6: the pinned Kafka release's range
+// (Kafka 4.0 dropped v0, KIP-896).
+//
+// Behaviour as Kafka's: topics by name (v1-5 topic_names, v6 topics with a
+// name) or by id (v6); unknown names get UNKNOWN_TOPIC_OR_PARTITION, unknown
+// ids UNKNOWN_TOPIC_ID; the answer is sent once the removal is committed and
+// applied, after which the node deletes the partition logs.
+//
+// Deviations: none known.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func newDeleteTopicsHandler(_ *Registry, deps Deps) (Handler, bool) {
+	if deps.ControlPlane == nil {
+		return Handler{}, false
+	}
+	cp := deps.ControlPlane
+	return Handler{
+		Key:        20,
+		MinVersion: 1,
+		MaxVersion: 6,
+		Handle: func(ctx context.Context, req *Request) Response {
+			body := req.Body.(*kmsg.DeleteTopicsRequest)
+			return Reply(deleteTopics(ctx, cp, body))
+		},
+	}, true
+}
+
+func deleteTopics(ctx context.Context, cp ControlPlane, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
+	ctx, cancel := requestTimeout(ctx, req.TimeoutMillis)
+	defer cancel()
+	resp, err := cp.DeleteTopics(ctx, req)
+	if err != nil {
+		resp = kmsg.NewPtrDeleteTopicsResponse()
+		code, msg := ControlPlaneErrorCode(err), errorMessage(err)
+		add := func(name *string, id [16]byte) {
+			rt := kmsg.NewDeleteTopicsResponseTopic()
+			rt.Topic, rt.TopicID, rt.ErrorCode, rt.ErrorMessage = name, id, code, msg
+			resp.Topics = append(resp.Topics, rt)
+		}
+		for _, name := range req.TopicNames {
+			add(&name, [16]byte{})
+		}
+		for _, t := range req.Topics {
+			add(t.Topic, t.TopicID)
+		}
+	}
+	resp.SetVersion(req.Version)
+	return resp
+}

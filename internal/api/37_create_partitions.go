@@ -1,0 +1,50 @@
+package api
+
+// CreatePartitions (key 37), versions 0-3: the pinned Kafka release's range.
+//
+// Behaviour as Kafka's: the active controller checks the new count (it may
+// only grow: INVALID_PARTITIONS), explicit assignments
+// (INVALID_REPLICA_ASSIGNMENT) and unknown topics
+// (UNKNOWN_TOPIC_OR_PARTITION); validate_only creates nothing. The answer is
+// sent once the new partitions are committed and applied.
+//
+// Deviations: none known.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func newCreatePartitionsHandler(_ *Registry, deps Deps) (Handler, bool) {
+	if deps.ControlPlane == nil {
+		return Handler{}, false
+	}
+	cp := deps.ControlPlane
+	return Handler{
+		Key:        37,
+		MinVersion: 0,
+		MaxVersion: 3,
+		Handle: func(ctx context.Context, req *Request) Response {
+			body := req.Body.(*kmsg.CreatePartitionsRequest)
+			return Reply(createPartitions(ctx, cp, body))
+		},
+	}, true
+}
+
+func createPartitions(ctx context.Context, cp ControlPlane, req *kmsg.CreatePartitionsRequest) *kmsg.CreatePartitionsResponse {
+	ctx, cancel := requestTimeout(ctx, req.TimeoutMillis)
+	defer cancel()
+	resp, err := cp.CreatePartitions(ctx, req)
+	if err != nil {
+		resp = kmsg.NewPtrCreatePartitionsResponse()
+		code, msg := ControlPlaneErrorCode(err), errorMessage(err)
+		for _, t := range req.Topics {
+			rt := kmsg.NewCreatePartitionsResponseTopic()
+			rt.Topic, rt.ErrorCode, rt.ErrorMessage = t.Topic, code, msg
+			resp.Topics = append(resp.Topics, rt)
+		}
+	}
+	resp.SetVersion(req.Version)
+	return resp
+}

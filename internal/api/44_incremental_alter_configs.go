@@ -1,0 +1,44 @@
+package api
+
+// IncrementalAlterConfigs (key 44), versions 0-1: the pinned Kafka release's
+// range.
+//
+// Behaviour as Kafka's: per key SET, DELETE, APPEND and SUBTRACT (the last
+// two on list keys only, INVALID_CONFIG otherwise); the resulting set is
+// validated as AlterConfigs validates it; validate_only changes nothing.
+// Topic changes reach the open partition logs without a restart.
+//
+// Deviations: none known.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func newIncrementalAlterConfigsHandler(_ *Registry, deps Deps) (Handler, bool) {
+	if deps.ControlPlane == nil {
+		return Handler{}, false
+	}
+	cp := deps.ControlPlane
+	return Handler{
+		Key:        44,
+		MinVersion: 0,
+		MaxVersion: 1,
+		Handle: func(ctx context.Context, req *Request) Response {
+			body := req.Body.(*kmsg.IncrementalAlterConfigsRequest)
+			resp, err := cp.IncrementalAlterConfigs(ctx, body)
+			if err != nil {
+				resp = kmsg.NewPtrIncrementalAlterConfigsResponse()
+				code, msg := ControlPlaneErrorCode(err), errorMessage(err)
+				for _, r := range body.Resources {
+					rr := kmsg.NewIncrementalAlterConfigsResponseResource()
+					rr.ResourceType, rr.ResourceName, rr.ErrorCode, rr.ErrorMessage = r.ResourceType, r.ResourceName, code, msg
+					resp.Resources = append(resp.Resources, rr)
+				}
+			}
+			resp.SetVersion(body.Version)
+			return Reply(resp)
+		},
+	}, true
+}
