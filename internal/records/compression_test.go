@@ -2,6 +2,8 @@ package records
 
 import (
 	"bytes"
+	"runtime"
+	"sync"
 	"testing"
 
 	"github.com/pierrec/lz4/v4"
@@ -71,5 +73,40 @@ func TestSnappyFormatsDecodeAlike(t *testing.T) {
 	bad := xerialSnappy(raw, 32<<10)
 	if err := decompress(&out, SnappyCompression, bad[:len(bad)-10], 0); err == nil {
 		t.Fatal("truncated xerial chunk accepted")
+	}
+}
+
+// TestPooledCodecsAreSafeConcurrently validates batches of every codec from
+// several goroutines (run with -race) and checks the pooled zstd decoders
+// start no goroutines of their own.
+func TestPooledCodecsAreSafeConcurrently(t *testing.T) {
+	var batches [][]byte
+	for _, c := range codecs {
+		batches = append(batches, kmsgBatch(t, c.id, testRecords(10, 200), nil))
+	}
+	before := runtime.NumGoroutine()
+	var wg sync.WaitGroup
+	errs := make(chan error, 4*len(batches))
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				for _, b := range batches {
+					if _, err := Validate(append([]byte(nil), b...), defaultOpts()); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Fatalf("%d goroutines before, %d after: a codec leaked goroutines", before, after)
 	}
 }

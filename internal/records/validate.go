@@ -201,7 +201,7 @@ func validateBatch(b []byte, opts *ValidateOptions, buf *scratchBuffer) (BatchIn
 			// Kafka would re-encode such a batch; we store bytes as received.
 			return fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, r.OffsetDelta)
 		}
-		ts := h.BaseTimestamp + r.TimestampDelta
+		ts := r.Timestamp(h) // a client-set LogAppendTime bit reads as Kafka reads it
 		if ts > info.MaxTimestamp {
 			info.MaxTimestamp, info.MaxTimestampDelta = ts, i
 		}
