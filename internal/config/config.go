@@ -20,6 +20,7 @@ func sluiceDefaults() map[string]string {
 	return map[string]string{
 		"process.roles":             "broker,controller",
 		"node.id":                   "1",
+		"broker.id":                 "1", // node.id's synonym, kept equal to it
 		"listeners":                 "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093",
 		"controller.listener.names": "CONTROLLER",
 		"controller.quorum.voters":  "1@127.0.0.1:9093",
@@ -90,6 +91,18 @@ func Parse(text string, overrides map[string]string) (*Config, error) {
 	}
 	for k, v := range overrides {
 		static[strings.TrimSpace(k)] = v
+	}
+	// node.id and broker.id are synonyms in KRaft: Kafka copies whichever is set to the other
+	// (KafkaConfig.populateSynonyms) and refuses two different values.
+	nodeID, hasNode := static["node.id"]
+	brokerID, hasBroker := static["broker.id"]
+	switch {
+	case hasNode && hasBroker && strings.TrimSpace(nodeID) != strings.TrimSpace(brokerID):
+		return nil, fmt.Errorf("configuration broker.id: %q must equal node.id %q", brokerID, nodeID)
+	case hasBroker && !hasNode:
+		static["node.id"] = brokerID
+	case hasNode && !hasBroker:
+		static["broker.id"] = nodeID
 	}
 	c := &Config{
 		brokerDefs: indexKeys(brokerKeyDefs()),

@@ -232,3 +232,23 @@ func TestResolveTopicValidation(t *testing.T) {
 		t.Errorf("topic values wrong: compacted=%v segment=%d max=%d", topic.Compacted(), topic.Int("segment.bytes"), topic.Int("max.message.bytes"))
 	}
 }
+
+func TestBrokerIDIsNodeIDSynonym(t *testing.T) {
+	c, err := Parse("broker.id=1\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.NodeID() != 1 || c.Int("broker.id") != 1 {
+		t.Errorf("node.id %d broker.id %d", c.NodeID(), c.Int("broker.id"))
+	}
+	c, err = Parse("", map[string]string{"node.id": "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Int("broker.id") != 1 {
+		t.Errorf("broker.id should follow node.id, got %d", c.Int("broker.id"))
+	}
+	if _, err := Parse("node.id=1\nbroker.id=2\n", nil); err == nil || !strings.Contains(err.Error(), "broker.id") {
+		t.Errorf("conflicting ids: %v", err)
+	}
+}
