@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 
@@ -55,11 +56,13 @@ type BodyStream interface {
 	WriteFrame(w io.Writer, head []byte) (int64, error)
 }
 
-// Response is a handler's answer: a kmsg body, a streamed body, or nothing.
+// Response is a handler's answer: a kmsg body, a streamed body, nothing, or
+// closing the connection.
 type Response struct {
 	body       kmsg.Response
 	stream     BodyStream
 	noResponse bool
+	closeErr   error
 }
 
 // Reply answers with a kmsg response; its version must be the request's.
@@ -70,6 +73,19 @@ func Stream(body BodyStream) Response { return Response{stream: body} }
 
 // NoResponse sends nothing back: Kafka does not answer Produce with acks=0.
 func NoResponse() Response { return Response{noResponse: true} }
+
+// CloseConnection answers by closing the connection, logging reason. Kafka
+// does so when a Produce with acks=0 fails: the client has no other way to
+// learn of the error.
+func CloseConnection(reason error) Response {
+	if reason == nil {
+		reason = errors.New("handler closed the connection")
+	}
+	return Response{closeErr: reason}
+}
+
+// CloseReason returns why the handler asked to close the connection, or nil.
+func (r Response) CloseReason() error { return r.closeErr }
 
 // Body returns the kmsg response, or nil.
 func (r Response) Body() kmsg.Response { return r.body }
@@ -92,6 +108,9 @@ func (r Response) Valid() bool {
 		n++
 	}
 	if r.noResponse {
+		n++
+	}
+	if r.closeErr != nil {
 		n++
 	}
 	return n == 1

@@ -133,8 +133,12 @@ func (c *conn) readLoop() {
 				c.closeFor(header, reasonHandler, err)
 				return
 			}
+			if err == nil && resp.CloseReason() != nil {
+				c.closeFor(header, reasonHandler, resp.CloseReason())
+				return
+			}
 			if err == nil {
-				m.requests.WithLabelValues(requestName(header.APIKey), versionLabel(header.APIVersion)).Inc()
+				m.requests.WithLabelValues(requestName(header.APIKey), c.versionLabel(header)).Inc()
 				if !c.respond(header, resp) {
 					return
 				}
@@ -228,4 +232,13 @@ func (c *conn) write(o outgoing) (int64, error) {
 	protocol.PutFrameSize(head, 0, int(size))
 	head = protocol.AppendResponseHeader(head, o.correlationID, o.flexible)
 	return stream.WriteFrame(c.nc, head)
+}
+
+// versionLabel labels served versions by number and every other version
+// (ApiVersions' KIP-511 answers) as "unsupported", keeping labels bounded.
+func (c *conn) versionLabel(h protocol.RequestHeader) string {
+	if v, ok := c.srv.opts.Registry.Supported(h.APIKey); ok && h.APIVersion >= v.Min && h.APIVersion <= v.Max {
+		return versionLabel(h.APIVersion)
+	}
+	return "unsupported"
 }

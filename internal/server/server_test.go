@@ -353,3 +353,67 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+func TestHandlerCanCloseConnection(t *testing.T) {
+	ts := startServer(t, nil, metadataHandler(func(context.Context, *api.Request) api.Response {
+		return api.CloseConnection(errors.New("acks=0 produce failed"))
+	}))
+	c := dial(t, ts.addr)
+	send(t, c, kmsg.NewPtrMetadataRequest(), 4, 1)
+	expectClosed(t, c)
+	if got := counterValue(t, ts.srv.metrics.errors.WithLabelValues("Metadata", reasonHandler)); got != 1 {
+		t.Fatalf("handler errors %v, want 1", got)
+	}
+}
+
+func TestZeroResponseClosesConnection(t *testing.T) {
+	ts := startServer(t, nil, metadataHandler(func(context.Context, *api.Request) api.Response {
+		return api.Response{}
+	}))
+	c := dial(t, ts.addr)
+	send(t, c, kmsg.NewPtrMetadataRequest(), 4, 1)
+	expectClosed(t, c)
+}
+
+func TestIdleConnectionIsClosed(t *testing.T) {
+	ts := startServer(t, func(o *Options) { o.IdleTimeout = 50 * time.Millisecond })
+	c := dial(t, ts.addr)
+	expectClosed(t, c)
+}
+
+func TestKIP511AnswerIsCountedAsUnsupported(t *testing.T) {
+	ts := startServer(t, nil)
+	c := dial(t, ts.addr)
+	send(t, c, kmsg.NewPtrApiVersionsRequest(), 300, 1)
+	readResponse(t, c, false)
+	if got := counterValue(t, ts.srv.metrics.requests.WithLabelValues("ApiVersions", "unsupported")); got != 1 {
+		t.Fatalf("requests{version=unsupported} %v, want 1", got)
+	}
+}
+
+func TestRunStopsWithContext(t *testing.T) {
+	reg, err := api.NewRegistry(api.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Options{
+		Listeners: []Listener{{Name: "PLAINTEXT", Address: "127.0.0.1:0"}},
+		Registry:  reg,
+		Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, time.Second) }()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+}
