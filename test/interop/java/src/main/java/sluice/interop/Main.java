@@ -18,6 +18,8 @@ public final class Main {
         all.put("consume-assign", new ConsumeAssignScenario());
         all.put("consume-subscribe", new ConsumeSubscribeScenario());
         all.put("admin", new AdminScenario());
+        all.put("consume-values", new ConsumeValuesScenario());
+        all.put("admin-configs", new AdminConfigsScenario());
         return all;
     }
 
