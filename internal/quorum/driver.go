@@ -240,8 +240,13 @@ func (d *Driver) Replayed() <-chan struct{} { return d.replayed }
 func (d *Driver) Status() Status { return *d.status.Load() }
 
 // Step hands the driver a message from another voter. It never blocks: when
-// the inbox is full the message is dropped.
+// the inbox is full the message is dropped. Messages not addressed to this
+// voter and proposals (only the local leader proposes) are dropped too.
 func (d *Driver) Step(msg *raftpb.Message) {
+	if msg.GetTo() != RaftID(d.opts.NodeID) || msg.GetType() == raftpb.MsgProp {
+		d.log.Debug("raft message refused", "type", msg.GetType().String(), "from", msg.GetFrom(), "to", msg.GetTo())
+		return
+	}
 	select {
 	case d.recvc <- msg:
 	default:

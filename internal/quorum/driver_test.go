@@ -4,15 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
 	"sluice/internal/clock"
 	"sluice/internal/vfs"
-
-	"log/slog"
 )
 
 // appliedLog records what a voter's state machine saw.
@@ -136,6 +138,8 @@ type cluster struct {
 	ids     []int32
 	drivers map[int32]*Driver
 	applied map[int32]*appliedLog
+	dirs    map[int32]string
+	stores  map[int32]*MemoryEntryStore
 }
 
 func newCluster(t *testing.T, n int) *cluster {
@@ -143,21 +147,10 @@ func newCluster(t *testing.T, n int) *cluster {
 	for i := range n {
 		c.ids = append(c.ids, int32(i+1))
 	}
+	c.dirs, c.stores = map[int32]string{}, map[int32]*MemoryEntryStore{}
 	for _, id := range c.ids {
-		c.applied[id] = &appliedLog{}
-		d, err := New(Options{
-			NodeID: id, Voters: c.ids, ElectionTimeout: 100 * time.Millisecond, TickInterval: 10 * time.Millisecond,
-			FS: vfs.Default, Dir: t.TempDir(), Store: NewMemoryEntryStore(), Transport: c.net.Transport(RaftID(id)),
-			Apply: c.applied[id].apply,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.drivers[id] = d
-		c.net.Register(RaftID(id), d)
-	}
-	for _, d := range c.drivers {
-		d.Start()
+		c.dirs[id], c.stores[id] = t.TempDir(), NewMemoryEntryStore()
+		c.start(id)
 	}
 	t.Cleanup(func() {
 		for _, d := range c.drivers {
@@ -165,6 +158,28 @@ func newCluster(t *testing.T, n int) *cluster {
 		}
 	})
 	return c
+}
+
+// start (re)starts a voter on its directory and store, with a fresh state machine.
+func (c *cluster) start(id int32) {
+	c.applied[id] = &appliedLog{}
+	d, err := New(Options{
+		NodeID: id, Voters: c.ids, ElectionTimeout: 100 * time.Millisecond, TickInterval: 10 * time.Millisecond,
+		FS: vfs.Default, Dir: c.dirs[id], Store: c.stores[id], Transport: c.net.Transport(RaftID(id)),
+		Apply: c.applied[id].apply,
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.drivers[id] = d
+	c.net.Register(RaftID(id), d)
+	d.Start()
+}
+
+// crash stops a voter and detaches it from the network.
+func (c *cluster) crash(id int32) {
+	c.net.Unregister(RaftID(id))
+	stop(c.t, c.drivers[id])
 }
 
 // leader waits until exactly one voter among those given leads and the
@@ -279,4 +294,44 @@ func TestProposeLostOnIsolatedLeader(t *testing.T) {
 	for _, id := range c.ids {
 		waitFor(t, fmt.Sprintf("node %d to apply winner", id), func() bool { return slices.Equal(c.applied[id].data(), []string{"winner"}) })
 	}
+}
+
+func TestCrashedLeaderRestartsAndCatchesUp(t *testing.T) {
+	c := newCluster(t, 3)
+	leader := c.leader(c.ids)
+	c.propose(leader, "a")
+	c.crash(leader)
+	var rest []int32
+	for _, id := range c.ids {
+		if id != leader {
+			rest = append(rest, id)
+		}
+	}
+	newLeader := c.leader(rest)
+	c.propose(newLeader, "b")
+	// The restarted voter replays its own log, then learns "b" from the leader.
+	c.start(leader)
+	waitFor(t, "restarted voter to apply a and b", func() bool {
+		return slices.Equal(c.applied[leader].data(), []string{"a", "b"})
+	})
+	if got := c.leader(c.ids); got != newLeader {
+		t.Fatalf("leader after restart %d, want %d (PreVote keeps the rejoining voter from disrupting)", got, newLeader)
+	}
+}
+
+func TestStepDropsForeignMessages(t *testing.T) {
+	d, err := New(Options{NodeID: 1, Voters: []int32{1}, FS: vfs.Default, Dir: t.TempDir(), Store: NewMemoryEntryStore(), Apply: func(Committed) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Step(&raftpb.Message{Type: raftpb.MsgProp.Enum(), To: proto.Uint64(RaftID(1)), From: proto.Uint64(9)})
+	d.Step(&raftpb.Message{Type: raftpb.MsgHeartbeat.Enum(), To: proto.Uint64(RaftID(5)), From: proto.Uint64(9)})
+	if len(d.recvc) != 0 {
+		t.Fatalf("%d foreign messages queued", len(d.recvc))
+	}
+	d.Step(&raftpb.Message{Type: raftpb.MsgHeartbeat.Enum(), To: proto.Uint64(RaftID(1)), From: proto.Uint64(9)})
+	if len(d.recvc) != 1 {
+		t.Fatal("message to this voter not queued")
+	}
+	stop(t, d)
 }
