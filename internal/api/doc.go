@@ -4,7 +4,8 @@
 // registry.go; the Registry built from them routes requests and computes the
 // ApiVersions vector from the pinned Kafka release (kafka_versions.go).
 //
-// Adding an API: write NN_name.go with a func newXxxHandler(Deps) (Handler,
-// bool) returning {Key, MinVersion, MaxVersion, Handle}, and add it to
-// handlerConstructors. The server needs no change.
+// Adding an API: write NN_name.go with a func newXxxHandler(*Registry, Deps)
+// (Handler, bool) returning {Key, MinVersion, MaxVersion, Handle} (false when
+// Deps lacks what it needs), and add it to handlerConstructors in
+// registry.go. The server needs no change.
 package api
