@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Regenerates internal/config/kafka_keys_gen.go from Apache Kafka's own ConfigDefs, then the
-# key table in docs/configuration.md. Needs a JDK (17+) and Maven; the jars land in ~/.m2.
+# Regenerates internal/config/kafka_keys_gen.go (and the test table of Kafka's verdicts on sample
+# values, kafka_verdicts_gen_test.go) from Apache Kafka's own ConfigDefs, then the key table in
+# docs/configuration.md. Needs a JDK (17+) and Maven; the jars land in ~/.m2.
 # Usage (from anywhere): tools/configgen/run.sh
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -13,14 +14,17 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 mvn -q -B -Dstyle.color=never -f "$here/pom.xml" -Dkafka.version="$version" \
-  dependency:build-classpath -Dmdep.outputFile="$work/classpath.txt"
+  dependency:build-classpath -Dmdep.outputFile="$work/classpath.txt" > /dev/null
 cp="$(cat "$work/classpath.txt")"
 javac -cp "$cp" -d "$work" "$here/ConfigGen.java"
-java -cp "$cp:$work" ConfigGen "$version" > "$work/kafka_keys_gen.go" 2> "$work/java.log" || {
-  cat "$work/java.log" >&2
-  exit 1
-}
-gofmt "$work/kafka_keys_gen.go" > "$root/internal/config/kafka_keys_gen.go"
+for mode in keys verdicts; do
+  java -cp "$cp:$work" ConfigGen "$mode" "$version" > "$work/$mode.go" 2> "$work/java.log" || {
+    cat "$work/java.log" >&2
+    exit 1
+  }
+done
+gofmt "$work/keys.go" > "$root/internal/config/kafka_keys_gen.go"
+gofmt "$work/verdicts.go" > "$root/internal/config/kafka_verdicts_gen_test.go"
 cd "$root"
 go run ./tools/configgen/docgen -doc docs/configuration.md
 echo "generated from Apache Kafka $version"
