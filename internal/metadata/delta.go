@@ -75,7 +75,7 @@ func (d *Delta) RemovedTopics() []*Topic {
 // ChangedBrokers returns the ids of registered, changed or unregistered brokers.
 func (d *Delta) ChangedBrokers() []int32 { return slices.Sorted(maps.Keys(d.brokers)) }
 
-// ChangedConfigs returns the resources whose configs changed.
+// ChangedConfigs returns the resources whose configs changed, in order.
 func (d *Delta) ChangedConfigs() []ConfigResource {
 	set := map[ConfigResource]bool{}
 	for r := range d.configs {
@@ -84,7 +84,14 @@ func (d *Delta) ChangedConfigs() []ConfigResource {
 	for r := range d.clearedConfigs {
 		set[r] = true
 	}
-	return slices.Collect(maps.Keys(set))
+	return slices.SortedFunc(maps.Keys(set), compareResources)
+}
+
+func compareResources(a, b ConfigResource) int {
+	if a.Type != b.Type {
+		return int(a.Type) - int(b.Type)
+	}
+	return compareStrings(a.Name, b.Name)
 }
 
 // ChangedFeatures returns the changed feature levels (0: removed).

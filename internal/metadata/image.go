@@ -164,13 +164,7 @@ func (im *Image) String() string {
 				p, ps.Replicas, ps.ISR, ps.Leader, ps.LeaderEpoch, ps.PartitionEpoch)
 		}
 	}
-	resources := slices.SortedFunc(maps.Keys(im.configs), func(a, b ConfigResource) int {
-		if a.Type != b.Type {
-			return int(a.Type) - int(b.Type)
-		}
-		return strings.Compare(a.Name, b.Name)
-	})
-	for _, res := range resources {
+	for _, res := range slices.SortedFunc(maps.Keys(im.configs), compareResources) {
 		cfg := im.configs[res]
 		for _, k := range slices.Sorted(maps.Keys(cfg)) {
 			fmt.Fprintf(&b, "config %s %q %s=%s\n", res.Type, res.Name, k, cfg[k])
