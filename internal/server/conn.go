@@ -111,7 +111,7 @@ func (c *conn) isDraining() bool {
 }
 
 func (c *conn) readLoop() {
-	br := bufio.NewReaderSize(c.nc, 64<<10)
+	br := bufio.NewReaderSize(c.nc, 8<<10)
 	m := c.srv.metrics
 	for c.armRead() {
 		// A fresh buffer per request: decoded bodies (Produce records) may
@@ -209,18 +209,27 @@ func (c *conn) closeFor(h protocol.RequestHeader, reason string, err error) {
 		"correlation_id", h.CorrelationID, "client_id", h.ClientIDString(), "err", err)
 }
 
+// maxRetainedWriteBuffer bounds the encoding buffer a connection keeps
+// between responses, so one huge response does not pin memory for the
+// connection's lifetime.
+const maxRetainedWriteBuffer = 1 << 20
+
 func (c *conn) writeLoop() {
+	var buf []byte
 	for o := range c.out {
-		n, err := c.write(o)
+		n, err := c.write(o, &buf)
+		if cap(buf) > maxRetainedWriteBuffer {
+			buf = nil
+		}
 		c.srv.metrics.bytesOut.WithLabelValues(c.listener).Add(float64(n))
 		c.sent <- err
 	}
 }
 
-func (c *conn) write(o outgoing) (int64, error) {
+func (c *conn) write(o outgoing, buf *[]byte) (int64, error) {
 	if body := o.resp.Body(); body != nil {
-		frame := protocol.AppendResponseFrame(nil, o.correlationID, o.flexible, body)
-		n, err := c.nc.Write(frame)
+		*buf = protocol.AppendResponseFrame((*buf)[:0], o.correlationID, o.flexible, body)
+		n, err := c.nc.Write(*buf)
 		return int64(n), err
 	}
 	stream := o.resp.StreamBody()
