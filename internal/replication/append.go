@@ -1,0 +1,113 @@
+package replication
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"sluice/internal/commitlog"
+	"sluice/internal/records"
+)
+
+// AppendResult is the outcome of one partition's produce append.
+type AppendResult struct {
+	// Err is nil on success; ErrorCode maps it to the response's code.
+	Err error
+	// RecordErrors and ErrorMessage detail a refused batch (KIP-467).
+	RecordErrors []records.RecordError
+	ErrorMessage string
+	// FirstOffset and LastOffset are the offsets the records got (for a
+	// duplicate idempotent batch, the original's).
+	FirstOffset int64
+	LastOffset  int64
+	// LogAppendTimeMs is the broker's timestamp when the topic uses
+	// LogAppendTime, else -1.
+	LogAppendTimeMs int64
+	LogStartOffset  int64
+}
+
+// failedAppend is an AppendResult carrying only an error.
+func failedAppend(err error, logStartOffset int64) AppendResult {
+	r := AppendResult{Err: err, FirstOffset: -1, LastOffset: -1, LogAppendTimeMs: -1, LogStartOffset: logStartOffset}
+	var ve *records.ValidationError
+	if errors.As(err, &ve) {
+		r.RecordErrors = ve.RecordErrors
+		r.ErrorMessage = ve.Message
+	}
+	return r
+}
+
+// AppendRecordsToLeader validates a client's batches against the topic's
+// rules and appends them with the current leader epoch. For acks=all it
+// first checks that the ISR is at least min.insync.replicas
+// (NOT_ENOUGH_REPLICAS); waiting for the high watermark is the caller's
+// (ReplicaManager.AppendRecords) business. It reports whether the high
+// watermark moved, so the caller wakes the waiters.
+func (p *Partition) AppendRecordsToLeader(batches []byte, requiredAcks int16, cfg TopicConfig, produceVersion int16) (AppendResult, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.checkLeaderLocked(-1, true); err != nil {
+		return failedAppend(err, p.log.LogStartOffset()), false
+	}
+	if requiredAcks == -1 && p.inSyncCountLocked() < cfg.MinInsyncReplicas {
+		return failedAppend(fmt.Errorf("partition %s: ISR %v smaller than min.insync.replicas %d: %w",
+			p.tp, p.mu.isr, cfg.MinInsyncReplicas, kerr.NotEnoughReplicas), p.log.LogStartOffset()), false
+	}
+	validated, err := records.Validate(batches, cfg.validateOptions(p.clk.Now().UnixMilli(), produceVersion))
+	if err != nil {
+		return failedAppend(err, p.log.LogStartOffset()), false
+	}
+	for _, b := range validated.Batches {
+		if b.Header.IsTransactional() {
+			// Transactions are not built yet, so no producer can have begun
+			// one: Kafka's transaction verification answers a partition that
+			// is not part of an ongoing transaction with INVALID_TXN_STATE.
+			return failedAppend(fmt.Errorf("partition %s: transactional batch from producer %d, but this broker has no transaction coordinator: %w",
+				p.tp, b.Header.ProducerID, kerr.InvalidTxnState), p.log.LogStartOffset()), false
+		}
+	}
+	info, err := p.log.Append(batches, p.mu.leaderEpoch)
+	if err != nil {
+		if errors.Is(err, commitlog.ErrOffline) {
+			p.logger.Error("append failed: log directory offline", "err", err)
+		}
+		return failedAppend(fmt.Errorf("partition %s: append: %w", p.tp, err), p.log.LogStartOffset()), false
+	}
+	if !info.Duplicate {
+		if err := p.epochs.Assign(p.mu.leaderEpoch, info.FirstOffset); err != nil {
+			p.logger.Error("leader epoch checkpoint write failed", "err", err)
+			return failedAppend(fmt.Errorf("partition %s: leader epoch checkpoint: %w", p.tp, kerr.KafkaStorageError), p.log.LogStartOffset()), false
+		}
+	}
+	moved := p.maybeIncrementHighWatermarkLocked()
+	return AppendResult{
+		FirstOffset:     info.FirstOffset,
+		LastOffset:      info.LastOffset,
+		LogAppendTimeMs: validated.LogAppendTimeMs,
+		LogStartOffset:  info.LogStartOffset,
+	}, moved
+}
+
+// checkEnoughReplicasReachOffset is acks=all's completion test: done when
+// the high watermark has passed requiredOffset (the offset after the
+// appended batches); the error is NOT_ENOUGH_REPLICAS_AFTER_APPEND when the
+// ISR shrank below min.insync.replicas meanwhile, or the leadership loss.
+func (p *Partition) checkEnoughReplicasReachOffset(requiredOffset int64, minInsync int) (bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.role != RoleLeader {
+		return true, fmt.Errorf("partition %s: leadership lost while waiting for acks: %w", p.tp, kerr.NotLeaderForPartition)
+	}
+	if p.log.Offline() {
+		return true, fmt.Errorf("partition %s: %w", p.tp, kerr.KafkaStorageError)
+	}
+	if p.mu.highWatermark < requiredOffset {
+		return false, nil
+	}
+	if len(p.mu.isr) < minInsync {
+		return true, fmt.Errorf("partition %s: ISR %v below min.insync.replicas %d after append: %w",
+			p.tp, p.mu.isr, minInsync, kerr.NotEnoughReplicasAfterAppend)
+	}
+	return true, nil
+}

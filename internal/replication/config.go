@@ -1,0 +1,54 @@
+package replication
+
+import (
+	"math"
+
+	"sluice/internal/records"
+)
+
+// TopicConfig is what the data plane needs of a topic's configuration. The
+// node builds it from the topic's configs over the broker's defaults; it is
+// looked up on every append, so config changes apply without a restart.
+type TopicConfig struct {
+	// MinInsyncReplicas is min.insync.replicas, checked for acks=all.
+	MinInsyncReplicas int
+	// TimestampType is message.timestamp.type.
+	TimestampType records.TimestampType
+	// TimestampBeforeMaxMs and TimestampAfterMaxMs are
+	// message.timestamp.before.max.ms and message.timestamp.after.max.ms.
+	TimestampBeforeMaxMs int64
+	TimestampAfterMaxMs  int64
+	// Compact and Delete are the two values cleanup.policy may hold.
+	Compact bool
+	Delete  bool
+	// MaxMessageBytes is max.message.bytes; SegmentBytes is segment.bytes.
+	MaxMessageBytes int32
+	SegmentBytes    int64
+}
+
+// DefaultTopicConfig returns Kafka's defaults.
+func DefaultTopicConfig() TopicConfig {
+	return TopicConfig{
+		MinInsyncReplicas:    1,
+		TimestampType:        records.CreateTime,
+		TimestampBeforeMaxMs: math.MaxInt64,
+		TimestampAfterMaxMs:  3600000,
+		Delete:               true,
+		MaxMessageBytes:      1048588,
+		SegmentBytes:         1 << 30,
+	}
+}
+
+// validateOptions turns the topic config into the rules of one produce append.
+func (c TopicConfig) validateOptions(nowMs int64, produceVersion int16) records.ValidateOptions {
+	return records.ValidateOptions{
+		NowMs:                nowMs,
+		TimestampType:        c.TimestampType,
+		TimestampBeforeMaxMs: c.TimestampBeforeMaxMs,
+		TimestampAfterMaxMs:  c.TimestampAfterMaxMs,
+		Compacted:            c.Compact,
+		MaxMessageBytes:      c.MaxMessageBytes,
+		SegmentBytes:         c.SegmentBytes,
+		ProduceVersion:       produceVersion,
+	}
+}

@@ -1,0 +1,120 @@
+package replication
+
+import (
+	"context"
+	"time"
+
+	"sluice/internal/kafka"
+)
+
+// FetchParams are a fetch request's request-wide settings.
+type FetchParams struct {
+	// ReplicaID is -1 for consumers, a broker id for followers.
+	ReplicaID int32
+	MaxWait   time.Duration
+	MinBytes  int32
+	// MaxBytes bounds the whole response (fetch.max.bytes); the first batch
+	// of the first partition with data is returned whole even above it.
+	MaxBytes  int32
+	Isolation Isolation
+}
+
+// FetchPartition is one partition of a fetch request.
+type FetchPartition struct {
+	TP                 kafka.TopicPartition
+	FetchOffset        int64
+	CurrentLeaderEpoch int32
+	LastFetchedEpoch   int32
+	MaxBytes           int32
+}
+
+// FetchPartitionResult is one partition's fetch answer.
+type FetchPartitionResult struct {
+	TP kafka.TopicPartition
+	// Err is nil on success; ErrorCode maps it to the response's code.
+	Err error
+	ReadResult
+}
+
+// Fetch reads every partition in request order, sharing MaxBytes between
+// them (KIP-74), and long-polls: when less than MinBytes is available and
+// no partition failed, it waits in the purgatory up to MaxWait for appends
+// to any of the partitions, then reads again.
+func (rm *ReplicaManager) Fetch(ctx context.Context, params FetchParams, parts []FetchPartition) []FetchPartitionResult {
+	results, enough := rm.readAll(params, parts)
+	if enough || params.MaxWait <= 0 || len(parts) == 0 {
+		return results
+	}
+	keys := make([]kafka.TopicPartition, len(parts))
+	for i, fp := range parts {
+		keys[i] = fp.TP
+	}
+	// Completed, expired, cancelled or closed: the last read is the answer
+	// in every case (a cancelled request's answer is never sent).
+	_, _ = rm.fetchWaits.Wait(ctx, keys, params.MaxWait, func() bool {
+		results, enough = rm.readAll(params, parts)
+		return enough
+	})
+	return results
+}
+
+// readAll reads each partition once and reports whether the answer is
+// ready: MinBytes reached, or an error or diverging epoch to report.
+func (rm *ReplicaManager) readAll(params FetchParams, parts []FetchPartition) ([]FetchPartitionResult, bool) {
+	results := make([]FetchPartitionResult, len(parts))
+	remaining := params.MaxBytes
+	var total int64
+	urgent := false
+	for i, fp := range parts {
+		results[i].TP = fp.TP
+		p, err := rm.Partition(fp.TP)
+		if err != nil {
+			results[i].Err = err
+			results[i].ReadResult = emptyRead()
+			urgent = true
+			continue
+		}
+		iso := params.Isolation
+		if params.ReplicaID >= 0 {
+			// A follower's fetch offset is its log end offset: it may move
+			// the high watermark before the read.
+			moved, err := p.UpdateFollowerFetchState(params.ReplicaID, fp.FetchOffset)
+			if err != nil {
+				results[i].Err = err
+				results[i].ReadResult = emptyRead()
+				urgent = true
+				continue
+			}
+			if moved {
+				rm.highWatermarkMoved(fp.TP)
+			}
+			iso = IsolationLogEnd
+		}
+		limit := min(fp.MaxBytes, max(remaining, 0))
+		res, err := p.ReadRecords(ReadOptions{
+			FetchOffset:        fp.FetchOffset,
+			CurrentLeaderEpoch: fp.CurrentLeaderEpoch,
+			LastFetchedEpoch:   fp.LastFetchedEpoch,
+			MaxBytes:           limit,
+			MinOneBatch:        total == 0,
+			Isolation:          iso,
+			RequireLeader:      true,
+		})
+		results[i].ReadResult = res
+		if err != nil {
+			results[i].Err = err
+			urgent = true
+			continue
+		}
+		if res.DivergingEpoch != nil {
+			urgent = true
+		}
+		total += res.Records.Size
+		remaining -= int32(min(res.Records.Size, int64(remaining)))
+	}
+	return results, urgent || total >= int64(params.MinBytes)
+}
+
+func emptyRead() ReadResult {
+	return ReadResult{HighWatermark: kafka.NoOffset, LastStableOffset: kafka.NoOffset, LogStartOffset: kafka.NoOffset, LogEndOffset: kafka.NoOffset}
+}

@@ -1,0 +1,98 @@
+package replication
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"sluice/internal/clock"
+	"sluice/internal/kafka"
+	"sluice/internal/records"
+	"sluice/internal/replication/replicationtest"
+	"sluice/internal/vfs"
+)
+
+var testStart = time.UnixMilli(1_700_000_000_000)
+
+type fixture struct {
+	rm   *ReplicaManager
+	logs *replicationtest.MemLogs
+	clk  *clock.Manual
+	cfg  map[string]TopicConfig
+}
+
+// newFixture hosts topic "t" (2 partitions, leader epoch 5) and "c"
+// (1 partition) on broker 1, in an FS that can be made to fail.
+func newFixture(t *testing.T, fsys vfs.FS) *fixture {
+	t.Helper()
+	if fsys == nil {
+		fsys = vfs.NewMem()
+	}
+	f := &fixture{clk: clock.NewManual(testStart), cfg: map[string]TopicConfig{}}
+	f.logs = replicationtest.NewMemLogs(fsys, f.clk)
+	rm, err := NewReplicaManager(Options{
+		BrokerID: 1, FS: fsys, Logs: f.logs, Clock: f.clk,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		TopicConfig: func(topic string) TopicConfig {
+			if c, ok := f.cfg[topic]; ok {
+				return c
+			}
+			return DefaultTopicConfig()
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.rm = rm
+	delta, image, err := replicationtest.Image(1,
+		replicationtest.Topic{Name: "t", ID: replicationtest.TopicID(1), Partitions: 2, LeaderEpoch: 5},
+		replicationtest.Topic{Name: "c", ID: replicationtest.TopicID(2), Partitions: 1, LeaderEpoch: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm.ApplyDelta(delta, image)
+	t.Cleanup(func() {
+		rm.Close()
+		if err := f.logs.Close(); err != nil {
+			t.Errorf("close logs: %v", err)
+		}
+	})
+	return f
+}
+
+func tp(topic string, p int32) kafka.TopicPartition {
+	return kafka.TopicPartition{Topic: topic, Partition: p}
+}
+
+// batch builds a plain batch of n records whose timestamps start at ts.
+func batch(t *testing.T, n int, ts int64) []byte {
+	t.Helper()
+	b := records.NewBuilder(records.NonIdempotent(records.NoCompression))
+	for i := range n {
+		b.Add(ts+int64(i), []byte{byte(i)}, []byte("value"), nil)
+	}
+	out, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func (f *fixture) produce(t *testing.T, acks int16, parts ...AppendPartition) []PartitionAppendResult {
+	t.Helper()
+	return f.rm.AppendRecords(t.Context(), AppendRequest{RequiredAcks: acks, Timeout: 5 * time.Second, ProduceVersion: 11, Partitions: parts})
+}
+
+func wantCode(t *testing.T, what string, err error, want *kerr.Error) {
+	t.Helper()
+	var code int16
+	if want != nil {
+		code = want.Code
+	}
+	if got := ErrorCode(err); got != code {
+		t.Fatalf("%s: error %v (code %d), want code %d (%v)", what, err, got, code, want)
+	}
+}

@@ -1,0 +1,287 @@
+// Package replication is the data plane of a broker: the ReplicaManager
+// hosts the partitions this broker leads or follows (as the metadata image
+// says), appends produced records to leaders, answers fetches with long polls
+// in a purgatory, and keeps each partition's leader epoch, ISR and high
+// watermark. Follower fetching and ISR changes come with the replication
+// issue; Partition keeps their state already (see followerState).
+package replication
+
+import (
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"sluice/internal/clock"
+	"sluice/internal/commitlog"
+	"sluice/internal/commitlog/epoch"
+	"sluice/internal/kafka"
+	"sluice/internal/metadata"
+	"sluice/internal/purgatory"
+	"sluice/internal/vfs"
+)
+
+// LogProvider gets, creates and deletes partition logs. The node implements
+// it over the commitlog Manager (log dirs, checkpoints), so this package does
+// not depend on that API.
+type LogProvider interface {
+	// GetOrCreateLog opens the partition's log, creating it when absent.
+	GetOrCreateLog(tp kafka.TopicPartition, topicID kafka.UUID) (*commitlog.Log, error)
+	// DeleteLog removes the partition's log (topic deleted, or the broker
+	// is no longer a replica).
+	DeleteLog(tp kafka.TopicPartition) error
+}
+
+// Options configure a ReplicaManager.
+type Options struct {
+	// BrokerID is this broker's node id.
+	BrokerID int32
+	// FS is the file system of the log dirs; each partition's
+	// leader-epoch-checkpoint is opened through it beside its log.
+	FS   vfs.FS
+	Logs LogProvider
+	// TopicConfig returns a topic's data-plane settings; nil uses
+	// DefaultTopicConfig for every topic.
+	TopicConfig func(topic string) TopicConfig
+	Clock       clock.Clock
+	Logger      *slog.Logger
+}
+
+// ReplicaManager owns this broker's partitions.
+type ReplicaManager struct {
+	opts   Options
+	logger *slog.Logger
+	image  atomic.Pointer[metadata.Image]
+
+	mu struct {
+		sync.RWMutex
+		partitions map[kafka.TopicPartition]*Partition
+		// failed holds partitions whose log could not be opened: they
+		// answer KAFKA_STORAGE_ERROR while others go on.
+		failed map[kafka.TopicPartition]error
+	}
+
+	// produceWaits holds acks=all produces until the high watermark passes
+	// them; fetchWaits holds long-polling fetches until data arrives. Both
+	// are keyed by partition.
+	produceWaits *purgatory.Purgatory[kafka.TopicPartition]
+	fetchWaits   *purgatory.Purgatory[kafka.TopicPartition]
+}
+
+// NewReplicaManager builds a ReplicaManager hosting nothing yet; ApplyImage
+// or ApplyDelta make it host partitions. Close stops its purgatories.
+func NewReplicaManager(opts Options) (*ReplicaManager, error) {
+	if opts.Logs == nil || opts.FS == nil {
+		return nil, fmt.Errorf("replication: Options.Logs and Options.FS are required")
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.TopicConfig == nil {
+		opts.TopicConfig = func(string) TopicConfig { return DefaultTopicConfig() }
+	}
+	rm := &ReplicaManager{
+		opts:         opts,
+		logger:       opts.Logger.With("component", "replica-manager"),
+		produceWaits: purgatory.New[kafka.TopicPartition](),
+		fetchWaits:   purgatory.New[kafka.TopicPartition](),
+	}
+	rm.image.Store(metadata.EmptyImage())
+	rm.mu.partitions = make(map[kafka.TopicPartition]*Partition)
+	rm.mu.failed = make(map[kafka.TopicPartition]error)
+	return rm, nil
+}
+
+// Close wakes every parked request with an error and stops the purgatories.
+// The logs belong to the LogProvider, which closes them.
+func (rm *ReplicaManager) Close() {
+	rm.produceWaits.Close()
+	rm.fetchWaits.Close()
+}
+
+// Image returns the latest metadata image the manager applied.
+func (rm *ReplicaManager) Image() *metadata.Image { return rm.image.Load() }
+
+// TopicConfig returns a topic's data-plane settings.
+func (rm *ReplicaManager) TopicConfig(topic string) TopicConfig { return rm.opts.TopicConfig(topic) }
+
+// Partition returns a hosted partition. The error is UNKNOWN_TOPIC_OR_PARTITION
+// when the metadata does not know it, NOT_LEADER_OR_FOLLOWER when this broker
+// does not host it, KAFKA_STORAGE_ERROR when its log could not be opened.
+func (rm *ReplicaManager) Partition(tp kafka.TopicPartition) (*Partition, error) {
+	rm.mu.RLock()
+	p, ok := rm.mu.partitions[tp]
+	failed := rm.mu.failed[tp]
+	rm.mu.RUnlock()
+	if ok {
+		return p, nil
+	}
+	if failed != nil {
+		return nil, fmt.Errorf("partition %s: %v: %w", tp, failed, kerr.KafkaStorageError)
+	}
+	if _, known := rm.image.Load().Partition(tp); !known {
+		return nil, fmt.Errorf("partition %s: %w", tp, kerr.UnknownTopicOrPartition)
+	}
+	return nil, fmt.Errorf("partition %s: not hosted by broker %d: %w", tp, rm.opts.BrokerID, kerr.NotLeaderForPartition)
+}
+
+// Partitions returns the hosted partitions (DescribeLogDirs, tests).
+func (rm *ReplicaManager) Partitions() []*Partition {
+	rm.mu.RLock()
+	defer rm.mu.RUnlock()
+	out := make([]*Partition, 0, len(rm.mu.partitions))
+	for _, p := range rm.mu.partitions {
+		out = append(out, p)
+	}
+	return out
+}
+
+// ApplyImage makes the hosted partitions match a whole image (start-up):
+// partitions it assigns to this broker are opened and made leader or
+// follower, hosted ones it no longer assigns are dropped.
+func (rm *ReplicaManager) ApplyImage(image *metadata.Image) {
+	rm.image.Store(image)
+	keep := make(map[kafka.TopicPartition]bool)
+	for _, name := range image.TopicNames() {
+		t, _ := image.Topic(name)
+		for _, tp := range rm.applyTopic(t) {
+			keep[tp] = true
+		}
+	}
+	rm.mu.RLock()
+	var drop []kafka.TopicPartition
+	for tp := range rm.mu.partitions {
+		if !keep[tp] {
+			drop = append(drop, tp)
+		}
+	}
+	rm.mu.RUnlock()
+	for _, tp := range drop {
+		rm.removePartition(tp)
+	}
+}
+
+// ApplyDelta applies the changes of one published image; it has the shape
+// of a metadata.Subscriber.
+func (rm *ReplicaManager) ApplyDelta(delta *metadata.Delta, image *metadata.Image) {
+	rm.image.Store(image)
+	for _, t := range delta.RemovedTopics() {
+		for _, id := range t.PartitionIDs() {
+			rm.removePartition(kafka.TopicPartition{Topic: t.Name, Partition: id})
+		}
+	}
+	for _, t := range delta.ChangedTopics() {
+		hosted := make(map[kafka.TopicPartition]bool)
+		for _, tp := range rm.applyTopic(t) {
+			hosted[tp] = true
+		}
+		for _, id := range t.PartitionIDs() {
+			tp := kafka.TopicPartition{Topic: t.Name, Partition: id}
+			if !hosted[tp] {
+				rm.removePartition(tp)
+			}
+		}
+	}
+}
+
+// applyTopic hosts the topic's partitions assigned to this broker and
+// returns them.
+func (rm *ReplicaManager) applyTopic(t *metadata.Topic) []kafka.TopicPartition {
+	var hosted []kafka.TopicPartition
+	for _, id := range t.PartitionIDs() {
+		st := t.Partitions[id]
+		if !containsBroker(st.Replicas, rm.opts.BrokerID) {
+			continue
+		}
+		tp := kafka.TopicPartition{Topic: t.Name, Partition: id}
+		hosted = append(hosted, tp)
+		p, err := rm.getOrCreatePartition(tp, t.ID)
+		if err != nil {
+			rm.logger.Error("cannot open partition; it answers KAFKA_STORAGE_ERROR", "partition", tp.String(), "err", err)
+			rm.mu.Lock()
+			rm.mu.failed[tp] = err
+			rm.mu.Unlock()
+			continue
+		}
+		moved, err := p.applyState(st)
+		if err != nil {
+			rm.logger.Error("cannot apply partition state", "partition", tp.String(), "err", err)
+			continue
+		}
+		if moved {
+			rm.highWatermarkMoved(tp)
+		}
+		// Waiters learn of a leadership change (their request then fails).
+		rm.produceWaits.Notify(tp)
+		rm.fetchWaits.Notify(tp)
+	}
+	return hosted
+}
+
+func (rm *ReplicaManager) getOrCreatePartition(tp kafka.TopicPartition, topicID kafka.UUID) (*Partition, error) {
+	rm.mu.RLock()
+	p, ok := rm.mu.partitions[tp]
+	rm.mu.RUnlock()
+	if ok && p.topicID == topicID {
+		return p, nil
+	}
+	if ok {
+		// Same name, new topic id: the topic was deleted and recreated.
+		rm.removePartition(tp)
+	}
+	// Opening a log does I/O: it is done outside the manager-wide lock.
+	log, err := rm.opts.Logs.GetOrCreateLog(tp, topicID)
+	if err != nil {
+		return nil, fmt.Errorf("open log of %s: %w", tp, err)
+	}
+	epochs, err := epoch.Open(rm.opts.FS, filepath.Join(log.Dir(), epoch.FileName))
+	if err != nil {
+		return nil, fmt.Errorf("open leader epoch cache of %s: %w", tp, err)
+	}
+	p = newPartition(tp, topicID, rm.opts.BrokerID, log, epochs, rm.opts.Clock, rm.logger)
+	rm.mu.Lock()
+	defer rm.mu.Unlock()
+	if existing, ok := rm.mu.partitions[tp]; ok {
+		return existing, nil
+	}
+	rm.mu.partitions[tp] = p
+	delete(rm.mu.failed, tp)
+	return p, nil
+}
+
+func (rm *ReplicaManager) removePartition(tp kafka.TopicPartition) {
+	rm.mu.Lock()
+	_, hosted := rm.mu.partitions[tp]
+	delete(rm.mu.partitions, tp)
+	delete(rm.mu.failed, tp)
+	rm.mu.Unlock()
+	if hosted {
+		if err := rm.opts.Logs.DeleteLog(tp); err != nil {
+			rm.logger.Error("delete log", "partition", tp.String(), "err", err)
+		}
+	}
+	rm.produceWaits.Notify(tp)
+	rm.fetchWaits.Notify(tp)
+}
+
+// highWatermarkMoved wakes the produces waiting for acks and the fetches
+// that may now see more data.
+func (rm *ReplicaManager) highWatermarkMoved(tp kafka.TopicPartition) {
+	rm.produceWaits.Notify(tp)
+	rm.fetchWaits.Notify(tp)
+}
+
+func containsBroker(ids []int32, id int32) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,238 @@
+package replication
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"sluice/internal/clock"
+	"sluice/internal/commitlog"
+	"sluice/internal/commitlog/epoch"
+	"sluice/internal/kafka"
+	"sluice/internal/metadata"
+)
+
+// Role is what this broker is for a partition.
+type Role int8
+
+const (
+	// RoleNone: the partition is hosted but its state is not known yet.
+	RoleNone Role = iota
+	RoleLeader
+	RoleFollower
+)
+
+func (r Role) String() string {
+	switch r {
+	case RoleLeader:
+		return "leader"
+	case RoleFollower:
+		return "follower"
+	}
+	return "none"
+}
+
+// followerState is what the leader knows of one follower replica: the log
+// end offset it last fetched from. The follower fetcher of the replication
+// issue feeds it; on a single node there are none.
+type followerState struct {
+	logEndOffset int64
+	// lastCaughtUpMs is when the follower last fetched up to the leader's
+	// log end offset (replica.lag.time.max.ms decides ISR shrinking).
+	lastCaughtUpMs int64
+}
+
+// Partition is one partition hosted by this broker: its log, its leader
+// epoch cache and the replication state (role, leader epoch, ISR, high
+// watermark, follower states).
+//
+// Lock order: Partition.mu, then the log's own lock (taken inside
+// commitlog.Log calls), then the epoch cache's. Leader appends hold mu so the
+// leader epoch they stamp cannot change underneath them, as Kafka's
+// leaderIsrUpdateLock does; reads hold it only to snapshot the bounds.
+type Partition struct {
+	tp       kafka.TopicPartition
+	topicID  kafka.UUID
+	brokerID int32
+	log      *commitlog.Log
+	epochs   *epoch.Cache
+	clk      clock.Clock
+	logger   *slog.Logger
+
+	mu struct {
+		sync.Mutex
+		role           Role
+		leaderID       int32
+		leaderEpoch    int32
+		partitionEpoch int32
+		replicas       []int32
+		isr            []int32
+		// leaderEpochStartOffset is the log end offset when this broker
+		// became leader: until the high watermark reaches it, client
+		// ListOffsets answer OFFSET_NOT_AVAILABLE (as Kafka).
+		leaderEpochStartOffset int64
+		highWatermark          int64
+		followers              map[int32]*followerState
+	}
+}
+
+func newPartition(tp kafka.TopicPartition, topicID kafka.UUID, brokerID int32, log *commitlog.Log, epochs *epoch.Cache, clk clock.Clock, logger *slog.Logger) *Partition {
+	p := &Partition{tp: tp, topicID: topicID, brokerID: brokerID, log: log, epochs: epochs, clk: clk,
+		logger: logger.With("partition", tp.String())}
+	p.mu.leaderID = metadata.NoLeader
+	p.mu.leaderEpoch = kafka.NoEpoch
+	p.mu.followers = make(map[int32]*followerState)
+	// The high watermark starts at the log start offset until leadership
+	// says more; the replication-offset-checkpoint restore comes with the
+	// replication issue (on one node it is set to the log end offset as
+	// soon as the partition becomes leader).
+	p.mu.highWatermark = log.LogStartOffset()
+	return p
+}
+
+// TopicPartition returns the partition's name.
+func (p *Partition) TopicPartition() kafka.TopicPartition { return p.tp }
+
+// TopicID returns the partition's topic id.
+func (p *Partition) TopicID() kafka.UUID { return p.topicID }
+
+// Log returns the partition's log (DescribeLogDirs, coordinators).
+func (p *Partition) Log() *commitlog.Log { return p.log }
+
+// State is a snapshot of the partition's replication state.
+type State struct {
+	Role           Role
+	LeaderID       int32
+	LeaderEpoch    int32
+	PartitionEpoch int32
+	Replicas       []int32
+	ISR            []int32
+	HighWatermark  int64
+	LogStartOffset int64
+	LogEndOffset   int64
+	// LastStableOffset is min(high watermark, first unstable offset).
+	LastStableOffset int64
+}
+
+// State returns a snapshot of the partition's replication state.
+func (p *Partition) State() State {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return State{
+		Role: p.mu.role, LeaderID: p.mu.leaderID, LeaderEpoch: p.mu.leaderEpoch,
+		PartitionEpoch: p.mu.partitionEpoch,
+		Replicas:       slices.Clone(p.mu.replicas), ISR: slices.Clone(p.mu.isr),
+		HighWatermark: p.mu.highWatermark, LogStartOffset: p.log.LogStartOffset(),
+		LogEndOffset: p.log.LogEndOffset(), LastStableOffset: p.lastStableOffsetLocked(),
+	}
+}
+
+// HighWatermark returns the high watermark.
+func (p *Partition) HighWatermark() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mu.highWatermark
+}
+
+// applyState makes the partition leader or follower as the metadata image
+// describes it. It reports whether the high watermark moved.
+func (p *Partition) applyState(st metadata.PartitionState) (bool, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mu.replicas = slices.Clone(st.Replicas)
+	p.mu.isr = slices.Clone(st.ISR)
+	p.mu.partitionEpoch = st.PartitionEpoch
+	newEpoch := st.LeaderEpoch != p.mu.leaderEpoch || st.Leader != p.mu.leaderID
+	p.mu.leaderID = st.Leader
+	p.mu.leaderEpoch = st.LeaderEpoch
+	if st.Leader != p.brokerID {
+		if p.mu.role != RoleFollower {
+			p.logger.Info("became follower", "leader", st.Leader, "leader_epoch", st.LeaderEpoch)
+		}
+		p.mu.role = RoleFollower
+		p.mu.followers = make(map[int32]*followerState)
+		return false, nil
+	}
+	if p.mu.role != RoleLeader || newEpoch {
+		leo := p.log.LogEndOffset()
+		// As Kafka's makeLeader: the new epoch starts at the log end offset,
+		// so OffsetForLeaderEpoch answers followers of the previous epoch.
+		if err := p.epochs.Assign(st.LeaderEpoch, leo); err != nil {
+			return false, fmt.Errorf("partition %s: record leader epoch %d at %d: %w", p.tp, st.LeaderEpoch, leo, err)
+		}
+		p.mu.leaderEpochStartOffset = leo
+		p.mu.followers = make(map[int32]*followerState)
+		for _, r := range p.mu.replicas {
+			if r != p.brokerID {
+				p.mu.followers[r] = &followerState{logEndOffset: kafka.NoOffset}
+			}
+		}
+		p.logger.Info("became leader", "leader_epoch", st.LeaderEpoch, "log_end_offset", leo, "isr", p.mu.isr)
+	}
+	p.mu.role = RoleLeader
+	return p.maybeIncrementHighWatermarkLocked(), nil
+}
+
+// maybeIncrementHighWatermarkLocked raises the high watermark to the
+// smallest log end offset among the in-sync replicas (the leader's own is
+// its log's). It never moves it back. It reports whether it moved.
+func (p *Partition) maybeIncrementHighWatermarkLocked() bool {
+	if p.mu.role != RoleLeader {
+		return false
+	}
+	hw := p.log.LogEndOffset()
+	for _, r := range p.mu.isr {
+		if r == p.brokerID {
+			continue
+		}
+		f, ok := p.mu.followers[r]
+		if !ok || f.logEndOffset < 0 {
+			// A follower whose position is unknown holds the watermark.
+			return false
+		}
+		hw = min(hw, f.logEndOffset)
+	}
+	if hw <= p.mu.highWatermark {
+		return false
+	}
+	p.mu.highWatermark = hw
+	p.log.SetHighWatermark(hw)
+	return true
+}
+
+// lastStableOffsetLocked is min(high watermark, first unstable offset).
+func (p *Partition) lastStableOffsetLocked() int64 {
+	if first, ok := p.log.FirstUnstableOffset(); ok && first < p.mu.highWatermark {
+		return first
+	}
+	return p.mu.highWatermark
+}
+
+// checkLeaderLocked answers a client request that must reach the leader
+// with the request's current leader epoch (KIP-320; -1 skips the check).
+// requireLeader false lets a follower answer (follower fetching, KIP-392).
+func (p *Partition) checkLeaderLocked(currentLeaderEpoch int32, requireLeader bool) error {
+	if p.log.Offline() {
+		return fmt.Errorf("partition %s: %w", p.tp, kerr.KafkaStorageError)
+	}
+	if currentLeaderEpoch != kafka.NoEpoch {
+		if currentLeaderEpoch < p.mu.leaderEpoch {
+			return fmt.Errorf("partition %s: request epoch %d below leader epoch %d: %w",
+				p.tp, currentLeaderEpoch, p.mu.leaderEpoch, kerr.FencedLeaderEpoch)
+		}
+		if currentLeaderEpoch > p.mu.leaderEpoch {
+			return fmt.Errorf("partition %s: request epoch %d above leader epoch %d: %w",
+				p.tp, currentLeaderEpoch, p.mu.leaderEpoch, kerr.UnknownLeaderEpoch)
+		}
+	}
+	if requireLeader && p.mu.role != RoleLeader {
+		return fmt.Errorf("partition %s: broker %d is not the leader: %w", p.tp, p.brokerID, kerr.NotLeaderForPartition)
+	}
+	return nil
+}
+
+// inSyncCount returns the ISR size.
+func (p *Partition) inSyncCountLocked() int { return len(p.mu.isr) }

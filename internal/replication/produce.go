@@ -1,0 +1,115 @@
+package replication
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"sluice/internal/kafka"
+)
+
+// AppendPartition is one partition's records in a produce request.
+type AppendPartition struct {
+	TP      kafka.TopicPartition
+	Records []byte
+}
+
+// AppendRequest is a produce request's data-plane part.
+type AppendRequest struct {
+	// RequiredAcks is 0, 1 or -1 (all); the handler refuses other values.
+	RequiredAcks int16
+	// Timeout bounds the wait for acks=all (the request's timeout_ms).
+	Timeout time.Duration
+	// ProduceVersion is the request version (zstd needs v7+).
+	ProduceVersion int16
+	Partitions     []AppendPartition
+}
+
+// PartitionAppendResult is one partition's produce outcome.
+type PartitionAppendResult struct {
+	TP kafka.TopicPartition
+	AppendResult
+}
+
+// AppendRecords appends each partition's records on this broker as leader
+// and, for acks=all, waits in the purgatory until the high watermark passes
+// every successful append or the timeout fires (REQUEST_TIMED_OUT for the
+// ones still short). Results are in request order.
+func (rm *ReplicaManager) AppendRecords(ctx context.Context, req AppendRequest) []PartitionAppendResult {
+	results := make([]PartitionAppendResult, len(req.Partitions))
+	parts := make([]*Partition, len(req.Partitions))
+	for i, ap := range req.Partitions {
+		results[i].TP = ap.TP
+		p, err := rm.Partition(ap.TP)
+		if err != nil {
+			results[i].AppendResult = failedAppend(err, kafka.NoOffset)
+			continue
+		}
+		parts[i] = p
+		res, moved := p.AppendRecordsToLeader(ap.Records, req.RequiredAcks, rm.opts.TopicConfig(ap.TP.Topic), req.ProduceVersion)
+		results[i].AppendResult = res
+		if res.Err == nil {
+			rm.fetchWaits.Notify(ap.TP)
+		}
+		if moved {
+			rm.highWatermarkMoved(ap.TP)
+		}
+	}
+	if req.RequiredAcks != -1 {
+		return results
+	}
+	rm.awaitAcks(ctx, req.Timeout, results, parts)
+	return results
+}
+
+// awaitAcks parks until every successful append of results is replicated to
+// the ISR, then records the late errors (NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+// REQUEST_TIMED_OUT) in results.
+func (rm *ReplicaManager) awaitAcks(ctx context.Context, timeout time.Duration, results []PartitionAppendResult, parts []*Partition) {
+	var keys []kafka.TopicPartition
+	pending := make([]int, 0, len(results))
+	for i := range results {
+		if results[i].Err == nil {
+			pending = append(pending, i)
+			keys = append(keys, results[i].TP)
+		}
+	}
+	if len(pending) == 0 {
+		return
+	}
+	done := make([]bool, len(results))
+	ready := func() bool {
+		all := true
+		for _, i := range pending {
+			if done[i] {
+				continue
+			}
+			ok, err := parts[i].checkEnoughReplicasReachOffset(results[i].LastOffset+1, rm.opts.TopicConfig(results[i].TP.Topic).MinInsyncReplicas)
+			if !ok {
+				all = false
+				continue
+			}
+			done[i] = true
+			if err != nil {
+				results[i].AppendResult = failedAppend(err, results[i].LogStartOffset)
+			}
+		}
+		return all
+	}
+	ok, err := rm.produceWaits.Wait(ctx, keys, timeout, ready)
+	if ok {
+		return
+	}
+	for _, i := range pending {
+		if done[i] {
+			continue
+		}
+		cause := fmt.Errorf("partition %s: acks=all not reached within %v: %w", results[i].TP, timeout, kerr.RequestTimedOut)
+		if err != nil {
+			cause = fmt.Errorf("partition %s: waiting for acks: %v: %w", results[i].TP, err, kerr.RequestTimedOut)
+		}
+		results[i].AppendResult = failedAppend(cause, results[i].LogStartOffset)
+	}
+}
