@@ -1,0 +1,28 @@
+// Command sluice is the Sluice binary: a Kafka-compatible broker
+// (`sluice server`) and its storage tool (`sluice storage`).
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	if err := newRootCommand().Execute(); err != nil {
+		fmt.Fprintln(os.Stderr, "sluice:", err)
+		os.Exit(1)
+	}
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "sluice",
+		Short:         "Sluice, a Kafka-compatible streaming broker",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newServerCommand(), newStorageCommand(), newVersionCommand())
+	return root
+}

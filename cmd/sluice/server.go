@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+
+	"sluice/internal/config"
+	"sluice/internal/node"
+)
+
+func newServerCommand() *cobra.Command {
+	var configFile string
+	var overrides []string
+	cmd := &cobra.Command{
+		Use:   "server",
+		Short: "Run a node (with no flags: a combined broker and controller on 127.0.0.1:9092, data in ./data)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(configFile, overrides)
+			if err != nil {
+				return err
+			}
+			logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			n, err := node.New(cfg, logger, prometheus.NewRegistry())
+			if err != nil {
+				return err
+			}
+			return n.Run(ctx)
+		},
+	}
+	cmd.Flags().StringVar(&configFile, "config", "", "server.properties file (Kafka's key names)")
+	cmd.Flags().StringArrayVar(&overrides, "override", nil, "key=value overriding the config file (repeatable)")
+	return cmd
+}
+
+// loadConfig reads the properties file and applies key=value overrides, as
+// kafka-server-start.sh --override does.
+func loadConfig(path string, overrides []string) (*config.Config, error) {
+	kv := make(map[string]string, len(overrides))
+	for _, o := range overrides {
+		k, v, ok := strings.Cut(o, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("--override %q: want key=value", o)
+		}
+		kv[strings.TrimSpace(k)] = v
+	}
+	cfg, err := config.Load(path, kv)
+	if err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"sluice/internal/kafka"
+	"sluice/internal/node"
+	"sluice/internal/vfs"
+)
+
+func newStorageCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "storage",
+		Short: "Format log directories, as kafka-storage does",
+	}
+	cmd.AddCommand(newFormatCommand(), newRandomUUIDCommand())
+	return cmd
+}
+
+func newFormatCommand() *cobra.Command {
+	var clusterID, configFile string
+	var overrides []string
+	var ignoreFormatted bool
+	cmd := &cobra.Command{
+		Use:   "format",
+		Short: "Write meta.properties into every log directory of the configuration",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(configFile, overrides)
+			if err != nil {
+				return err
+			}
+			dirs := cfg.LogDirs()
+			if cfg.IsSet("metadata.log.dir") {
+				dirs = append(dirs, cfg.String("metadata.log.dir"))
+			}
+			if err := node.Format(vfs.Default, dirs, clusterID, cfg.NodeID(), ignoreFormatted); err != nil {
+				return err
+			}
+			for _, d := range dirs {
+				fmt.Fprintf(cmd.OutOrStdout(), "Formatting %s with cluster id %s and node id %d\n", d, clusterID, cfg.NodeID())
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&clusterID, "cluster-id", "t", "", "the cluster id (see `sluice storage random-uuid`)")
+	cmd.Flags().StringVarP(&configFile, "config", "c", "", "server.properties file")
+	cmd.Flags().StringArrayVar(&overrides, "override", nil, "key=value overriding the config file (repeatable)")
+	cmd.Flags().BoolVarP(&ignoreFormatted, "ignore-formatted", "g", false, "skip directories that are already formatted")
+	cmd.MarkFlagRequired("cluster-id")
+	cmd.MarkFlagRequired("config")
+	return cmd
+}
+
+func newRandomUUIDCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "random-uuid",
+		Short: "Print a new random cluster id",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			id, err := kafka.RandomUUID()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), id.String())
+			return nil
+		},
+	}
+}

@@ -1,0 +1,52 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// lockFileName is the lock Kafka takes in every log dir, so two processes
+// never run on one directory.
+const lockFileName = ".lock"
+
+// dirLocks holds an exclusive flock on each log dir's .lock file. The lock
+// is an operating-system resource, not storage data, so it bypasses vfs.
+type dirLocks struct {
+	files []*os.File
+}
+
+func lockDirs(dirs []string) (*dirLocks, error) {
+	l := &dirLocks{}
+	for _, dir := range dirs {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			l.release()
+			return nil, fmt.Errorf("create log dir %s: %w", dir, err)
+		}
+		path := filepath.Join(dir, lockFileName)
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
+			l.release()
+			return nil, fmt.Errorf("open %s: %w", path, err)
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			l.release()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, fmt.Errorf("log dir %s is in use by another process (%s is locked)", dir, path)
+			}
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		l.files = append(l.files, f)
+	}
+	return l, nil
+}
+
+func (l *dirLocks) release() {
+	for _, f := range l.files {
+		f.Close() // closing the descriptor drops the flock
+	}
+	l.files = nil
+}

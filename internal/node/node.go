@@ -1,0 +1,368 @@
+// Package node is Sluice's composition root: it builds every component of a
+// node from the configuration (log manager, metadata quorum and image,
+// controller, replica manager, request handlers, listeners) and runs them
+// until stopped. It holds no package-level state, so several nodes can run in
+// one process.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"sluice/internal/api"
+	"sluice/internal/clock"
+	"sluice/internal/commitlog"
+	"sluice/internal/config"
+	"sluice/internal/controller"
+	"sluice/internal/metadata"
+	"sluice/internal/quorum"
+	"sluice/internal/replication"
+	"sluice/internal/server"
+	"sluice/internal/vfs"
+)
+
+// shutdownGrace bounds how long in-flight requests may take to finish at
+// shutdown before their connections are closed.
+const shutdownGrace = 10 * time.Second
+
+// Node is one Sluice process's broker and controller.
+type Node struct {
+	cfg       *config.Config
+	logger    *slog.Logger
+	metrics   prometheus.Registerer
+	fsys      vfs.FS
+	clk       clock.Clock
+	clusterID string
+
+	locks    *dirLocks
+	mgr      *commitlog.Manager
+	logs     *partitionLogs
+	store    *quorum.LogEntryStore
+	driver   *quorum.Driver
+	loader   *metadata.Loader
+	ctrl     *controller.Controller
+	control  *controlLoop
+	replicas *replication.ReplicaManager
+	registry *api.Registry
+	server   *server.Server
+
+	// followDeltas is set once the replayed image has been applied to the
+	// replica manager; from then on each published delta is passed on.
+	followDeltas atomic.Bool
+	producerIDs  producerIDBlock
+
+	ready     chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+	// driverStarted and managerStarted say which loops Close must stop.
+	driverStarted  bool
+	managerStarted context.CancelFunc
+	controlStarted bool
+}
+
+// New checks the configuration, locks and formats the log dirs (a
+// single-voter combined node formats empty dirs itself), loads the partition
+// logs and the metadata log. Nothing runs until Run. registry may be nil.
+func New(cfg *config.Config, logger *slog.Logger, registry prometheus.Registerer) (*Node, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if registry == nil {
+		registry = prometheus.NewRegistry()
+	}
+	if !cfg.SingleNode() {
+		return nil, errors.New("only a single combined node (process.roles=broker,controller with this node the only voter in controller.quorum.voters) is built so far")
+	}
+	n := &Node{cfg: cfg, logger: logger, metrics: registry, fsys: vfs.Default, clk: clock.Real{}, ready: make(chan struct{})}
+	if err := n.open(); err != nil {
+		n.Close()
+		return nil, err
+	}
+	return n, nil
+}
+
+func (n *Node) open() error {
+	metaDir := metadataLogDir(n.cfg)
+	dirs := allDirs(n.cfg.LogDirs(), metaDir)
+	var err error
+	if n.locks, err = lockDirs(dirs); err != nil {
+		return err
+	}
+	if n.clusterID, err = ensureFormatted(n.fsys, dirs, n.cfg.NodeID(), n.cfg.SingleNode()); err != nil {
+		return err
+	}
+	defaults, err := n.cfg.ResolveTopic(nil)
+	if err != nil {
+		return fmt.Errorf("broker log defaults: %w", err)
+	}
+	if n.mgr, err = commitlog.NewManager(n.fsys, managerOptions(n.cfg, logOptions(defaults)), n.clk, n.logger.With("component", "logs")); err != nil {
+		return fmt.Errorf("load log dirs: %w", err)
+	}
+	n.loader = metadata.NewLoader(n.logger.With("component", "metadata"), n.onMetadata)
+	n.logs = newPartitionLogs(n.cfg, n.fsys, n.mgr, n.loader.Image)
+	n.replicas, err = replication.NewReplicaManager(replication.Options{
+		BrokerID:    n.cfg.NodeID(),
+		FS:          n.fsys,
+		Logs:        n.logs,
+		TopicConfig: n.logs.dataPlaneConfig,
+		Clock:       n.clk,
+		Logger:      n.logger.With("component", "replicas"),
+	})
+	if err != nil {
+		return fmt.Errorf("replica manager: %w", err)
+	}
+	metaLogDir := filepath.Join(metaDir, quorum.MetadataPartition().String())
+	if n.store, err = quorum.OpenLogEntryStore(n.fsys, metaLogDir, n.clk, n.logger.With("component", "metadata-log")); err != nil {
+		return fmt.Errorf("open metadata log: %w", err)
+	}
+	voters := make([]int32, 0, len(n.cfg.Voters()))
+	for _, v := range n.cfg.Voters() {
+		voters = append(voters, v.ID)
+	}
+	n.driver, err = quorum.New(quorum.Options{
+		NodeID:          n.cfg.NodeID(),
+		Voters:          voters,
+		ElectionTimeout: millis(n.cfg.Long("controller.quorum.election.timeout.ms")),
+		FS:              n.fsys,
+		Dir:             metaLogDir,
+		Store:           n.store,
+		Apply: func(c quorum.Committed) error {
+			return n.loader.Apply(c.Offset, c.Epoch, c.Data)
+		},
+		Logger: n.logger.With("component", "quorum"),
+	})
+	if err != nil {
+		return fmt.Errorf("metadata quorum: %w", err)
+	}
+	n.ctrl = controller.New(controller.Options{
+		NumPartitions:            n.cfg.Int("num.partitions"),
+		DefaultReplicationFactor: int16(n.cfg.Int("default.replication.factor")),
+		Configs:                  configPolicy{cfg: n.cfg},
+	})
+	n.control = newControlLoop(n.driver, n.loader.Image)
+	n.registry, err = api.NewRegistry(api.Deps{
+		Features:     n,
+		ClusterID:    n.clusterID,
+		NodeID:       n.cfg.NodeID(),
+		ControlPlane: n,
+	})
+	if err != nil {
+		return fmt.Errorf("request handlers: %w", err)
+	}
+	n.server, err = server.New(server.Options{
+		Listeners:      brokerListeners(n.cfg),
+		Registry:       n.registry,
+		MaxRequestSize: n.cfg.Int("socket.request.max.bytes"),
+		MaxConnections: int(n.cfg.Int("max.connections")),
+		IdleTimeout:    millis(n.cfg.Long("connections.max.idle.ms")),
+		Logger:         n.logger.With("component", "server"),
+		Metrics:        n.metrics,
+	})
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	return nil
+}
+
+// onMetadata is the loader's subscriber: it runs on the quorum's loop for
+// every published image.
+func (n *Node) onMetadata(delta *metadata.Delta, image *metadata.Image) {
+	if !n.followDeltas.Load() {
+		return
+	}
+	if err := n.logs.applyConfigChanges(delta); err != nil {
+		n.logger.Error("applying topic config changes", "err", err)
+	}
+	n.replicas.ApplyDelta(delta, image)
+}
+
+// brokerListeners are the listeners clients use: every listener but the
+// controller's. A single voter needs no controller listener, so it is not
+// bound until the quorum has other voters to talk to.
+func brokerListeners(cfg *config.Config) []server.Listener {
+	var out []server.Listener
+	for _, l := range cfg.Listeners() {
+		if isControllerListener(cfg, l.Name) {
+			continue
+		}
+		out = append(out, server.Listener{Name: l.Name, Address: l.Addr()})
+	}
+	return out
+}
+
+func isControllerListener(cfg *config.Config, name string) bool {
+	for _, c := range cfg.ControllerListenerNames() {
+		if c == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Ready is closed once the node serves clients.
+func (n *Node) Ready() <-chan struct{} { return n.ready }
+
+// Addr returns the bound address of a listener, or nil.
+func (n *Node) Addr(listener string) net.Addr { return n.server.Addr(listener) }
+
+// ClusterID is the cluster id of the log dirs.
+func (n *Node) ClusterID() string { return n.clusterID }
+
+// Run starts the node, serves until ctx ends and then stops it cleanly:
+// listeners first (in-flight requests finish), then the controller, the
+// replica manager, the quorum and the logs, which are flushed and marked
+// cleanly shut down. It returns the first error of the start or the stop.
+func (n *Node) Run(ctx context.Context) error {
+	if err := n.start(ctx); err != nil {
+		return errors.Join(err, n.Close())
+	}
+	close(n.ready)
+	n.logger.Info("node started", "node_id", n.cfg.NodeID(), "cluster_id", n.clusterID)
+	<-ctx.Done()
+	n.logger.Info("node stopping")
+	return n.Close()
+}
+
+func (n *Node) start(ctx context.Context) error {
+	n.driver.Start()
+	n.driverStarted = true
+	select {
+	case <-n.driver.Replayed():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := n.awaitLeadership(ctx); err != nil {
+		return err
+	}
+	n.control.start()
+	n.controlStarted = true
+	if err := n.bootstrap(ctx); err != nil {
+		return err
+	}
+	im := n.Image()
+	n.replicas.ApplyImage(im)
+	n.followDeltas.Store(true)
+	if err := n.logs.removeStrayLogs(im, n.cfg.NodeID()); err != nil {
+		return err
+	}
+	mgrCtx, cancel := context.WithCancel(context.Background())
+	n.mgr.Start(mgrCtx)
+	n.managerStarted = cancel
+	if err := n.server.Start(); err != nil {
+		return err
+	}
+	return n.registerBroker(ctx)
+}
+
+// awaitLeadership waits until this voter leads the quorum: a single voter
+// campaigns at once, so this takes one round of its own disk writes.
+func (n *Node) awaitLeadership(ctx context.Context) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for !n.driver.Status().IsLeader {
+		if err := n.driver.Err(); err != nil {
+			return fmt.Errorf("metadata quorum: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+// bootstrap writes the first records of a new cluster's metadata log (cluster
+// id and the pinned release's finalized features) and checks that an
+// existing log belongs to the log dirs' cluster.
+func (n *Node) bootstrap(ctx context.Context) error {
+	if id := n.Image().ClusterID(); id != "" {
+		if id != n.clusterID {
+			return fmt.Errorf("metadata log holds cluster id %s but meta.properties says %s", id, n.clusterID)
+		}
+		return nil
+	}
+	return n.control.submit(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		var recs []metadata.Record
+		for _, f := range api.PinnedRelease().Finalized {
+			if f.Name == metadata.MetadataVersionFeature {
+				recs = append(metadata.BootstrapRecords(n.clusterID, f.Level), recs...)
+				continue
+			}
+			if f.Level > 0 {
+				recs = append(recs, &metadata.FeatureLevelRecord{Name: f.Name, Level: f.Level})
+			}
+		}
+		if len(recs) == 0 || im.ClusterID() != "" {
+			return nil, errors.New("bootstrap: no metadata.version in the pinned release, or already bootstrapped")
+		}
+		return recs, nil
+	})
+}
+
+// Close stops whatever runs and releases the log dirs. Logs are flushed and
+// the clean-shutdown marker written, so the next start skips recovery. It is
+// safe to call more than once.
+func (n *Node) Close() error {
+	n.closeOnce.Do(func() { n.closeErr = n.close() })
+	return n.closeErr
+}
+
+func (n *Node) close() error {
+	var errs []error
+	if n.server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		if err := n.server.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop listeners: %w", err))
+		}
+		cancel()
+	}
+	if n.controlStarted {
+		n.control.stop()
+	}
+	if n.driverStarted {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		if err := n.driver.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop metadata quorum: %w", err))
+		}
+		cancel()
+	}
+	if n.replicas != nil {
+		n.replicas.Close()
+	}
+	if n.managerStarted != nil {
+		n.managerStarted()
+	}
+	if n.store != nil {
+		if err := n.store.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close metadata log: %w", err))
+		}
+	}
+	if n.mgr != nil {
+		if err := n.mgr.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close logs: %w", err))
+		}
+	}
+	if n.locks != nil {
+		n.locks.release()
+	}
+	return errors.Join(errs...)
+}
+
+// hostName is the host a listener without one is advertised with.
+func hostName() string {
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "localhost"
+}
