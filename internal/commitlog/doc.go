@@ -1,0 +1,76 @@
+// Package commitlog is Sluice's storage engine: a partition's segmented log
+// in Kafka's on-disk format, and the Manager of the logs of one or more log
+// dirs.
+//
+// # Layout (byte-compatible with Kafka)
+//
+// A log dir holds one directory per partition, "<topic>-<partition>", plus
+// recovery-point-offset-checkpoint, log-start-offset-checkpoint (package
+// checkpoint) and, after a clean stop, the .kafka_cleanshutdown marker. A
+// partition directory holds segments, each named by its base offset in 20
+// digits: "%020d.log" (record batches v2 as received, with only the base
+// offset and partition leader epoch rewritten), "%020d.index" (8-byte
+// entries: offset relative to the base, position), "%020d.timeindex"
+// (12-byte entries: timestamp, relative offset), producer state snapshots
+// "%020d.snapshot" (package producerstate), leader-epoch-checkpoint
+// (package epoch) and partition.metadata (package metafile). Indexes are
+// preallocated to segment.index.bytes while their segment is active and
+// trimmed when it is rolled or the log is closed. Deleted segments are
+// renamed "*.deleted" and removed after file.delete.delay.ms.
+//
+// # Log
+//
+//	l, err := commitlog.Open(fsys, dir, tp, opts, clk, commitlog.StartState{...}, logger)
+//	info, err := l.Append(batches, leaderEpoch)      // leader: assigns offsets in place
+//	info, err := l.AppendAsCoordinator(batches, ep)  // coordinators: no sequence checks
+//	info, err := l.AppendAsFollower(batches)         // follower: offsets kept
+//	res, err := l.Read(offset, maxBytes, maxOffset, minOneBatch)
+//	res.Slices                                       // []FileSlice{File, Pos, Size}: sendfile them
+//	res.WriteTo(w) / res.Bytes()                     // copying alternatives
+//	l.OffsetForTimestamp(ts); l.LastTimestampOffset()
+//	l.EndOffsetForEpoch(epoch); l.LatestEpoch()
+//	l.TruncateTo(offset); l.TruncateFullyAndStartAt(offset)
+//	l.IncrementLogStartOffset(offset)                // DeleteRecords
+//	l.SetHighWatermark(hw)                           // bounds retention and DeleteRecords
+//	l.ApplyRetention(now); l.Flush(); l.Close(); l.Delete()
+//
+// Append takes batches validated by records.Validate; it still checks CRCs
+// and framing, refuses batches above max.message.bytes, runs the producer
+// state checks (a duplicate of one of a producer's last five batches
+// writes nothing and returns the original offsets with Duplicate set),
+// stamps the epoch, records new epochs in the leader epoch cache, and rolls
+// by segment.bytes, segment.ms (minus segment.jitter.ms jitter, measured
+// from the first batch's timestamp as Kafka does) and full indexes.
+//
+// Read returns whole batches, starting with the one holding offset, never
+// past maxOffset (exclusive; the high watermark or last stable offset), at
+// most maxBytes unless minOneBatch and the first batch alone is larger
+// (KIP-74). It returns file ranges, not bytes: readers use positional reads
+// only, and a deleted segment's files stay open for file.delete.delay.ms,
+// so a response being sent from them completes.
+//
+// # Durability and failures
+//
+// Nothing is fsynced on append unless flush.messages / flush.ms say so
+// (Kafka's default); Flush syncs and moves the recovery point to the log end
+// offset. A rolled segment is synced at the roll, so a crash loses at most
+// a suffix of the log. After an unclean stop, Open re-validates every
+// segment holding offsets at or above the recovery point (header, CRC,
+// offsets per batch), cuts a torn or corrupt tail, deletes segments after a
+// corrupt one, rebuilds their indexes, and replays producer state from the
+// newest snapshot. After a clean stop it reads only the index tails.
+//
+// A full disk (ENOSPC) fails the append with ErrStorage and leaves the log
+// readable. Any other I/O error takes the log offline (ErrOffline from then
+// on); under a Manager the whole log dir goes offline.
+//
+// # Manager
+//
+//	m, err := commitlog.NewManager(fsys, commitlog.DefaultManagerOptions(dirs...), clk, logger)
+//	m.Start(ctx)                                    // retention, flush, checkpoints, file deletion
+//	l, err := m.GetOrCreate(tp, topicID, opts)
+//	m.Get(tp); m.Logs(); m.Delete(tp); m.OfflineDirs()
+//	m.Close()                                       // flush, checkpoints, clean-shutdown marker
+//
+// Options are per log (topic configs) and can be replaced with SetOptions.
+package commitlog
