@@ -112,7 +112,6 @@ func (c *conn) isDraining() bool {
 
 func (c *conn) readLoop() {
 	br := bufio.NewReaderSize(c.nc, 8<<10)
-	m := c.srv.metrics
 	for c.armRead() {
 		// A fresh buffer per request: decoded bodies (Produce records) may
 		// alias the frame after the handler returns.
@@ -121,34 +120,42 @@ func (c *conn) readLoop() {
 			c.readFailed(err)
 			return
 		}
-		arrived := time.Now()
-		m.bytesIn.WithLabelValues(c.listener).Add(float64(len(frame) + 4))
-
-		header, body, err := protocol.ParseRequestHeader(frame)
-		if err == nil {
-			var resp api.Response
-			resp, err = c.srv.opts.Registry.Serve(c.ctx, &c.state, header, body)
-			if err == nil && !resp.Valid() {
-				err = fmt.Errorf("handler for api key %d returned no response kind", header.APIKey)
-				c.closeFor(header, reasonHandler, err)
-				return
-			}
-			if err == nil && resp.CloseReason() != nil {
-				c.closeFor(header, reasonHandler, resp.CloseReason())
-				return
-			}
-			if err == nil {
-				m.requests.WithLabelValues(requestName(header.APIKey), c.versionLabel(header)).Inc()
-				if !c.respond(header, resp) {
-					return
-				}
-				m.latency.WithLabelValues(requestName(header.APIKey)).Observe(time.Since(arrived).Seconds())
-				continue
-			}
+		if !c.serveRequest(frame) {
+			return
 		}
-		c.closeFor(header, reasonFor(err), err)
-		return
 	}
+}
+
+// serveRequest handles one request frame and waits until its response is
+// written; false means the connection must close.
+func (c *conn) serveRequest(frame []byte) bool {
+	arrived := time.Now()
+	m := c.srv.metrics
+	m.bytesIn.WithLabelValues(c.listener).Add(float64(len(frame) + 4))
+	header, body, err := protocol.ParseRequestHeader(frame)
+	if err != nil {
+		c.closeFor(header, reasonFor(err), err)
+		return false
+	}
+	resp, err := c.srv.opts.Registry.Serve(c.ctx, &c.state, header, body)
+	switch {
+	case err != nil:
+		c.closeFor(header, reasonFor(err), err)
+		return false
+	case !resp.Valid():
+		c.closeFor(header, reasonHandler, fmt.Errorf("handler for api key %d returned no response kind", header.APIKey))
+		return false
+	case resp.CloseReason() != nil:
+		c.closeFor(header, reasonHandler, resp.CloseReason())
+		return false
+	}
+	name := requestName(header.APIKey)
+	m.requests.WithLabelValues(name, c.versionLabel(header)).Inc()
+	if !c.respond(header, resp) {
+		return false
+	}
+	m.latency.WithLabelValues(name).Observe(time.Since(arrived).Seconds())
+	return true
 }
 
 // respond hands the response to the writer and waits until it is written.
