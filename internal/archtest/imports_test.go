@@ -24,8 +24,9 @@ var tiers = map[string]int{
 	"coordinator": 3, "replication": 3, "controller": 3, "auth": 3, "config": 3, "fetchwire": 3,
 	"server": 4, "api": 4, "console": 4,
 	"node": 5, "sim": 5, "testcluster": 6,
-	"sluice": 7, "cmd": 7,
-	"archtest": 8,
+	"cli":    7,
+	"sluice": 8, "cmd": 8,
+	"archtest": 9,
 }
 
 // sameTier lists the imports allowed within a tier.
