@@ -26,7 +26,19 @@ need_apt java openjdk-17-jdk-headless
 need_apt mvn maven
 need_apt unzip unzip
 need_apt python3 python3
+need_apt kcat kcat
+need_apt flock util-linux
 command -v go >/dev/null 2>&1 || { echo "setup: go missing (the repository's toolchain)" >&2; exit 1; }
+
+# kafka-python for the sluice_kafka_python test, into the python3 the tests run (pip, since
+# Debian's python3-kafka lands only in the system interpreter and is the older 2.0 line).
+if ! python3 -c 'import kafka' >/dev/null 2>&1; then
+  echo "setup: installing kafka-python (pip)"
+  python3 -m pip install -q --disable-pip-version-check "kafka-python==3.0.12" >/dev/null 2>&1 \
+    || { python3 -m ensurepip -q >/dev/null 2>&1 && python3 -m pip install -q --disable-pip-version-check "kafka-python==3.0.12"; }
+  python3 -c 'import kafka' || { echo "setup: kafka-python still not importable by $(command -v python3)" >&2; exit 1; }
+fi
+echo "setup: kcat $(kcat -V 2>&1 | awk '/^Version/ { print $2 }') (librdkafka $(kcat -V 2>&1 | sed -n 's/.*librdkafka \([0-9.]*\).*/\1/p')), kafka-python $(python3 -c 'import kafka; print(kafka.__version__)')"
 
 java_major="$(java -XshowSettings:properties -version 2>&1 | awk -F' = ' '/java.specification.version/ { print $2 }')"
 [[ "${java_major%%.*}" -ge 17 ]] || { echo "setup: need Java 17+, have $java_major" >&2; exit 1; }

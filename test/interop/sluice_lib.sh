@@ -1,0 +1,160 @@
+# Shared helpers for the sluice_*_test.sh interop tests; source it, do not run it.
+#
+#   sluice_init NAME        work dir, step/fail helpers, a trap that stops every server started
+#   sluice_build            the sluice binary (built once per interop run, see below) in $SLUICE_BIN
+#   sluice_start [DATADIR]  starts `sluice server` on free 127.0.0.1 ports with a data dir,
+#                           waits until it answers ApiVersions; sets SLUICE_BOOTSTRAP,
+#                           SLUICE_PID, SLUICE_LOG, SLUICE_DATA
+#   sluice_stop             TERM the server started last, KILL after 15 s
+#
+# SLUICE_INTEROP_BROKER=kafka-ref runs the same checks against the reference Apache Kafka
+# (bench/kafka-ref, private state dir) instead: a check that fails there is a wrong check,
+# not a Sluice bug. Tests that need Sluice's own data dir (the kill test) refuse that mode.
+#
+# The binary: `go build` into one directory per user under TMPDIR, under a lock, so the
+# first test of a run compiles and the others find it up to date (go build relinks only
+# when a source changed). SLUICE_BIN set in the environment skips the build.
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+ref="$repo/bench/kafka-ref"
+java_run="$here/java/run"
+
+sluice_pids=()
+
+sluice_init() {
+  sluice_test_name="$1"
+  work="$(mktemp -d "${TMPDIR:-/tmp}/sluice-interop-$1.XXXXXX")"
+  t0=$SECONDS
+  trap sluice_cleanup EXIT
+}
+
+step() { echo "$sluice_test_name: [$((SECONDS - t0))s] $*"; }
+check() { echo "$sluice_test_name: [$((SECONDS - t0))s] CHECK $*"; }
+
+# fail prints the reason and the tail of the server log (the first thing to read when a
+# client check fails), then exits non-zero; the trap stops the server.
+fail() {
+  echo "$sluice_test_name: FAIL: $*" >&2
+  if [[ -n "${SLUICE_LOG:-}" && -f "$SLUICE_LOG" ]]; then
+    echo "---- last 40 lines of $SLUICE_LOG" >&2
+    tail -n 40 "$SLUICE_LOG" >&2
+    echo "----" >&2
+  fi
+  exit 1
+}
+
+sluice_cleanup() {
+  local pid
+  against_kafka_ref && "$ref" stop > /dev/null 2>&1
+  for pid in "${sluice_pids[@]}"; do
+    stop_pid "$pid"
+  done
+  [[ -n "${work:-}" && -d "$work" ]] && rm -rf "$work"
+}
+
+# stop_pid sends TERM, waits up to 15 s, then KILL: a server that ignores TERM must not
+# outlive its test.
+stop_pid() {
+  local pid="$1" deadline=$((SECONDS + 15))
+  kill -0 "$pid" 2>/dev/null || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.2; done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "$sluice_test_name: sluice pid $pid ignored TERM for 15 s; sending KILL" >&2
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+}
+
+against_kafka_ref() { [[ "${SLUICE_INTEROP_BROKER:-sluice}" == kafka-ref ]]; }
+
+sluice_build() {
+  if against_kafka_ref; then
+    step "SLUICE_INTEROP_BROKER=kafka-ref: checks run against Apache Kafka $("$ref" version), not Sluice"
+    return 0
+  fi
+  if [[ -n "${SLUICE_BIN:-}" ]]; then
+    [[ -x "$SLUICE_BIN" ]] || fail "SLUICE_BIN=$SLUICE_BIN is not an executable"
+    return 0
+  fi
+  local dir="${TMPDIR:-/tmp}/sluice-interop-bin.$(id -u)"
+  mkdir -p "$dir"
+  SLUICE_BIN="$dir/sluice"
+  local started=$SECONDS
+  (
+    flock 9
+    cd "$repo" && go build -o "$SLUICE_BIN" ./cmd/sluice
+  ) 9> "$dir/lock" > "$work/build.log" 2>&1 || { cat "$work/build.log" >&2; fail "go build ./cmd/sluice"; }
+  step "sluice binary ready in $((SECONDS - started))s ($SLUICE_BIN)"
+  export SLUICE_BIN
+}
+
+# free_ports prints N distinct ports that are free on 127.0.0.1 right now.
+free_ports() {
+  python3 - "$1" <<'PY'
+import socket, sys
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+for s in socks: s.close()
+PY
+}
+
+# api_versions_ok sends ApiVersions v0 over bash's /dev/tcp and checks for error code 0
+# (the same probe bench/kafka-ref uses for the reference broker).
+api_versions_ok() {
+  local host="${1%:*}" port="${1##*:}" reply
+  reply="$(timeout 5 bash -c '
+    exec 3<>"/dev/tcp/$0/$1" || exit 1
+    printf "\x00\x00\x00\x0a\x00\x12\x00\x00\x00\x00\x00\x01\x00\x00" >&3
+    head -c 10 <&3 | od -An -tx1 | tr -d " \n"' "$host" "$port" 2>/dev/null)" || return 1
+  [[ "${reply:8:12}" == "000000010000" ]]
+}
+
+sluice_start() {
+  if against_kafka_ref; then
+    start_kafka_ref
+    return
+  fi
+  SLUICE_DATA="${1:-$work/data}"
+  mkdir -p "$SLUICE_DATA"
+  local ports
+  read -r -a ports <<<"$(free_ports 2)"
+  SLUICE_PORT="${ports[0]}"
+  SLUICE_CONTROLLER_PORT="${ports[1]}"
+  SLUICE_BOOTSTRAP="127.0.0.1:$SLUICE_PORT"
+  SLUICE_LOG="$work/sluice-$SLUICE_PORT.log"
+  "$SLUICE_BIN" server \
+    --override "listeners=PLAINTEXT://127.0.0.1:$SLUICE_PORT,CONTROLLER://127.0.0.1:$SLUICE_CONTROLLER_PORT" \
+    --override "controller.quorum.voters=1@127.0.0.1:$SLUICE_CONTROLLER_PORT" \
+    --override "log.dirs=$SLUICE_DATA" \
+    > "$SLUICE_LOG" 2>&1 < /dev/null &
+  SLUICE_PID=$!
+  sluice_pids+=("$SLUICE_PID")
+  local started=$SECONDS deadline=$((SECONDS + ${SLUICE_START_TIMEOUT:-30}))
+  until api_versions_ok "$SLUICE_BOOTSTRAP"; do
+    kill -0 "$SLUICE_PID" 2>/dev/null || fail "sluice server exited during start-up"
+    ((SECONDS < deadline)) || fail "sluice server did not answer ApiVersions within ${SLUICE_START_TIMEOUT:-30}s"
+    sleep 0.2
+  done
+  step "sluice server pid $SLUICE_PID up at $SLUICE_BOOTSTRAP in $((SECONDS - started))s (data $SLUICE_DATA)"
+}
+
+start_kafka_ref() {
+  export KAFKA_REF_STATE="$work/kafka-ref-state"
+  SLUICE_BOOTSTRAP="$("$ref" start | tail -n 1)" || fail "bench/kafka-ref start"
+  SLUICE_LOG="$("$ref" status | awk '/^run dir:/ { print $3 }')/node1/logs/server.log"
+  SLUICE_PID=""
+  step "reference Kafka up at $SLUICE_BOOTSTRAP"
+}
+
+sluice_stop() {
+  if against_kafka_ref; then
+    "$ref" stop > /dev/null 2>&1 || true
+    return
+  fi
+  stop_pid "$SLUICE_PID"
+  step "sluice server pid $SLUICE_PID stopped"
+}
