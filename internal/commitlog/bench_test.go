@@ -13,7 +13,9 @@ import (
 )
 
 // benchBatch is 16 records of 1 KiB: a 16 KiB producer batch.
-func benchBatch() []byte { return makeBatch(batchSpec{records: 16, valueSize: 1024, timestamp: testStart.UnixMilli()}) }
+func benchBatch() []byte {
+	return makeBatch(batchSpec{records: 16, valueSize: 1024, timestamp: testStart.UnixMilli()})
+}
 
 func openBenchLog(b *testing.B, dir string, opts Options, st StartState) *Log {
 	b.Helper()

@@ -36,7 +36,7 @@ type ddState struct {
 //	segments | ls | dump file=NAME
 //	truncate offset=N | truncate-fully offset=N | delete-records offset=N
 //	retention | remove-deleted | advance ms=N | flush | roll | close | crash
-//	chop file=NAME bytes=N | flip file=NAME pos=N
+//	chop file=NAME bytes=N | flip file=NAME pos=N | rm file=NAME
 //	offset-for-ts ts=N | max-ts | epoch-end epoch=N
 func TestDataDriven(t *testing.T) {
 	datadriven.Walk(t, "testdata/log", func(t *testing.T, path string) {
@@ -202,6 +202,10 @@ func (st *ddState) run(t *testing.T, td *datadriven.TestData) (string, error) {
 		st.fs.Crash()
 		st.log = nil
 		return "ok\n", nil
+	case "rm":
+		var name string
+		td.ScanArgs(t, "file", &name)
+		return "ok\n", st.fs.Remove(filepath.Join(st.dir, name))
 	case "chop", "flip":
 		var name string
 		td.ScanArgs(t, "file", &name)

@@ -27,6 +27,15 @@ func FuzzOffsetIndex(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer x.close()
+		// Unloaded (an inactive segment's index): lookups read the file.
+		for _, target := range []int64{-1, 0, 100, 150, 1 << 40} {
+			x.lookup(target)
+		}
+		x.lastEntry()
+		// Loaded (the active segment's): only the valid prefix is kept.
+		if err := x.ensureResident(); err != nil {
+			t.Fatal(err)
+		}
 		n := x.entries()
 		if n*offsetIndexEntrySize > len(data) {
 			t.Fatalf("%d entries from %d bytes", n, len(data))
@@ -64,6 +73,11 @@ func FuzzTimeIndex(f *testing.F) {
 			t.Fatal(err)
 		}
 		defer x.close()
+		x.lookup(0)
+		x.lastEntry()
+		if err := x.ensureResident(); err != nil {
+			t.Fatal(err)
+		}
 		prev := indexEntry{Timestamp: -1 << 63, Offset: -1}
 		for i := 0; i < x.entries(); i++ {
 			e := x.decode(x.entry(i))

@@ -30,13 +30,11 @@ type indexEntry struct {
 }
 
 func openOffsetIndex(fsys vfs.FS, path string, baseOffset int64, maxBytes int) (*offsetIndex, error) {
-	f, raw, err := openIndexFile(fsys, path, offsetIndexEntrySize, maxBytes)
+	f, err := openIndexFile(fsys, path, offsetIndexEntrySize, maxBytes, validOffsetIndexPrefix)
 	if err != nil {
 		return nil, err
 	}
-	x := &offsetIndex{indexFile: f, baseOffset: baseOffset}
-	x.load(validOffsetIndexPrefix(raw))
-	return x, nil
+	return &offsetIndex{indexFile: f, baseOffset: baseOffset}, nil
 }
 
 // validOffsetIndexPrefix returns the longest prefix of raw whose entries
@@ -120,13 +118,11 @@ type timeIndex struct {
 }
 
 func openTimeIndex(fsys vfs.FS, path string, baseOffset int64, maxBytes int) (*timeIndex, error) {
-	f, raw, err := openIndexFile(fsys, path, timeIndexEntrySize, maxBytes)
+	f, err := openIndexFile(fsys, path, timeIndexEntrySize, maxBytes, validTimeIndexPrefix)
 	if err != nil {
 		return nil, err
 	}
-	x := &timeIndex{indexFile: f, baseOffset: baseOffset}
-	x.load(validTimeIndexPrefix(raw))
-	return x, nil
+	return &timeIndex{indexFile: f, baseOffset: baseOffset}, nil
 }
 
 // validTimeIndexPrefix returns the longest prefix whose timestamps strictly

@@ -150,7 +150,7 @@ func (l *Log) recoverSegments(segs []*segment, st StartState) ([]*segment, error
 		var cut int64
 		var err error
 		if trusted {
-			err = s.loadState(opts)
+			err = s.loadState(opts, last)
 		} else {
 			cut, err = s.recover(opts)
 		}

@@ -73,6 +73,10 @@ func createSegment(fsys vfs.FS, dir string, baseOffset int64, opts Options, now 
 		f.Close()
 		return nil, err
 	}
+	if err := errors.Join(s.index.ensureResident(), s.timeIndex.ensureResident()); err != nil {
+		s.close()
+		return nil, err
+	}
 	if err := s.preallocateIndexes(); err != nil {
 		s.close()
 		return nil, err
@@ -145,13 +149,19 @@ func readHeader(f vfs.File, pos, limit int64) (records.Header, error) {
 // index.interval.bytes of headers) and the max timestamp from the time index,
 // as Kafka does after a clean shutdown. An index that points past the log
 // is corrupt and is rebuilt by a full recovery.
-func (s *segment) loadState(opts Options) error {
+func (s *segment) loadState(opts Options, active bool) error {
 	size := s.size.Load()
-	last := s.index.lastEntry()
-	if last.Position >= size && s.index.entries() > 0 {
+	if active {
+		// The active segment's indexes may carry a preallocated tail.
+		if err := errors.Join(s.index.ensureResident(), s.timeIndex.ensureResident()); err != nil {
+			return err
+		}
+	}
+	if !s.indexesSane(size, active) {
 		_, err := s.recover(opts)
 		return err
 	}
+	last := s.index.lastEntry()
 	s.nextOffset = s.baseOffset
 	pos := last.Position
 	for {
@@ -185,6 +195,28 @@ func (s *segment) loadState(opts Options) error {
 	te := s.timeIndex.lastEntry()
 	s.maxTimestamp, s.offsetOfMaxTimestamp = te.Timestamp, te.Offset
 	return nil
+}
+
+// indexesSane is Kafka's index sanity check: both files present for a
+// non-empty segment, trimmed to whole entries when inactive, and their last
+// entries inside the segment.
+func (s *segment) indexesSane(size int64, active bool) bool {
+	if size > 0 && (!s.index.existed || !s.timeIndex.existed) {
+		return false
+	}
+	if !active && (s.index.fileSize%offsetIndexEntrySize != 0 || s.timeIndex.fileSize%timeIndexEntrySize != 0) {
+		return false
+	}
+	if s.index.entries() > 0 {
+		last := s.index.lastEntry()
+		if last.Offset < s.baseOffset || last.Position >= size {
+			return false
+		}
+	}
+	if s.timeIndex.entries() > 0 && s.timeIndex.lastEntry().Offset < s.baseOffset {
+		return false
+	}
+	return true
 }
 
 // recover re-reads the whole segment, validating every batch (header, CRC,
@@ -340,7 +372,12 @@ func (s *segment) onBecomeInactive() error {
 	if err := s.index.trim(); err != nil {
 		return err
 	}
-	return s.timeIndex.trim()
+	if err := s.timeIndex.trim(); err != nil {
+		return err
+	}
+	s.index.release()
+	s.timeIndex.release()
+	return nil
 }
 
 // translateOffset finds the first batch whose last offset is >= offset,
