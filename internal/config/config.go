@@ -119,6 +119,10 @@ func Parse(text string, overrides map[string]string) (*Config, error) {
 		}
 	}
 	maps.Copy(c.defaults, sluiceDefaults())
+	if _, ok := static["controller.quorum.bootstrap.servers"]; ok {
+		// The file finds the quorum dynamically; a default static voter would contradict it.
+		c.defaults["controller.quorum.voters"] = c.brokerDefs["controller.quorum.voters"].Default
+	}
 	for k := range static {
 		if _, ok := c.brokerDefs[k]; !ok {
 			c.unknownKeys = append(c.unknownKeys, k)

@@ -34,11 +34,15 @@ type ConfigEntry struct {
 func (e ConfigEntry) IsDefault() bool { return e.Source == kmsg.ConfigSourceDefaultConfig }
 
 // DescribeBroker describes this broker's keys (nil or empty keys: every non-internal key, the
-// full default set Kafka returns for a BROKER resource). Keys Kafka does not define are
-// skipped, as Kafka does.
+// full default set Kafka returns for a BROKER resource, plus the keys the file set that Kafka
+// does not define, reported as Kafka reports them).
 func (c *Config) DescribeBroker(keys []string) []ConfigEntry {
 	var out []ConfigEntry
-	for _, d := range selectDefs(c.brokerDefs, keys) {
+	for _, d := range selectDefs(c.brokerDefs, c.unknownKeys, keys) {
+		if _, known := c.brokerDefs[d.Name]; !known {
+			out = append(out, c.describeUnknownKey(d.Name))
+			continue
+		}
 		group := []string{d.Name}
 		if g := c.groups[d.Name]; len(g) > 0 {
 			group = synonymNames(g)
@@ -71,17 +75,37 @@ func (c *Config) DescribeBroker(keys []string) []ConfigEntry {
 	return out
 }
 
+// describeUnknownKey reports a key Kafka does not define as Kafka does: its type is unknown,
+// so it may be secret; sensitive, read-only, value hidden.
+func (c *Config) describeUnknownKey(name string) ConfigEntry {
+	return ConfigEntry{
+		Name:      name,
+		Source:    kmsg.ConfigSourceStaticBrokerConfig,
+		ReadOnly:  true,
+		Sensitive: true,
+		Synonyms:  []Synonym{{Name: name, Source: kmsg.ConfigSourceStaticBrokerConfig}},
+		Type:      kmsg.ConfigTypeUnknown,
+	}
+}
+
 // DescribeTopic describes a topic whose stored configs are overrides (nil or empty keys: every
 // non-internal topic key).
 func (c *Config) DescribeTopic(overrides map[string]string, keys []string) []ConfigEntry {
 	t := TopicConfig{broker: c, overrides: overrides}
 	var out []ConfigEntry
-	for _, d := range selectDefs(c.topicDefs, keys) {
+	for _, d := range selectDefs(c.topicDefs, nil, keys) {
 		var syns []Synonym
 		if v, ok := overrides[d.Name]; ok {
 			syns = append(syns, Synonym{Name: d.Name, Value: ptr(render(d, v)), Source: kmsg.ConfigSourceDynamicTopicConfig})
 		}
-		syns = append(syns, c.brokerSynonyms(synonymNames(d.Synonyms), d.Sensitive())...)
+		names := synonymNames(d.Synonyms)
+		broker := c.brokerSynonyms(names, d.Sensitive())
+		// As for brokers, Kafka drops entries until the first synonym itself: retention.ms
+		// lists log.retention.ms entries only, never log.retention.hours.
+		for len(broker) > 0 && broker[0].Name != names[0] {
+			broker = broker[1:]
+		}
+		syns = append(syns, broker...)
 		e := ConfigEntry{
 			Name:      d.Name,
 			Source:    kmsg.ConfigSourceDefaultConfig,
@@ -113,9 +137,10 @@ func (c *Config) brokerSynonyms(names []string, sensitive bool) []Synonym {
 			if !ok {
 				continue
 			}
+			// Kafka shows each synonym as written, only the entry's own value is normalised.
 			s := Synonym{Name: n, Source: l.source}
-			if d, known := c.brokerDefs[n]; known && !sensitive {
-				s.Value = ptr(render(d, v))
+			if _, known := c.brokerDefs[n]; known && !sensitive {
+				s.Value = ptr(v)
 			}
 			out = append(out, s)
 		}
@@ -132,13 +157,21 @@ func synonymNames(s []SynonymDef) []string {
 }
 
 // selectDefs returns the requested definitions in request order, or every non-internal one
-// sorted by name when keys is empty.
-func selectDefs(defs map[string]KeyDef, keys []string) []KeyDef {
+// and every extra name sorted by name when keys is empty. Extra names (keys Kafka does not
+// define but the configuration holds) come back as a KeyDef with only the name.
+func selectDefs(defs map[string]KeyDef, extra []string, keys []string) []KeyDef {
 	var out []KeyDef
 	if len(keys) == 0 {
-		for _, name := range slices.Sorted(maps.Keys(defs)) {
-			if !defs[name].Internal {
-				out = append(out, defs[name])
+		names := slices.Collect(maps.Keys(defs))
+		names = append(names, extra...)
+		slices.Sort(names)
+		for _, name := range names {
+			d, known := defs[name]
+			if !known {
+				d = KeyDef{Name: name}
+			}
+			if !d.Internal {
+				out = append(out, d)
 			}
 		}
 		return out
@@ -146,6 +179,8 @@ func selectDefs(defs map[string]KeyDef, keys []string) []KeyDef {
 	for _, k := range keys {
 		if d, ok := defs[k]; ok {
 			out = append(out, d)
+		} else if slices.Contains(extra, k) {
+			out = append(out, KeyDef{Name: k})
 		}
 	}
 	return out

@@ -41,11 +41,11 @@ func TestDescribeTopicSources(t *testing.T) {
 		synonyms    int
 	}{
 		{"max.message.bytes", "2048", kmsg.ConfigSourceDynamicTopicConfig, 2},            // topic, default message.max.bytes
-		{"retention.ms", "7200000", kmsg.ConfigSourceStaticBrokerConfig, 2},              // static hours, default hours
+		{"retention.ms", "7200000", kmsg.ConfigSourceDefaultConfig, 0},                   // Kafka lists log.retention.ms entries only
 		{"segment.bytes", "2000000", kmsg.ConfigSourceStaticBrokerConfig, 2},             // static, default
 		{"cleanup.policy", "compact", kmsg.ConfigSourceDynamicDefaultBrokerConfig, 2},    // dyn default, default
 		{"compression.type", "zstd", kmsg.ConfigSourceDynamicBrokerConfig, 3},            // dyn broker, dyn default, default
-		{"segment.jitter.ms", "0", kmsg.ConfigSourceDefaultConfig, 1},                    // default of log.roll.jitter.hours
+		{"segment.jitter.ms", "0", kmsg.ConfigSourceDefaultConfig, 0},                    // from log.roll.jitter.hours, unlisted
 		{"leader.replication.throttled.replicas", "", kmsg.ConfigSourceDefaultConfig, 0}, // no synonym
 	}
 	for _, tc := range cases {
@@ -57,9 +57,16 @@ func TestDescribeTopicSources(t *testing.T) {
 			t.Errorf("%s: topic configs are not read-only", tc.name)
 		}
 	}
+	// Checked against Kafka 4.4.0 with tools/configgen/describediff: a topic key's synonyms
+	// start at its first broker synonym, so static log.retention.hours is not listed.
 	ret := entryByName(t, all, "retention.ms")
-	if s := ret.Synonyms[0]; s.Name != "log.retention.hours" || str(s.Value) != "2" {
-		t.Errorf("retention.ms synonym = %s=%s", s.Name, str(s.Value))
+	withMs, err := c.WithDynamic(nil, map[string]string{"log.retention.ms": "1000", "log.cleanup.policy": "compact"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := entryByName(t, withMs.DescribeTopic(nil, []string{"retention.ms"}), "retention.ms")
+	if str(e.Value) != "1000" || e.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig || len(e.Synonyms) != 3 || e.Synonyms[0].Name != "log.retention.ms" || e.Synonyms[1].Name != "log.retention.hours" {
+		t.Errorf("retention.ms over dynamic log.retention.ms: %s %v %+v", str(e.Value), e.Source, e.Synonyms)
 	}
 	if ret.Type != kmsg.ConfigTypeLong || ret.Documentation == nil {
 		t.Errorf("retention.ms type %v doc %v", ret.Type, ret.Documentation)
@@ -71,7 +78,7 @@ func TestDescribeTopicSources(t *testing.T) {
 }
 
 func TestDescribeBroker(t *testing.T) {
-	c, err := Parse("log.retention.minutes=30\nssl.keystore.password=secret\nnum.io.threads=4\n", nil)
+	c, err := Parse("log.retention.minutes=30\nssl.keystore.password=secret\nnum.io.threads=4\nmy.plugin=x\nlog.cleanup.policy = compact , delete\n", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,8 +89,16 @@ func TestDescribeBroker(t *testing.T) {
 			public++
 		}
 	}
-	if len(all) != public {
-		t.Fatalf("full broker set has %d entries, want %d", len(all), public)
+	if len(all) != public+1 {
+		t.Fatalf("full broker set has %d entries, want %d known and 1 unknown", len(all), public)
+	}
+	// As Kafka: an unknown key may be secret, so it is sensitive, read-only and hidden.
+	if u := entryByName(t, all, "my.plugin"); u.Value != nil || !u.Sensitive || !u.ReadOnly || u.Type != kmsg.ConfigTypeUnknown {
+		t.Errorf("unknown key entry: %+v", u)
+	}
+	// The value is normalised, the synonyms show the text as written.
+	if p := entryByName(t, all, "log.cleanup.policy"); str(p.Value) != "compact,delete" || str(p.Synonyms[0].Value) != "compact , delete" {
+		t.Errorf("log.cleanup.policy: %s, synonyms %+v", str(p.Value), p.Synonyms)
 	}
 	pw := entryByName(t, all, "ssl.keystore.password")
 	if pw.Value != nil || !pw.Sensitive || pw.Source != kmsg.ConfigSourceStaticBrokerConfig || pw.Synonyms[0].Value != nil {
