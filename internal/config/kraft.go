@@ -73,6 +73,34 @@ func (c *Config) Listeners() []Listener { return slices.Clone(c.kraft.listeners)
 // AdvertisedListeners returns advertised.listeners, which defaults to listeners.
 func (c *Config) AdvertisedListeners() []Listener { return slices.Clone(c.kraft.advertised) }
 
+// AdvertisedBrokerListeners are the advertised listeners that are not controller listeners:
+// what Metadata and broker registration publish, as Kafka's effective broker listeners.
+func (c *Config) AdvertisedBrokerListeners() []Listener {
+	var out []Listener
+	for _, l := range c.kraft.advertised {
+		if !slices.Contains(c.kraft.controllerListenerNames, l.Name) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// AdvertisedControllerListeners are the controller listeners other nodes reach this controller
+// on: the advertised ones, and for a controller listener missing from advertised.listeners
+// its entry in listeners, as Kafka does.
+func (c *Config) AdvertisedControllerListeners() []Listener {
+	var out []Listener
+	for _, name := range c.kraft.controllerListenerNames {
+		for _, set := range [][]Listener{c.kraft.advertised, c.kraft.listeners} {
+			if i := slices.IndexFunc(set, func(l Listener) bool { return l.Name == name }); i >= 0 {
+				out = append(out, set[i])
+				break
+			}
+		}
+	}
+	return out
+}
+
 // ControllerListenerNames returns controller.listener.names.
 func (c *Config) ControllerListenerNames() []string {
 	return slices.Clone(c.kraft.controllerListenerNames)

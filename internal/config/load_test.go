@@ -252,3 +252,26 @@ func TestBrokerIDIsNodeIDSynonym(t *testing.T) {
 		t.Errorf("conflicting ids: %v", err)
 	}
 }
+
+func TestAdvertisedListenerSplitAndBootstrapQuorum(t *testing.T) {
+	c, err := Parse("listeners=PLAINTEXT://:9092,CONTROLLER://:9093\n"+
+		"advertised.listeners=PLAINTEXT://broker.example:9092\n"+
+		"controller.quorum.bootstrap.servers=127.0.0.1:9093\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := c.Voters(); len(v) != 0 {
+		t.Errorf("bootstrap servers set, yet default voters kept: %+v", v)
+	}
+	if c.SingleNode() {
+		t.Error("a dynamic quorum is not known to be a single node")
+	}
+	b := c.AdvertisedBrokerListeners()
+	if len(b) != 1 || b[0].Host != "broker.example" {
+		t.Errorf("broker listeners = %+v", b)
+	}
+	ctl := c.AdvertisedControllerListeners()
+	if len(ctl) != 1 || ctl[0].Name != "CONTROLLER" || ctl[0].Port != 9093 {
+		t.Errorf("controller listeners = %+v", ctl)
+	}
+}
