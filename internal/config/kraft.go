@@ -318,13 +318,23 @@ func parseListeners(v string, protocols map[string]string) ([]Listener, error) {
 			if prev.Name == name {
 				return nil, fmt.Errorf("listener name %s used twice", name)
 			}
-			if prev.Port == port && port != 0 && prev.Host == host {
-				return nil, fmt.Errorf("listeners %s and %s share %s", prev.Name, name, net.JoinHostPort(host, strconv.Itoa(port)))
+			if prev.Port == port && port != 0 && !ipv4AndIPv6(prev.Host, host) {
+				return nil, fmt.Errorf("listeners %s and %s both use port %d", prev.Name, name, port)
 			}
 		}
 		out = append(out, Listener{Name: name, Host: host, Port: port, Protocol: proto})
 	}
 	return out, nil
+}
+
+// ipv4AndIPv6: Kafka lets two listeners share a port only when one binds an IPv4 literal and
+// the other an IPv6 literal.
+func ipv4AndIPv6(a, b string) bool {
+	ipA, ipB := net.ParseIP(a), net.ParseIP(b)
+	if ipA == nil || ipB == nil {
+		return false
+	}
+	return (ipA.To4() == nil) != (ipB.To4() == nil)
 }
 
 func splitHostPort(s string) (string, int, error) {

@@ -172,6 +172,7 @@ func TestKRaftValidation(t *testing.T) {
 		"controller-only with plain": "process.roles=controller\n",
 		"duplicate listener":         "listeners=PLAINTEXT://:9092,PLAINTEXT://:9094,CONTROLLER://:9093\n",
 		"duplicate voter":            "controller.quorum.voters=1@a:1,1@b:2\n",
+		"shared port":                "listeners=PLAINTEXT://:9093,CONTROLLER://127.0.0.1:9093\n",
 		"advertise 0.0.0.0":          "advertised.listeners=PLAINTEXT://0.0.0.0:9092\n",
 		"unknown listener protocol":  "listeners=PLAINTEXT://:9092,CONTROLLER://:9093,EXTERNAL://:9094\n",
 		"inter broker is controller": "inter.broker.listener.name=CONTROLLER\n",
@@ -185,6 +186,8 @@ func TestKRaftValidation(t *testing.T) {
 		"broker only": "process.roles=broker\nnode.id=4\nlisteners=PLAINTEXT://:9092\n" +
 			"controller.quorum.bootstrap.servers=127.0.0.1:9093\n",
 		"controller only": "process.roles=controller\nlisteners=CONTROLLER://127.0.0.1:9093\n",
+		"v4 and v6 share a port": "listeners=PLAINTEXT://127.0.0.1:9092,V6://[::1]:9092,CONTROLLER://127.0.0.1:9093\n" +
+			"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,V6:PLAINTEXT,CONTROLLER:PLAINTEXT\n",
 		"ipv6 and extra listener": "listeners=PLAINTEXT://[::1]:9092,CONTROLLER://127.0.0.1:9093,internal://:9094\n" +
 			"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,INTERNAL:PLAINTEXT\n" +
 			"inter.broker.listener.name=INTERNAL\n",
