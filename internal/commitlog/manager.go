@@ -160,6 +160,14 @@ func (m *Manager) loadDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("list log dir %s: %w", dir, err)
 	}
+	// The dir's logs join the Manager only when all of them loaded.
+	loaded := map[kafka.TopicPartition]*Log{}
+	fail := func(err error) error {
+		for _, l := range loaded {
+			l.Close()
+		}
+		return err
+	}
 	for _, name := range names {
 		tp, ok := parseLogDirName(name)
 		if !ok || tp.Topic == "__cluster_metadata" {
@@ -169,24 +177,26 @@ func (m *Manager) loadDir(dir string) error {
 			continue
 		}
 		st := StartState{RecoveryPoint: recovery[tp], LogStartOffset: starts[tp], CleanShutdown: clean}
+		if _, dup := m.mu.logs[tp]; dup {
+			return fail(fmt.Errorf("partition %s is in both %s and %s", tp, m.mu.dirOf[tp], dir))
+		}
 		l, err := m.openLog(dir, tp, m.opts.Defaults, st)
 		if err != nil {
-			return fmt.Errorf("load %s: %w", name, err)
+			return fail(fmt.Errorf("load %s: %w", name, err))
 		}
-		if prev, dup := m.mu.logs[tp]; dup {
-			l.Close()
-			return fmt.Errorf("partition %s is in both %s and %s", tp, m.mu.dirOf[tp], prev.Dir())
-		}
-		m.mu.logs[tp], m.mu.dirOf[tp] = l, dir
+		loaded[tp] = l
 	}
 	// The marker describes one stop only: remove it (durably) before appends.
 	if clean {
 		if err := m.fsys.Remove(marker); err != nil {
-			return fmt.Errorf("remove clean shutdown marker: %w", err)
+			return fail(fmt.Errorf("remove clean shutdown marker: %w", err))
 		}
 		if err := m.fsys.SyncDir(dir); err != nil {
-			return fmt.Errorf("sync %s: %w", dir, err)
+			return fail(fmt.Errorf("sync %s: %w", dir, err))
 		}
+	}
+	for tp, l := range loaded {
+		m.mu.logs[tp], m.mu.dirOf[tp] = l, dir
 	}
 	m.logger.Info("loaded log dir", "dir", dir, "logs", len(m.mu.logs), "clean_shutdown", clean)
 	return nil

@@ -8,6 +8,7 @@ import (
 
 	"sluice/internal/clock"
 	"sluice/internal/kafka"
+	"sluice/internal/records"
 	"sluice/internal/vfs"
 )
 
@@ -156,5 +157,50 @@ func TestENOSPCFailsAppendsButReadsContinue(t *testing.T) {
 	info, err := l.Append(makeBatch(batchSpec{records: 2, valueSize: 100}), 0)
 	if err != nil || info.FirstOffset != 2 {
 		t.Fatalf("append after space came back: %+v %v", info, err)
+	}
+}
+
+// TestENOSPCInIndexWriteLeavesNothingBehind fails the index entry write of
+// an append whose log write succeeded: the append must be undone entirely.
+func TestENOSPCInIndexWriteLeavesNothingBehind(t *testing.T) {
+	budget := vfs.NewWriteBudget(1 << 30)
+	mem := newDurableMem(t)
+	efs := vfs.NewErrorFS(mem, budget)
+	opts := testOptions()
+	opts.IndexIntervalBytes = 0 // an index entry for every batch after the first
+	l, err := Open(efs, "/data/t-0", testTP, opts, clock.NewManual(testStart), StartState{}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for i := 0; i < 3; i++ {
+		if _, err := l.Append(makeBatch(batchSpec{records: 2, valueSize: 50}), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := makeBatch(batchSpec{records: 2, valueSize: 50})
+	budget.Set(int64(len(b))) // the log write fits, the index entry does not
+	if _, err := l.Append(b, 0); !errors.Is(err, ErrStorage) {
+		t.Fatalf("append with a failing index write: %v", err)
+	}
+	if l.LogEndOffset() != 6 || l.Size() != 3*int64(len(b)) {
+		t.Fatalf("failed append left LEO %d size %d", l.LogEndOffset(), l.Size())
+	}
+	budget.Set(1 << 30)
+	for i := 0; i < 3; i++ {
+		if _, err := l.Append(makeBatch(batchSpec{records: 2, valueSize: 50}), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for off := int64(0); off < 12; off++ {
+		res, err := l.Read(off, 1, 12, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := res.Bytes()
+		h, err := records.ParseHeader(data)
+		if err != nil || h.BaseOffset != off/2*2 {
+			t.Fatalf("read %d: header %+v %v", off, h, err)
+		}
 	}
 }

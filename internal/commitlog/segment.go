@@ -312,26 +312,44 @@ func (s *segment) indexBatch(h records.Header, pos int64, opts Options) error {
 }
 
 // append writes whole batches (offsets already assigned) at the end of the
-// segment and indexes them. On a write error the file is cut back so no
-// partial batch stays behind.
+// segment and indexes them. On any error the segment is put back as it was
+// (file cut back, index entries of the batches dropped), so a failed append
+// (a full disk) leaves nothing behind.
 func (s *segment) append(batches []byte, headers []records.Header, opts Options) error {
 	pos := s.size.Load()
+	saved := *s.appendState()
 	if _, err := s.log.WriteAt(batches, pos); err != nil {
-		if terr := s.log.Truncate(pos); terr != nil {
-			return errors.Join(fmt.Errorf("append to %s: %w", s.path(logSuffix), err), terr)
-		}
-		return fmt.Errorf("append to %s: %w", s.path(logSuffix), err)
+		return s.undoAppend(saved, pos, headers[0].BaseOffset, fmt.Errorf("append to %s: %w", s.path(logSuffix), err))
 	}
 	p := pos
 	for _, h := range headers {
 		if err := s.indexBatch(h, p, opts); err != nil {
-			return err
+			return s.undoAppend(saved, pos, headers[0].BaseOffset, err)
 		}
 		p += h.Size()
 		s.nextOffset = h.NextOffset()
 	}
 	s.size.Store(p)
 	return nil
+}
+
+// segmentAppendState is the part of a segment an append changes in memory.
+type segmentAppendState struct {
+	nextOffset, maxTimestamp, offsetOfMaxTimestamp, firstBatchTimestamp int64
+	bytesSinceLastIndexEntry                                            int
+}
+
+func (s *segment) appendState() *segmentAppendState {
+	return &segmentAppendState{s.nextOffset, s.maxTimestamp, s.offsetOfMaxTimestamp, s.firstBatchTimestamp, s.bytesSinceLastIndexEntry}
+}
+
+func (s *segment) undoAppend(st segmentAppendState, pos, firstOffset int64, cause error) error {
+	s.nextOffset, s.maxTimestamp, s.offsetOfMaxTimestamp = st.nextOffset, st.maxTimestamp, st.offsetOfMaxTimestamp
+	s.firstBatchTimestamp, s.bytesSinceLastIndexEntry = st.firstBatchTimestamp, st.bytesSinceLastIndexEntry
+	return errors.Join(cause,
+		s.index.truncateTo(firstOffset),
+		s.timeIndex.truncateTo(firstOffset),
+		s.log.Truncate(pos))
 }
 
 // shouldRoll reports whether appending size bytes whose largest timestamp is
