@@ -27,6 +27,9 @@ type Deps struct {
 	// ControlPlane serves the control-plane APIs (Metadata, CreateTopics,
 	// DescribeConfigs...; controlplane.go); nil leaves them out.
 	ControlPlane ControlPlane
+	// DataPlane serves Produce, Fetch, ListOffsets, DeleteRecords and
+	// OffsetForLeaderEpoch (dataplane.go); nil leaves them out.
+	DataPlane *DataPlaneDeps
 }
 
 // FeatureSource reports the finalized KIP-584 features and their epoch (the
@@ -53,6 +56,7 @@ func handlerConstructors() []func(*Registry, Deps) (Handler, bool) {
 		newMetadataHandler, newCreateTopicsHandler, newDeleteTopicsHandler, newCreatePartitionsHandler,
 		newDescribeConfigsHandler, newAlterConfigsHandler, newIncrementalAlterConfigsHandler,
 		newDescribeClusterHandler, newDescribeLogDirsHandler, newInitProducerIDHandler,
+		newProduceHandler, newFetchHandler, newListOffsetsHandler, newDeleteRecordsHandler, newOffsetForLeaderEpochHandler,
 	}
 }
 

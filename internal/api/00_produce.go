@@ -1,0 +1,175 @@
+package api
+
+// Produce (key 0), versions 0-13 advertised, 3-13 served: the pinned
+// release advertises Produce from v0 (KAFKA-18659: librdkafka turns
+// compression off otherwise) but refuses v0-v2, and so does Sluice, by
+// closing the connection as Kafka 4's socket server does for a version it
+// does not enable.
+//
+// Behaviour as Kafka's: acks must be 0, 1 or -1 (else INVALID_REQUIRED_ACKS
+// on every partition); acks=0 gets no response, and a failed acks=0 append
+// closes the connection, the only way the client can learn of it; acks=-1
+// waits (in the purgatory) for the high watermark to pass the append, up to
+// timeout_ms, and checks min.insync.replicas (NOT_ENOUGH_REPLICAS before,
+// NOT_ENOUGH_REPLICAS_AFTER_APPEND after). Unknown topics get
+// UNKNOWN_TOPIC_OR_PARTITION (v13: UNKNOWN_TOPIC_ID), never auto-creation.
+// Internal topics refuse clients other than "__admin_client" with
+// INVALID_TOPIC_EXCEPTION. Batch validation is records.Validate's: KIP-467
+// record errors with an error message (v8+), CORRUPT_MESSAGE, INVALID_RECORD,
+// MESSAGE_TOO_LARGE, INVALID_TIMESTAMP. log_append_time is set for
+// LogAppendTime topics, log_start_offset always.
+//
+// Deviations: transactional batches get INVALID_TXN_STATE, the answer of
+// Kafka's transaction verification for a producer that has not added the
+// partition to a transaction, because transactions are not built yet (no
+// producer can have begun one). ThrottleMillis is 0 (no quotas).
+// CurrentLeader (v10+) is not filled in for NOT_LEADER_OR_FOLLOWER: the
+// single node is always the leader of what it hosts.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/kafka"
+	"sluice/internal/replication"
+)
+
+// produceMinServedVersion is the first Produce version Kafka 4 accepts.
+const produceMinServedVersion = 3
+
+// adminClientID may write to internal topics, as in Kafka.
+const adminClientID = "__admin_client"
+
+// internalTopics are the topics clients may not produce to.
+var internalTopics = map[string]bool{"__consumer_offsets": true, "__transaction_state": true}
+
+func newProduceHandler(_ *Registry, deps Deps) (Handler, bool) {
+	if deps.DataPlane == nil || deps.DataPlane.Partitions == nil {
+		return Handler{}, false
+	}
+	dp := deps.DataPlane.Partitions
+	return Handler{
+		Key:        0,
+		MinVersion: 0,
+		MaxVersion: 13,
+		Handle: func(ctx context.Context, req *Request) Response {
+			body, ok := req.Body.(*kmsg.ProduceRequest)
+			if !ok {
+				return CloseConnection(fmt.Errorf("produce: unexpected body %T", req.Body))
+			}
+			if body.Version < produceMinServedVersion {
+				return CloseConnection(fmt.Errorf("produce v%d is not enabled (Kafka 4 refuses v0-v2)", body.Version))
+			}
+			return handleProduce(ctx, dp, body, req.Header.ClientIDString())
+		},
+	}, true
+}
+
+// producePartitionRef remembers where a partition's answer goes.
+type producePartitionRef struct {
+	topic, partition int
+}
+
+func handleProduce(ctx context.Context, dp DataPlane, req *kmsg.ProduceRequest, clientID string) Response {
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
+	var (
+		appends []replication.AppendPartition
+		refs    []producePartitionRef
+		failed  bool
+	)
+	for ti, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		name, topicErr := resolveProduceTopic(dp, req.Version, rt, clientID)
+		for pi, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+			switch {
+			case !validAcks:
+				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
+			case topicErr != nil:
+				sp.ErrorCode = topicErr.Code
+			default:
+				appends = append(appends, replication.AppendPartition{
+					TP: kafka.TopicPartition{Topic: name, Partition: rp.Partition}, Records: rp.Records})
+				refs = append(refs, producePartitionRef{topic: ti, partition: pi})
+			}
+			if sp.ErrorCode != 0 {
+				failed = true
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if len(appends) > 0 {
+		results := dp.AppendRecords(ctx, replication.AppendRequest{
+			RequiredAcks:   req.Acks,
+			Timeout:        time.Duration(req.TimeoutMillis) * time.Millisecond,
+			ProduceVersion: req.Version,
+			Partitions:     appends,
+		})
+		for i, res := range results {
+			sp := &resp.Topics[refs[i].topic].Partitions[refs[i].partition]
+			fillProducePartition(sp, res.AppendResult)
+			if sp.ErrorCode != 0 {
+				failed = true
+			}
+		}
+	}
+	if req.Acks == 0 {
+		if failed {
+			return CloseConnection(errors.New("produce with acks=0 failed; closing the connection so the client notices"))
+		}
+		return NoResponse()
+	}
+	return Reply(resp)
+}
+
+// resolveProduceTopic finds the topic's name (by id from v13) and refuses
+// unknown and internal topics.
+func resolveProduceTopic(dp DataPlane, version int16, rt kmsg.ProduceRequestTopic, clientID string) (string, *kerr.Error) {
+	name := rt.Topic
+	if version >= 13 {
+		n, ok := dp.TopicName(kafka.UUID(rt.TopicID))
+		if !ok {
+			return "", kerr.UnknownTopicID
+		}
+		name = n
+	} else if _, ok := dp.TopicID(name); !ok {
+		return "", kerr.UnknownTopicOrPartition
+	}
+	if internalTopics[name] && clientID != adminClientID {
+		return "", kerr.InvalidTopicException
+	}
+	return name, nil
+}
+
+func fillProducePartition(sp *kmsg.ProduceResponseTopicPartition, res replication.AppendResult) {
+	sp.ErrorCode = errorCode(res.Err)
+	sp.LogStartOffset = res.LogStartOffset
+	if res.Err != nil {
+		for _, re := range res.RecordErrors {
+			er := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+			er.RelativeOffset = re.BatchIndex
+			if re.Message != "" {
+				msg := re.Message
+				er.ErrorMessage = &msg
+			}
+			sp.ErrorRecords = append(sp.ErrorRecords, er)
+		}
+		if res.ErrorMessage != "" {
+			msg := res.ErrorMessage
+			sp.ErrorMessage = &msg
+		}
+		return
+	}
+	sp.BaseOffset = res.FirstOffset
+	sp.LogAppendTime = res.LogAppendTimeMs
+}

@@ -1,0 +1,228 @@
+package api
+
+// Fetch (key 1), versions 4-18: the pinned release's range (KIP-896 floor).
+//
+// Behaviour as Kafka's: long poll up to max_wait_ms for min_bytes in the
+// purgatory (the handler blocks the connection's reader, one request in
+// flight per connection, as Kafka); max_bytes (capped by fetch.max.bytes)
+// shared by the partitions in request order and partition_max_bytes each,
+// the first batch of the first partition with data whole even above them
+// (KIP-74); read_uncommitted reads to the high watermark, read_committed to
+// the last stable offset; incremental fetch sessions (KIP-227, see
+// fetch_sessions.go); topic ids from v13 (UNKNOWN_TOPIC_ID); current leader
+// epoch checks (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH); last_fetched_epoch
+// (v12+) is validated for every fetcher, consumers included, answering a
+// diverging epoch when the fetcher's log diverged (KIP-320); errors answer
+// at once with offsets -1. The body is streamed by fetchwire: record bytes go
+// from segment files to the socket with sendfile on plaintext listeners.
+//
+// Deviations: the aborted transactions list is empty (read_committed) or
+// null (read_uncommitted) because transactions are not built yet; the
+// preferred read replica is always -1 (no KIP-392 rack awareness); follower
+// fetches (replica id >= 0) are answered NOT_LEADER_OR_FOLLOWER until the
+// replication issue adds followers; ThrottleMillis is 0 (no quotas).
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/fetchwire"
+	"sluice/internal/kafka"
+	"sluice/internal/replication"
+)
+
+// defaultFetchMaxBytes is Kafka's fetch.max.bytes default (55 MiB).
+const defaultFetchMaxBytes = 55 << 20
+
+type fetchHandler struct {
+	dp       DataPlane
+	sessions *fetchSessionCache
+	maxBytes int32
+}
+
+func newFetchHandler(_ *Registry, deps Deps) (Handler, bool) {
+	if deps.DataPlane == nil || deps.DataPlane.Partitions == nil {
+		return Handler{}, false
+	}
+	d := deps.DataPlane
+	slots := d.FetchSessionCacheSlots
+	if slots == 0 {
+		slots = defaultFetchSessionSlots
+	}
+	maxBytes := d.FetchMaxBytes
+	if maxBytes <= 0 {
+		maxBytes = defaultFetchMaxBytes
+	}
+	h := &fetchHandler{dp: d.Partitions, sessions: newFetchSessionCache(slots, d.FetchSessionEviction, d.clock()), maxBytes: maxBytes}
+	return Handler{
+		Key:        1,
+		MinVersion: fetchwire.MinVersion,
+		MaxVersion: fetchwire.MaxVersion,
+		Handle: func(ctx context.Context, req *Request) Response {
+			body, ok := req.Body.(*kmsg.FetchRequest)
+			if !ok {
+				return CloseConnection(fmt.Errorf("fetch: unexpected body %T", req.Body))
+			}
+			return h.handle(ctx, body)
+		},
+	}, true
+}
+
+func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest) Response {
+	replicaID := req.ReplicaID
+	if req.Version >= 15 {
+		replicaID = req.ReplicaState.ID
+	}
+	usesTopicIDs := req.Version >= 13
+	reqParts, unknownIDs := h.requestPartitions(req, usesTopicIDs)
+	var forgotten []sessionKey
+	for _, ft := range req.ForgottenTopics {
+		for _, p := range ft.Partitions {
+			k := sessionKey{Partition: p}
+			if usesTopicIDs {
+				k.ID = kafka.UUID(ft.TopicID)
+			} else {
+				k.Name = ft.Topic
+			}
+			forgotten = append(forgotten, k)
+		}
+	}
+	fc := h.sessions.newContext(req.SessionID, req.SessionEpoch, usesTopicIDs, replicaID >= 0, reqParts, forgotten)
+	if fc.errCode != 0 {
+		return h.encode(req.Version, &fetchwire.Response{ErrorCode: fc.errCode})
+	}
+
+	// Partitions whose topic id is unknown (or, for followers, every
+	// partition for now) are answered without reading.
+	var (
+		toFetch []replication.FetchPartition
+		fetchAt = make([]int, len(fc.parts))
+	)
+	for i, sp := range fc.parts {
+		fetchAt[i] = -1
+		if sp.name == "" || replicaID >= 0 {
+			continue
+		}
+		fetchAt[i] = len(toFetch)
+		toFetch = append(toFetch, replication.FetchPartition{
+			TP:                 kafka.TopicPartition{Topic: sp.name, Partition: sp.key.Partition},
+			FetchOffset:        sp.fetchOffset,
+			CurrentLeaderEpoch: sp.currentLeaderEpoch,
+			LastFetchedEpoch:   sp.lastFetchedEpoch,
+			MaxBytes:           sp.maxBytes,
+		})
+	}
+	var results []replication.FetchPartitionResult
+	if len(toFetch) > 0 {
+		results = h.dp.Fetch(ctx, replication.FetchParams{
+			ReplicaID: replicaID,
+			MaxWait:   time.Duration(req.MaxWaitMillis) * time.Millisecond,
+			MinBytes:  req.MinBytes,
+			MaxBytes:  min(req.MaxBytes, h.maxBytes),
+			Isolation: replication.IsolationForLevel(req.IsolationLevel),
+		}, toFetch)
+	}
+
+	answers := make([]fetchwire.Partition, len(fc.parts))
+	outcomes := make([]partitionOutcome, len(fc.parts))
+	for i, sp := range fc.parts {
+		answers[i], outcomes[i] = h.partitionAnswer(sp, fetchAt[i], results, req.IsolationLevel, replicaID, unknownIDs)
+	}
+	sessionID, include := h.sessions.complete(&fc, outcomes)
+	resp := &fetchwire.Response{SessionID: sessionID}
+	for i, sp := range fc.parts {
+		if !include[i] {
+			continue
+		}
+		n := len(resp.Topics)
+		if n == 0 || resp.Topics[n-1].ID != sp.key.ID || resp.Topics[n-1].Name != sp.key.Name {
+			resp.Topics = append(resp.Topics, fetchwire.Topic{Name: sp.key.Name, ID: sp.key.ID})
+			n++
+		}
+		resp.Topics[n-1].Partitions = append(resp.Topics[n-1].Partitions, answers[i])
+	}
+	return h.encode(req.Version, resp)
+}
+
+// requestPartitions turns the request's topics into session partitions,
+// resolving names from topic ids (v13+).
+func (h *fetchHandler) requestPartitions(req *kmsg.FetchRequest, usesTopicIDs bool) ([]sessionPartition, map[kafka.UUID]bool) {
+	var parts []sessionPartition
+	unknownIDs := make(map[kafka.UUID]bool)
+	for _, rt := range req.Topics {
+		key := sessionKey{Name: rt.Topic}
+		name := rt.Topic
+		if usesTopicIDs {
+			key = sessionKey{ID: kafka.UUID(rt.TopicID)}
+			n, ok := h.dp.TopicName(key.ID)
+			if !ok {
+				unknownIDs[key.ID] = true
+			}
+			name = n
+		}
+		for _, rp := range rt.Partitions {
+			k := key
+			k.Partition = rp.Partition
+			lastFetched := int32(-1)
+			if req.Version >= 12 {
+				lastFetched = rp.LastFetchedEpoch
+			}
+			parts = append(parts, sessionPartition{
+				key: k, name: name, fetchOffset: rp.FetchOffset,
+				currentLeaderEpoch: rp.CurrentLeaderEpoch, lastFetchedEpoch: lastFetched,
+				maxBytes: rp.PartitionMaxBytes, highWatermark: -1, logStartOffset: -1,
+			})
+		}
+	}
+	return parts, unknownIDs
+}
+
+// partitionAnswer builds one partition's answer and its session outcome.
+func (h *fetchHandler) partitionAnswer(sp sessionPartition, at int, results []replication.FetchPartitionResult, isolation int8, replicaID int32, unknownIDs map[kafka.UUID]bool) (fetchwire.Partition, partitionOutcome) {
+	ans := fetchwire.Partition{Partition: sp.key.Partition, HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1, PreferredReadReplica: -1}
+	var code int16
+	switch {
+	case at >= 0:
+		res := results[at]
+		code = errorCode(res.Err)
+		if code == 0 {
+			ans.HighWatermark, ans.LastStableOffset, ans.LogStartOffset = res.HighWatermark, res.LastStableOffset, res.LogStartOffset
+			for _, s := range res.Records.Slices {
+				ans.Records = append(ans.Records, fetchwire.Slice{File: s.File, Pos: s.Pos, Size: s.Size})
+			}
+			if res.DivergingEpoch != nil {
+				ans.DivergingEpoch = &fetchwire.EpochEndOffset{Epoch: res.DivergingEpoch.Epoch, EndOffset: res.DivergingEpoch.EndOffset}
+			}
+			if isolation == 1 {
+				ans.AbortedTransactions = []fetchwire.AbortedTransaction{}
+			}
+		}
+	case replicaID >= 0:
+		code = kerr.NotLeaderForPartition.Code
+	case unknownIDs[sp.key.ID]:
+		code = kerr.UnknownTopicID.Code
+	default:
+		code = kerr.UnknownTopicOrPartition.Code
+	}
+	ans.ErrorCode = code
+	var size int64
+	for _, s := range ans.Records {
+		size += s.Size
+	}
+	return ans, partitionOutcome{
+		highWatermark: ans.HighWatermark, logStartOffset: ans.LogStartOffset,
+		hasRecords: size > 0, failed: code != 0, diverging: ans.DivergingEpoch != nil,
+	}
+}
+
+func (h *fetchHandler) encode(version int16, resp *fetchwire.Response) Response {
+	enc, err := fetchwire.Encode(resp, version)
+	if err != nil {
+		return CloseConnection(fmt.Errorf("fetch: encode response v%d: %w", version, err))
+	}
+	return Stream(enc)
+}

@@ -1,0 +1,58 @@
+package api
+
+// DeleteRecords (key 21), versions 0-2: the pinned release's range.
+//
+// Behaviour as Kafka's: offset -1 means the high watermark; an offset beyond
+// the high watermark (or negative) is OFFSET_OUT_OF_RANGE; a topic whose
+// cleanup.policy lacks delete refuses with POLICY_VIOLATION; the answer is
+// the new low watermark (log start offset), -1 with an error; unknown
+// partitions get UNKNOWN_TOPIC_OR_PARTITION.
+//
+// Deviations: with a single replica the low watermark is known at once, so
+// timeout_ms is not waited on (Kafka waits for followers' log start
+// offsets). ThrottleMillis is 0.
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/kafka"
+)
+
+func newDeleteRecordsHandler(_ *Registry, deps Deps) (Handler, bool) {
+	if deps.DataPlane == nil || deps.DataPlane.Partitions == nil {
+		return Handler{}, false
+	}
+	dp := deps.DataPlane.Partitions
+	return Handler{
+		Key:        21,
+		MinVersion: 0,
+		MaxVersion: 2,
+		Handle: func(_ context.Context, req *Request) Response {
+			body, ok := req.Body.(*kmsg.DeleteRecordsRequest)
+			if !ok {
+				return CloseConnection(fmt.Errorf("delete records: unexpected body %T", req.Body))
+			}
+			resp := body.ResponseKind().(*kmsg.DeleteRecordsResponse)
+			for _, rt := range body.Topics {
+				st := kmsg.NewDeleteRecordsResponseTopic()
+				st.Topic = rt.Topic
+				for _, rp := range rt.Partitions {
+					sp := kmsg.NewDeleteRecordsResponseTopicPartition()
+					sp.Partition = rp.Partition
+					low, err := dp.DeleteRecords(kafka.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}, rp.Offset)
+					sp.ErrorCode = errorCode(err)
+					sp.LowWatermark = low
+					if err != nil {
+						sp.LowWatermark = -1
+					}
+					st.Partitions = append(st.Partitions, sp)
+				}
+				resp.Topics = append(resp.Topics, st)
+			}
+			return Reply(resp)
+		},
+	}, true
+}

@@ -1,0 +1,325 @@
+package api
+
+// Incremental fetch sessions (KIP-227), as Kafka's FetchManager and
+// FetchSessionCache: a full fetch (epoch 0) may open a session holding the
+// fetcher's partitions and what was last sent for each; later incremental
+// fetches (epoch 1, 2, ...) name only the partitions that changed or are
+// forgotten, and the answer carries only partitions with news (records, a
+// changed high watermark or log start offset, an error, a diverging epoch).
+// Epoch -1 closes the session. The cache is bounded by
+// max.incremental.fetch.session.cache.slots; when full, a stale session
+// (unused for min.incremental.fetch.session.eviction.ms) or a less valuable
+// one (not a follower's, fewer partitions) is evicted for a new one, else
+// the fetch runs without a session (session id 0), as in Kafka.
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"sluice/internal/clock"
+	"sluice/internal/kafka"
+)
+
+// Kafka's fetch session metadata sentinels.
+const (
+	invalidSessionID int32 = 0
+	initialEpoch     int32 = 0
+	finalEpoch       int32 = -1
+)
+
+// Kafka's defaults for the session cache.
+const (
+	defaultFetchSessionSlots    = 1000
+	defaultFetchSessionEviction = 120 * time.Second
+)
+
+// sessionKey names a partition in a session: by topic id from Fetch v13, by
+// name before (the other field is zero).
+type sessionKey struct {
+	ID        kafka.UUID
+	Name      string
+	Partition int32
+}
+
+// sessionPartition is one partition's fetch state: what the fetcher asked
+// for, and what the broker last told it.
+type sessionPartition struct {
+	key sessionKey
+	// name is the topic name the key resolves to now ("" when unknown).
+	name               string
+	fetchOffset        int64
+	currentLeaderEpoch int32
+	lastFetchedEpoch   int32
+	maxBytes           int32
+	// highWatermark and logStartOffset were last sent to the fetcher; -1
+	// forces the next answer to include the partition.
+	highWatermark  int64
+	logStartOffset int64
+}
+
+// partitionOutcome is what a fetch produced for one partition, as far as
+// the session cares.
+type partitionOutcome struct {
+	highWatermark  int64
+	logStartOffset int64
+	hasRecords     bool
+	failed         bool
+	diverging      bool
+}
+
+type fetchSession struct {
+	id           int32
+	epoch        int32
+	privileged   bool
+	usesTopicIDs bool
+	lastUsed     time.Time
+	partitions   []*sessionPartition
+}
+
+func (s *fetchSession) find(k sessionKey) int {
+	return slices.IndexFunc(s.partitions, func(p *sessionPartition) bool { return p.key == k })
+}
+
+// fetchContext is how one fetch request uses the session cache.
+type fetchContext struct {
+	// errCode is a session error (FETCH_SESSION_ID_NOT_FOUND,
+	// INVALID_FETCH_SESSION_EPOCH, FETCH_SESSION_TOPIC_ID_ERROR): the answer
+	// is that error alone.
+	errCode int16
+	// parts are the partitions to fetch, in order (copies).
+	parts []sessionPartition
+	// incremental names the session being continued; newSession says a
+	// full fetch may open one.
+	incremental  *fetchSession
+	newSession   bool
+	privileged   bool
+	usesTopicIDs bool
+}
+
+// fetchSessionCache holds the sessions of all connections; one per broker.
+type fetchSessionCache struct {
+	slots    int
+	eviction time.Duration
+	clk      clock.Clock
+
+	mu       sync.Mutex
+	sessions map[int32]*fetchSession
+}
+
+func newFetchSessionCache(slots int, eviction time.Duration, clk clock.Clock) *fetchSessionCache {
+	if slots < 0 {
+		slots = 0
+	}
+	if eviction <= 0 {
+		eviction = defaultFetchSessionEviction
+	}
+	return &fetchSessionCache{slots: slots, eviction: eviction, clk: clk, sessions: make(map[int32]*fetchSession)}
+}
+
+// newContext interprets a request's session id and epoch (Kafka's
+// FetchManager.newContext). reqParts are the request's partitions, forgotten
+// its forgotten topics' partitions.
+func (c *fetchSessionCache) newContext(sessionID, epoch int32, usesTopicIDs, privileged bool, reqParts []sessionPartition, forgotten []sessionKey) fetchContext {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if epoch == initialEpoch || epoch == finalEpoch {
+		// A full fetch closes the session it names.
+		if sessionID != invalidSessionID {
+			delete(c.sessions, sessionID)
+		}
+		return fetchContext{parts: reqParts, newSession: epoch == initialEpoch, privileged: privileged, usesTopicIDs: usesTopicIDs}
+	}
+	s, ok := c.sessions[sessionID]
+	if !ok {
+		return fetchContext{errCode: kerr.FetchSessionIDNotFound.Code}
+	}
+	if s.epoch != epoch {
+		return fetchContext{errCode: kerr.InvalidFetchSessionEpoch.Code}
+	}
+	if s.usesTopicIDs != usesTopicIDs {
+		return fetchContext{errCode: kerr.FetchSessionTopicIDError.Code}
+	}
+	for _, rp := range reqParts {
+		if i := s.find(rp.key); i >= 0 {
+			// An update keeps what was last sent, so only news is answered.
+			rp.highWatermark, rp.logStartOffset = s.partitions[i].highWatermark, s.partitions[i].logStartOffset
+			*s.partitions[i] = rp
+		} else {
+			added := rp
+			s.partitions = append(s.partitions, &added)
+		}
+	}
+	for _, k := range forgotten {
+		if i := s.find(k); i >= 0 {
+			s.partitions = slices.Delete(s.partitions, i, i+1)
+		}
+	}
+	if len(s.partitions) == 0 {
+		delete(c.sessions, s.id)
+		return fetchContext{parts: nil}
+	}
+	s.lastUsed = c.clk.Now()
+	s.epoch = nextSessionEpoch(s.epoch)
+	parts := make([]sessionPartition, len(s.partitions))
+	for i, p := range s.partitions {
+		parts[i] = *p
+	}
+	return fetchContext{parts: parts, incremental: s, privileged: privileged, usesTopicIDs: usesTopicIDs}
+}
+
+// complete records a fetch's outcomes in the session and decides which
+// partitions the answer includes. It returns the session id to answer with
+// (0 without a session).
+func (c *fetchSessionCache) complete(fc *fetchContext, outcomes []partitionOutcome) (int32, []bool) {
+	include := make([]bool, len(fc.parts))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case fc.incremental != nil:
+		s := fc.incremental
+		var moved []*sessionPartition
+		for i, part := range fc.parts {
+			idx := s.find(part.key)
+			if idx < 0 {
+				// Forgotten by a concurrent request: still answer it.
+				include[i] = true
+				continue
+			}
+			sp := s.partitions[idx]
+			include[i] = mustRespond(sp, outcomes[i])
+			if outcomes[i].hasRecords {
+				moved = append(moved, sp)
+			}
+		}
+		// Partitions that returned data go to the back, so the others get
+		// their turn at the response size limit (as Kafka rotates them).
+		if len(moved) > 0 {
+			s.partitions = slices.DeleteFunc(s.partitions, func(p *sessionPartition) bool { return slices.Contains(moved, p) })
+			s.partitions = append(s.partitions, moved...)
+		}
+		return s.id, include
+	case fc.newSession && len(fc.parts) > 0:
+		for i := range include {
+			include[i] = true
+		}
+		now := c.clk.Now()
+		if !c.makeRoom(fc.privileged, len(fc.parts), now) {
+			return invalidSessionID, include
+		}
+		s := &fetchSession{id: c.newID(), epoch: nextSessionEpoch(initialEpoch), privileged: fc.privileged,
+			usesTopicIDs: fc.usesTopicIDs, lastUsed: now}
+		for i := range fc.parts {
+			sp := fc.parts[i]
+			mustRespond(&sp, outcomes[i])
+			s.partitions = append(s.partitions, &sp)
+		}
+		c.sessions[s.id] = s
+		return s.id, include
+	default:
+		for i := range include {
+			include[i] = true
+		}
+		return invalidSessionID, include
+	}
+}
+
+// mustRespond is Kafka's CachedPartition.maybeUpdateResponseData: it
+// records what the answer tells the fetcher and reports whether the
+// partition has news for it.
+func mustRespond(sp *sessionPartition, o partitionOutcome) bool {
+	must := o.hasRecords || o.diverging
+	if sp.highWatermark != o.highWatermark {
+		must = true
+		sp.highWatermark = o.highWatermark
+	}
+	if sp.logStartOffset != o.logStartOffset {
+		must = true
+		sp.logStartOffset = o.logStartOffset
+	}
+	if o.failed {
+		// Re-send the partition once the error goes away.
+		sp.highWatermark = -1
+		must = true
+	}
+	return must
+}
+
+// makeRoom reports whether a new session of size partitions fits, evicting
+// a stale session or a less valuable one if needed (Kafka's tryEvict).
+func (c *fetchSessionCache) makeRoom(privileged bool, size int, now time.Time) bool {
+	if c.slots == 0 {
+		return false
+	}
+	if len(c.sessions) < c.slots {
+		return true
+	}
+	var oldest, cheapest *fetchSession
+	for _, s := range c.sessions {
+		if oldest == nil || s.lastUsed.Before(oldest.lastUsed) {
+			oldest = s
+		}
+		if privileged && s.privileged {
+			continue // a follower's session can only evict consumers'
+		}
+		if cheapest == nil || lessValuable(s, cheapest) {
+			cheapest = s
+		}
+	}
+	if now.Sub(oldest.lastUsed) > c.eviction {
+		delete(c.sessions, oldest.id)
+		return true
+	}
+	if cheapest == nil {
+		return false
+	}
+	candidate := &fetchSession{privileged: privileged, partitions: make([]*sessionPartition, size), id: math.MaxInt32}
+	if lessValuable(candidate, cheapest) {
+		return false
+	}
+	delete(c.sessions, cheapest.id)
+	return true
+}
+
+// lessValuable orders sessions for eviction: consumers' before followers',
+// then fewer partitions, then lower id (Kafka's EvictableKey).
+func lessValuable(a, b *fetchSession) bool {
+	if a.privileged != b.privileged {
+		return !a.privileged
+	}
+	if len(a.partitions) != len(b.partitions) {
+		return len(a.partitions) < len(b.partitions)
+	}
+	return a.id < b.id
+}
+
+func (c *fetchSessionCache) newID() int32 {
+	for {
+		id := rand.Int32N(math.MaxInt32-1) + 1
+		if _, taken := c.sessions[id]; !taken {
+			return id
+		}
+	}
+}
+
+// size returns the number of open sessions (tests, metrics).
+func (c *fetchSessionCache) size() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.sessions)
+}
+
+// nextSessionEpoch is Kafka's FetchMetadata.nextEpoch: it wraps to 1.
+func nextSessionEpoch(e int32) int32 {
+	if e < 0 {
+		return e
+	}
+	if e == math.MaxInt32 {
+		return 1
+	}
+	return e + 1
+}
