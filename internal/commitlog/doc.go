@@ -73,4 +73,8 @@
 //	m.Close()                                       // flush, checkpoints, clean-shutdown marker
 //
 // Options are per log (topic configs) and can be replaced with SetOptions.
+//
+// Lock order: a Log's mutex before the Manager's (a Log reports a disk
+// failure to its Manager while holding its own lock); the Manager never
+// calls into a Log while holding its mutex, and does no file I/O under it.
 package commitlog

@@ -78,6 +78,9 @@ type Manager struct {
 		offline map[string]error
 		closed  bool
 	}
+	// createMu serialises GetOrCreate's file work, which runs outside mu so
+	// lookups never wait for I/O.
+	createMu sync.Mutex
 	// stop ends the scheduler goroutine; done is closed when it has returned.
 	stop context.CancelFunc
 	done chan struct{}
@@ -272,26 +275,31 @@ func (m *Manager) Logs() []*Log {
 // existing log whose topic id differs is an error (a deleted and recreated
 // topic whose old log was not removed yet).
 func (m *Manager) GetOrCreate(tp kafka.TopicPartition, topicID kafka.UUID, opts Options) (*Log, error) {
+	m.createMu.Lock()
+	defer m.createMu.Unlock()
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.mu.closed {
+	closed := m.mu.closed
+	l, ok := m.mu.logs[tp]
+	dir, dirErr := m.pickDirLocked()
+	m.mu.Unlock()
+	if closed {
 		return nil, ErrClosed
 	}
-	if l, ok := m.mu.logs[tp]; ok {
-		id, err := metafile.ReadPartitionMetadata(m.fsys, filepath.Join(l.Dir(), metafile.PartitionMetadataFile))
+	if ok {
+		path := filepath.Join(l.Dir(), metafile.PartitionMetadataFile)
+		id, err := metafile.ReadPartitionMetadata(m.fsys, path)
 		if err == nil && !topicID.IsZero() && id != topicID {
 			return nil, fmt.Errorf("log %s has topic id %s, not %s", tp, id, topicID)
 		}
 		if vfs.IsNotExist(err) && !topicID.IsZero() {
-			if err := metafile.WritePartitionMetadata(m.fsys, filepath.Join(l.Dir(), metafile.PartitionMetadataFile), topicID); err != nil {
-				return nil, l.ioFailure("write partition metadata", err)
+			if err := metafile.WritePartitionMetadata(m.fsys, path, topicID); err != nil {
+				return nil, fmt.Errorf("write partition metadata of %s: %w", tp, err)
 			}
 		}
 		return l, nil
 	}
-	dir, err := m.pickDirLocked()
-	if err != nil {
-		return nil, err
+	if dirErr != nil {
+		return nil, dirErr
 	}
 	l, err := m.openLog(dir, tp, opts, StartState{CleanShutdown: true})
 	if err != nil {
@@ -302,6 +310,12 @@ func (m *Manager) GetOrCreate(tp kafka.TopicPartition, topicID kafka.UUID, opts 
 			l.Delete()
 			return nil, fmt.Errorf("create log %s: %w", tp, err)
 		}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mu.closed {
+		l.Close()
+		return nil, ErrClosed
 	}
 	m.mu.logs[tp], m.mu.dirOf[tp] = l, dir
 	return l, nil
