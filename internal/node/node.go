@@ -155,6 +155,12 @@ func (n *Node) open() error {
 		ClusterID:    n.clusterID,
 		NodeID:       n.cfg.NodeID(),
 		ControlPlane: n,
+		DataPlane: &api.DataPlaneDeps{
+			Partitions:             n.replicas,
+			FetchSessionCacheSlots: int(n.cfg.Int("max.incremental.fetch.session.cache.slots")),
+			FetchMaxBytes:          n.cfg.Int("fetch.max.bytes"),
+			Clock:                  n.clk,
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("request handlers: %w", err)
