@@ -157,8 +157,13 @@ func (x *indexFile) search(before func(e []byte) bool) int {
 }
 
 // preallocate grows the file to its maximum size so appends never extend it.
+// It never cuts entries (segment.index.bytes may have been lowered since
+// they were written; the full index then makes the segment roll).
 func (x *indexFile) preallocate() error {
-	if err := x.file.Truncate(int64(x.maxEntries * x.entrySize)); err != nil {
+	x.mu.RLock()
+	n := max(x.maxEntries, x.entriesLocked())
+	x.mu.RUnlock()
+	if err := x.file.Truncate(int64(n * x.entrySize)); err != nil {
 		return fmt.Errorf("preallocate index %s: %w", x.path, err)
 	}
 	return nil

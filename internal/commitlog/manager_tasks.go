@@ -21,7 +21,11 @@ type periodicTask struct {
 }
 
 // Start runs the periodic tasks in one goroutine until Close (or ctx ends).
+// Calling it again does nothing.
 func (m *Manager) Start(ctx context.Context) {
+	if m.stop != nil {
+		return
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	m.stop = cancel
 	m.done = make(chan struct{})
