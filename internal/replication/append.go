@@ -45,14 +45,12 @@ func failedAppend(err error, logStartOffset int64) AppendResult {
 // (ReplicaManager.AppendRecords) business. It reports whether the high
 // watermark moved, so the caller wakes the waiters.
 func (p *Partition) AppendRecordsToLeader(batches []byte, requiredAcks int16, cfg TopicConfig, produceVersion int16) (AppendResult, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if err := p.checkLeaderLocked(-1, true); err != nil {
+	// Kafka's precedence: leadership and min.insync.replicas are refused
+	// before the batch is looked at. They are checked again under the lock
+	// for the append; validation (decompression included) runs between,
+	// unlocked, so concurrent producers overlap.
+	if err := p.checkAppendable(requiredAcks, cfg); err != nil {
 		return failedAppend(err, p.log.LogStartOffset()), false
-	}
-	if requiredAcks == -1 && p.inSyncCountLocked() < cfg.MinInsyncReplicas {
-		return failedAppend(fmt.Errorf("partition %s: ISR %v smaller than min.insync.replicas %d: %w",
-			p.tp, p.mu.isr, cfg.MinInsyncReplicas, kerr.NotEnoughReplicas), p.log.LogStartOffset()), false
 	}
 	validated, err := records.Validate(batches, cfg.validateOptions(p.clk.Now().UnixMilli(), produceVersion))
 	if err != nil {
@@ -66,6 +64,11 @@ func (p *Partition) AppendRecordsToLeader(batches []byte, requiredAcks int16, cf
 			return failedAppend(fmt.Errorf("partition %s: transactional batch from producer %d, but this broker has no transaction coordinator: %w",
 				p.tp, b.Header.ProducerID, kerr.InvalidTxnState), p.log.LogStartOffset()), false
 		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.checkAppendableLocked(requiredAcks, cfg); err != nil {
+		return failedAppend(err, p.log.LogStartOffset()), false
 	}
 	info, err := p.log.Append(batches, p.mu.leaderEpoch)
 	if err != nil {
@@ -87,6 +90,25 @@ func (p *Partition) AppendRecordsToLeader(batches []byte, requiredAcks int16, cf
 		LogAppendTimeMs: validated.LogAppendTimeMs,
 		LogStartOffset:  info.LogStartOffset,
 	}, moved
+}
+
+func (p *Partition) checkAppendable(requiredAcks int16, cfg TopicConfig) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.checkAppendableLocked(requiredAcks, cfg)
+}
+
+// checkAppendableLocked refuses an append on a follower, an offline log, or
+// for acks=all an ISR below min.insync.replicas (NOT_ENOUGH_REPLICAS).
+func (p *Partition) checkAppendableLocked(requiredAcks int16, cfg TopicConfig) error {
+	if err := p.checkLeaderLocked(-1, true); err != nil {
+		return err
+	}
+	if requiredAcks == -1 && len(p.mu.isr) < cfg.MinInsyncReplicas {
+		return fmt.Errorf("partition %s: ISR %v smaller than min.insync.replicas %d: %w",
+			p.tp, p.mu.isr, cfg.MinInsyncReplicas, kerr.NotEnoughReplicas)
+	}
+	return nil
 }
 
 // checkEnoughReplicasReachOffset is acks=all's completion test: done when

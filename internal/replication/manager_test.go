@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"sluice/internal/kafka"
+	"sluice/internal/metadata"
 	"sluice/internal/records"
 	"sluice/internal/replication/replicationtest"
 	"sluice/internal/vfs"
@@ -327,4 +328,38 @@ func TestFailedLogDirIsolated(t *testing.T) {
 	if out[0].Err != nil || out[0].Records.Size == 0 {
 		t.Fatalf("healthy partition fetch: err %v, %d bytes", out[0].Err, out[0].Records.Size)
 	}
+}
+
+func TestFollowerRefusesClients(t *testing.T) {
+	f := newFixture(t, nil)
+	d := metadata.NewDelta(f.rm.Image())
+	if err := d.Replay(100, 2, &metadata.PartitionChangeRecord{TopicID: replicationtest.TopicID(1), Partition: 0,
+		Leader: 2, Replicas: []int32{1, 2}, ISR: []int32{1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	f.rm.ApplyDelta(d, d.Apply())
+	p, err := f.rm.Partition(tp("t", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := p.State(); st.Role != RoleFollower || st.LeaderID != 2 || st.LeaderEpoch != 6 {
+		t.Fatalf("state %+v, want follower of 2 at epoch 6", st)
+	}
+	corrupt := batch(t, 1, testStart.UnixMilli())
+	corrupt[len(corrupt)-1] ^= 1
+	// Leadership is refused before the batch is looked at, as in Kafka.
+	wantCode(t, "produce to follower", f.produce(t, 1, AppendPartition{TP: tp("t", 0), Records: corrupt})[0].Err, kerr.NotLeaderForPartition)
+	out := f.rm.Fetch(t.Context(), FetchParams{ReplicaID: -1, MaxBytes: 100},
+		[]FetchPartition{{TP: tp("t", 0), CurrentLeaderEpoch: 6, LastFetchedEpoch: -1, MaxBytes: 100}})
+	wantCode(t, "consumer fetch from follower", out[0].Err, kerr.NotLeaderForPartition)
+}
+
+func TestMinInsyncCheckedBeforeValidation(t *testing.T) {
+	f := newFixture(t, nil)
+	cfg := DefaultTopicConfig()
+	cfg.MinInsyncReplicas = 2
+	f.cfg["c"] = cfg
+	corrupt := batch(t, 1, testStart.UnixMilli())
+	corrupt[len(corrupt)-1] ^= 1
+	wantCode(t, "acks=all corrupt below min isr", f.produce(t, -1, AppendPartition{TP: tp("c", 0), Records: corrupt})[0].Err, kerr.NotEnoughReplicas)
 }

@@ -233,6 +233,3 @@ func (p *Partition) checkLeaderLocked(currentLeaderEpoch int32, requireLeader bo
 	}
 	return nil
 }
-
-// inSyncCount returns the ISR size.
-func (p *Partition) inSyncCountLocked() int { return len(p.mu.isr) }
