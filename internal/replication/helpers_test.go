@@ -26,7 +26,7 @@ type fixture struct {
 
 // newFixture hosts topic "t" (2 partitions, leader epoch 5) and "c"
 // (1 partition) on broker 1, in an FS that can be made to fail.
-func newFixture(t *testing.T, fsys vfs.FS) *fixture {
+func newFixture(t testing.TB, fsys vfs.FS) *fixture {
 	t.Helper()
 	if fsys == nil {
 		fsys = vfs.NewMem()
@@ -68,7 +68,7 @@ func tp(topic string, p int32) kafka.TopicPartition {
 }
 
 // batch builds a plain batch of n records whose timestamps start at ts.
-func batch(t *testing.T, n int, ts int64) []byte {
+func batch(t testing.TB, n int, ts int64) []byte {
 	t.Helper()
 	b := records.NewBuilder(records.NonIdempotent(records.NoCompression))
 	for i := range n {
