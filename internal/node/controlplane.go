@@ -105,7 +105,10 @@ func (n *Node) NextProducerID(ctx context.Context) (int64, error) {
 	err := n.control.submit(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		broker, ok := im.Broker(n.NodeID())
 		if !ok {
-			return nil, fmt.Errorf("allocate producer ids: broker %d is not registered: %w", n.NodeID(), kerr.BrokerIDNotRegistered)
+			// Start-up: listeners open just before the broker registers.
+			// Kafka answers a producer id request it cannot serve yet with
+			// this retriable error.
+			return nil, fmt.Errorf("allocate producer ids: broker %d is not registered yet: %w", n.NodeID(), kerr.CoordinatorLoadInProgress)
 		}
 		req := kmsg.NewPtrAllocateProducerIDsRequest()
 		req.BrokerID, req.BrokerEpoch = broker.ID, broker.Epoch

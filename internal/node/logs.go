@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 
@@ -51,16 +52,36 @@ func (p *partitionLogs) topicConfig(topic string) (config.TopicConfig, error) {
 	if ok {
 		return t, nil
 	}
-	overrides := p.image().Configs(metadata.ConfigResource{Type: metadata.ConfigResourceTopic, Name: topic})
-	t, err := p.cfg.ResolveTopic(overrides)
+	im := p.image()
+	base := p.brokerConfig(im)
+	overrides := im.Configs(metadata.ConfigResource{Type: metadata.ConfigResourceTopic, Name: topic})
+	t, err := base.ResolveTopic(overrides)
 	if err != nil {
-		t, _ = p.cfg.ResolveTopic(nil)
+		t, _ = base.ResolveTopic(nil)
 		return t, fmt.Errorf("topic %s configs: %w", topic, err)
 	}
 	p.mu.Lock()
 	p.mu.topicConfigs[topic] = t
 	p.mu.Unlock()
 	return t, nil
+}
+
+// brokerConfig is the static configuration with the dynamic broker layers
+// of the metadata log (per broker and cluster default) on top: the broker
+// synonyms of topic keys (log.retention.ms...) can change at run time.
+// Stored values were accepted by the controller; should this build refuse
+// them, the static configuration is used.
+func (p *partitionLogs) brokerConfig(im *metadata.Image) *config.Config {
+	perBroker := im.Configs(metadata.ConfigResource{Type: metadata.ConfigResourceBroker, Name: strconv.Itoa(int(p.cfg.NodeID()))})
+	clusterDefault := im.Configs(metadata.ConfigResource{Type: metadata.ConfigResourceBroker, Name: ""})
+	if len(perBroker) == 0 && len(clusterDefault) == 0 {
+		return p.cfg
+	}
+	cfg, err := p.cfg.WithDynamic(perBroker, clusterDefault)
+	if err != nil {
+		return p.cfg
+	}
+	return cfg
 }
 
 // dataPlaneConfig is the replica manager's Options.TopicConfig.
@@ -94,21 +115,38 @@ func (p *partitionLogs) applyConfigChanges(delta *metadata.Delta) error {
 	for _, t := range delta.RemovedTopics() {
 		p.forget(t.Name)
 	}
+	changed := map[string]bool{}
+	allTopics := false
 	for _, res := range delta.ChangedConfigs() {
-		if res.Type != metadata.ConfigResourceTopic {
+		switch res.Type {
+		case metadata.ConfigResourceTopic:
+			changed[res.Name] = true
+		case metadata.ConfigResourceBroker:
+			// A broker default under every topic's configs changed.
+			allTopics = true
+		}
+	}
+	if allTopics {
+		p.mu.Lock()
+		clear(p.mu.topicConfigs)
+		p.mu.Unlock()
+	}
+	for name := range changed {
+		p.forget(name)
+	}
+	if !allTopics && len(changed) == 0 {
+		return nil
+	}
+	for _, l := range p.mgr.Logs() {
+		topic := l.TopicPartition().Topic
+		if !allTopics && !changed[topic] {
 			continue
 		}
-		p.forget(res.Name)
-		t, err := p.topicConfig(res.Name)
+		t, err := p.topicConfig(topic)
 		if err != nil {
 			errs = append(errs, err)
 		}
-		opts := logOptions(t)
-		for _, l := range p.mgr.Logs() {
-			if l.TopicPartition().Topic == res.Name {
-				l.SetOptions(opts)
-			}
-		}
+		l.SetOptions(logOptions(t))
 	}
 	return errors.Join(errs...)
 }

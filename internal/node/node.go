@@ -116,7 +116,7 @@ func (n *Node) open() error {
 		Logs:        n.logs,
 		TopicConfig: n.logs.dataPlaneConfig,
 		Clock:       n.clk,
-		Logger:      n.logger.With("component", "replicas"),
+		Logger:      n.logger,
 	})
 	if err != nil {
 		return fmt.Errorf("replica manager: %w", err)
@@ -139,7 +139,7 @@ func (n *Node) open() error {
 		Apply: func(c quorum.Committed) error {
 			return n.loader.Apply(c.Offset, c.Epoch, c.Data)
 		},
-		Logger: n.logger.With("component", "quorum"),
+		Logger: n.logger,
 	})
 	if err != nil {
 		return fmt.Errorf("metadata quorum: %w", err)

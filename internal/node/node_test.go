@@ -14,14 +14,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"sluice/internal/commitlog"
 	"sluice/internal/commitlog/metafile"
 	"sluice/internal/config"
+	"sluice/internal/kafka"
 	"sluice/internal/vfs"
 )
 
 // startNode runs a node on an ephemeral port with its data in dir and
 // returns its bootstrap address; the node stops in t.Cleanup (or by stop).
-func startNode(t *testing.T, dir string) (addr string, stop func()) {
+func startNode(t *testing.T, dir string) (n *Node, addr string, stop func()) {
 	t.Helper()
 	cfg, err := config.Parse("", map[string]string{
 		"log.dirs":                 dir,
@@ -32,7 +34,7 @@ func startNode(t *testing.T, dir string) (addr string, stop func()) {
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	n, err := New(cfg, logger, nil)
+	n, err = New(cfg, logger, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +62,7 @@ func startNode(t *testing.T, dir string) (addr string, stop func()) {
 		}
 	}
 	t.Cleanup(stop)
-	return n.Addr("PLAINTEXT").String(), stop
+	return n, n.Addr("PLAINTEXT").String(), stop
 }
 
 func newAdmin(t *testing.T, addr string) (*kadm.Client, *kgo.Client) {
@@ -75,7 +77,7 @@ func newAdmin(t *testing.T, addr string) (*kadm.Client, *kgo.Client) {
 
 func TestNodeControlPlaneAndRestart(t *testing.T) {
 	dir := t.TempDir()
-	addr, stop := startNode(t, dir)
+	n, addr, stop := startNode(t, dir)
 	adm, cl := newAdmin(t, addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -115,6 +117,24 @@ func TestNodeControlPlaneAndRestart(t *testing.T) {
 	if v, _ := rc.On("orders", nil); !hasConfig(v.Configs, "retention.ms", "999") {
 		t.Fatalf("retention.ms not altered: %+v", v.Configs)
 	}
+	openLog := func() *commitlog.Log {
+		l, ok := n.mgr.Get(kafka.TopicPartition{Topic: "orders", Partition: 0})
+		if !ok {
+			t.Fatal("orders-0 has no open log")
+		}
+		return l
+	}
+	if got := openLog().Options().RetentionMs; got != 999*time.Millisecond {
+		t.Fatalf("open log's retention is %v after the change, want 999ms", got)
+	}
+	// A cluster-wide broker default reaches topics without their own value.
+	set := []kadm.AlterConfig{{Name: "log.segment.bytes", Value: kadm.StringPtr("2097152")}}
+	if res, err := adm.AlterBrokerConfigsState(ctx, set); err != nil || res[0].Err != nil {
+		t.Fatalf("alter cluster default: %v %+v", err, res)
+	}
+	if got := openLog().Options().SegmentBytes; got != 2097152 {
+		t.Fatalf("open log's segment.bytes is %d after the cluster default changed", got)
+	}
 	brokerCfg, err := adm.DescribeBrokerConfigs(ctx, 1)
 	if err != nil || len(brokerCfg) != 1 || len(brokerCfg[0].Configs) < 100 {
 		t.Fatalf("broker configs: %v (%d resources)", err, len(brokerCfg))
@@ -147,7 +167,7 @@ func TestNodeControlPlaneAndRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	addr, _ = startNode(t, dir)
+	_, addr, _ = startNode(t, dir)
 	adm, cl = newAdmin(t, addr)
 	md, err = adm.Metadata(ctx, "orders")
 	if err != nil || len(md.Topics["orders"].Partitions) != 3 || md.Cluster != meta.ClusterID {
