@@ -18,7 +18,9 @@ package api
 //
 // Deviations: the aborted transactions list is empty (read_committed) or
 // null (read_uncommitted) because transactions are not built yet; the
-// preferred read replica is always -1 (no KIP-392 rack awareness); follower
+// preferred read replica is always -1 (no KIP-392 rack awareness);
+// current_leader (v12+) and node_endpoints (v16+) are not filled in with
+// NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH (one node leads all); follower
 // fetches (replica id >= 0) are answered NOT_LEADER_OR_FOLLOWER until the
 // replication issue adds followers; ThrottleMillis is 0 (no quotas).
 
@@ -78,7 +80,7 @@ func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest) Respo
 		replicaID = req.ReplicaState.ID
 	}
 	usesTopicIDs := req.Version >= 13
-	reqParts, unknownIDs := h.requestPartitions(req, usesTopicIDs)
+	reqParts := h.requestPartitions(req, usesTopicIDs)
 	var forgotten []sessionKey
 	for _, ft := range req.ForgottenTopics {
 		for _, p := range ft.Partitions {
@@ -94,6 +96,13 @@ func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest) Respo
 	fc := h.sessions.newContext(req.SessionID, req.SessionEpoch, usesTopicIDs, replicaID >= 0, reqParts, forgotten)
 	if fc.errCode != 0 {
 		return h.encode(req.Version, &fetchwire.Response{ErrorCode: fc.errCode})
+	}
+	if usesTopicIDs {
+		// Session partitions name topics by id: resolve them now, as a
+		// topic may have been created or deleted since they were added.
+		for i := range fc.parts {
+			fc.parts[i].name, _ = h.dp.TopicName(fc.parts[i].key.ID)
+		}
 	}
 
 	// Partitions whose topic id is unknown (or, for followers, every
@@ -130,7 +139,7 @@ func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest) Respo
 	answers := make([]fetchwire.Partition, len(fc.parts))
 	outcomes := make([]partitionOutcome, len(fc.parts))
 	for i, sp := range fc.parts {
-		answers[i], outcomes[i] = h.partitionAnswer(sp, fetchAt[i], results, req.IsolationLevel, replicaID, unknownIDs)
+		answers[i], outcomes[i] = h.partitionAnswer(sp, fetchAt[i], results, req.IsolationLevel, replicaID, usesTopicIDs)
 	}
 	sessionID, include := h.sessions.complete(&fc, outcomes)
 	resp := &fetchwire.Response{SessionID: sessionID}
@@ -150,19 +159,14 @@ func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest) Respo
 
 // requestPartitions turns the request's topics into session partitions,
 // resolving names from topic ids (v13+).
-func (h *fetchHandler) requestPartitions(req *kmsg.FetchRequest, usesTopicIDs bool) ([]sessionPartition, map[kafka.UUID]bool) {
+func (h *fetchHandler) requestPartitions(req *kmsg.FetchRequest, usesTopicIDs bool) []sessionPartition {
 	var parts []sessionPartition
-	unknownIDs := make(map[kafka.UUID]bool)
 	for _, rt := range req.Topics {
 		key := sessionKey{Name: rt.Topic}
 		name := rt.Topic
 		if usesTopicIDs {
 			key = sessionKey{ID: kafka.UUID(rt.TopicID)}
-			n, ok := h.dp.TopicName(key.ID)
-			if !ok {
-				unknownIDs[key.ID] = true
-			}
-			name = n
+			name, _ = h.dp.TopicName(key.ID)
 		}
 		for _, rp := range rt.Partitions {
 			k := key
@@ -178,11 +182,11 @@ func (h *fetchHandler) requestPartitions(req *kmsg.FetchRequest, usesTopicIDs bo
 			})
 		}
 	}
-	return parts, unknownIDs
+	return parts
 }
 
 // partitionAnswer builds one partition's answer and its session outcome.
-func (h *fetchHandler) partitionAnswer(sp sessionPartition, at int, results []replication.FetchPartitionResult, isolation int8, replicaID int32, unknownIDs map[kafka.UUID]bool) (fetchwire.Partition, partitionOutcome) {
+func (h *fetchHandler) partitionAnswer(sp sessionPartition, at int, results []replication.FetchPartitionResult, isolation int8, replicaID int32, usesTopicIDs bool) (fetchwire.Partition, partitionOutcome) {
 	ans := fetchwire.Partition{Partition: sp.key.Partition, HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1, PreferredReadReplica: -1}
 	var code int16
 	switch {
@@ -203,7 +207,8 @@ func (h *fetchHandler) partitionAnswer(sp sessionPartition, at int, results []re
 		}
 	case replicaID >= 0:
 		code = kerr.NotLeaderForPartition.Code
-	case unknownIDs[sp.key.ID]:
+	case usesTopicIDs:
+		// Named by a topic id that the metadata does not know.
 		code = kerr.UnknownTopicID.Code
 	default:
 		code = kerr.UnknownTopicOrPartition.Code
