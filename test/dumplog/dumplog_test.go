@@ -28,6 +28,9 @@ func TestGenerateCoversTheShapes(t *testing.T) {
 	codecs, producers := map[string]bool{}, map[int64]bool{}
 	var nullKeys, nullValues, emptyValues, headers, markers, transactional int
 	for _, b := range m.Batches() {
+		if b.Reopened && b.Position == 0 {
+			t.Errorf("the log was reopened at a segment boundary (offset %d), want inside the active segment", b.BaseOffset)
+		}
 		codecs[b.Codec] = true
 		producers[b.ProducerID] = true
 		if b.Control {

@@ -50,7 +50,9 @@ func expectedProducers(batches []BatchManifest, offset int64) []ProducerSnapshot
 // an offset index entry (the batch's last offset at its position) and a
 // time index entry (largest timestamp so far, last offset of its batch)
 // once more than indexIntervalBytes were written since the last entry,
-// and a final time index entry when the segment stops being active.
+// and a final time index entry when the segment stops being active. A
+// segment loaded after a clean shutdown starts counting bytes from zero
+// again (Kafka's LogSegment keeps the count only in memory).
 func KafkaRuleIndexes(s SegmentManifest, indexIntervalBytes int) ([]IndexEntry, []TimeIndexEntry) {
 	index, timeIndex := []IndexEntry{}, []TimeIndexEntry{}
 	maxTs, maxTsOffset := int64(-1), int64(-1)
@@ -64,6 +66,9 @@ func KafkaRuleIndexes(s SegmentManifest, indexIntervalBytes int) ([]IndexEntry, 
 	for _, b := range s.Batches {
 		if b.MaxTimestamp > maxTs {
 			maxTs, maxTsOffset = b.MaxTimestamp, b.LastOffset
+		}
+		if b.Reopened {
+			sinceLast = 0
 		}
 		if sinceLast > indexIntervalBytes {
 			index = append(index, IndexEntry{Offset: b.LastOffset, Position: b.Position})

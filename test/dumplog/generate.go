@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"sluice/internal/clock"
 	"sluice/internal/commitlog"
@@ -44,6 +45,9 @@ const (
 	epochBumpBatch = 80
 	// leaderEpochChangeBatch is where the partition leader epoch moves from 0 to 2.
 	leaderEpochChangeBatch = 60
+	// reopenBatch is the first batch appended after the log is closed and
+	// opened again.
+	reopenBatch = 100
 )
 
 var codecNames = [...]string{"none", "gzip", "snappy", "lz4", "zstd"}
@@ -64,8 +68,12 @@ type plannedRecord struct {
 }
 
 // Generate writes the workload into a new partition directory under logDir
-// with commitlog, closes the log cleanly and returns what it wrote. logDir
-// must not already hold the partition.
+// with commitlog and returns what it wrote. It writes in two runs, as a
+// broker that restarts does: the first run closes the log cleanly; then the
+// first segment's offset and time index files are removed (the reopened log
+// must rebuild them); the second run opens the log again after the clean
+// shutdown, appends the rest and closes cleanly. logDir must not already
+// hold the partition.
 func Generate(logDir string, logger *slog.Logger) (Manifest, error) {
 	tp := kafka.TopicPartition{Topic: Topic, Partition: 0}
 	dir := filepath.Join(logDir, tp.String())
@@ -79,25 +87,51 @@ func Generate(logDir string, logger *slog.Logger) (Manifest, error) {
 	opts.SegmentBytes = segmentBytes
 	opts.IndexIntervalBytes = indexIntervalBytes
 	opts.SegmentIndexBytes = segmentIndexBytes
-	log, err := commitlog.Open(vfs.Default, dir, tp, opts, clock.Real{}, commitlog.StartState{}, logger)
+	planned := plan()
+	first, err := appendRun(dir, tp, opts, commitlog.StartState{}, planned[:reopenBatch], 0, logger)
 	if err != nil {
-		return Manifest{}, fmt.Errorf("generate: open log: %w", err)
+		return Manifest{}, err
 	}
-	written, appendErr := appendWorkload(log)
+	for _, suffix := range []string{".index", ".timeindex"} {
+		if err := os.Remove(segmentPath(dir, 0, suffix)); err != nil {
+			return Manifest{}, fmt.Errorf("generate: %w", err)
+		}
+	}
+	end := first[len(first)-1].LastOffset + 1
+	clean := commitlog.StartState{RecoveryPoint: end, CleanShutdown: true}
+	second, err := appendRun(dir, tp, opts, clean, planned[reopenBatch:], reopenBatch, logger)
+	if err != nil {
+		return Manifest{}, err
+	}
+	second[0].Reopened = true
+	return describe(dir, append(first, second...))
+}
+
+// appendRun opens the log, appends the planned batches (numbered from
+// firstIndex in errors) and closes it.
+func appendRun(dir string, tp kafka.TopicPartition, opts commitlog.Options, st commitlog.StartState,
+	planned []plannedBatch, firstIndex int, logger *slog.Logger) ([]BatchManifest, error) {
+	// The clock stands just after the workload's record timestamps, so no
+	// producer is idle past producer.id.expiration.ms when the log is
+	// reopened (Kafka drops expired producers when it loads a snapshot).
+	clk := clock.NewManual(time.UnixMilli(batchTimestamp(batchCount + 10)))
+	log, err := commitlog.Open(vfs.Default, dir, tp, opts, clk, st, logger)
+	if err != nil {
+		return nil, fmt.Errorf("generate: open log: %w", err)
+	}
+	written, appendErr := appendWorkload(log, planned, firstIndex)
 	if err := log.Close(); err != nil && appendErr == nil {
 		appendErr = fmt.Errorf("generate: close log: %w", err)
 	}
-	if appendErr != nil {
-		return Manifest{}, appendErr
-	}
-	return describe(dir, written)
+	return written, appendErr
 }
 
 // appendWorkload appends every planned batch, one batch per append as a
 // producer's request usually carries, and records the offsets assigned.
-func appendWorkload(log *commitlog.Log) ([]BatchManifest, error) {
+func appendWorkload(log *commitlog.Log, planned []plannedBatch, firstIndex int) ([]BatchManifest, error) {
 	var out []BatchManifest
-	for i, p := range plan() {
+	for k, p := range planned {
+		i := firstIndex + k
 		b := records.NewBuilder(p.opts)
 		for _, r := range p.records {
 			b.Add(r.timestamp, bytesOf(r.key), bytesOf(r.value), r.headers)

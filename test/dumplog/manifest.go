@@ -32,22 +32,25 @@ type SegmentManifest struct {
 // BatchManifest is one record batch as appended, with the offsets the log
 // assigned it and its byte position in its segment.
 type BatchManifest struct {
-	BaseOffset           int64            `json:"base_offset"`
-	LastOffset           int64            `json:"last_offset"`
-	Count                int32            `json:"count"`
-	Position             int64            `json:"position"`
-	Size                 int64            `json:"size"`
-	Codec                string           `json:"codec"`
-	CRC                  uint32           `json:"crc"`
-	MaxTimestamp         int64            `json:"max_timestamp"`
-	ProducerID           int64            `json:"producer_id"`
-	ProducerEpoch        int16            `json:"producer_epoch"`
-	BaseSequence         int32            `json:"base_sequence"`
-	LastSequence         int32            `json:"last_sequence"`
-	PartitionLeaderEpoch int32            `json:"partition_leader_epoch"`
-	Transactional        bool             `json:"transactional"`
-	Control              bool             `json:"control"`
-	Records              []RecordManifest `json:"records"`
+	BaseOffset           int64  `json:"base_offset"`
+	LastOffset           int64  `json:"last_offset"`
+	Count                int32  `json:"count"`
+	Position             int64  `json:"position"`
+	Size                 int64  `json:"size"`
+	Codec                string `json:"codec"`
+	CRC                  uint32 `json:"crc"`
+	MaxTimestamp         int64  `json:"max_timestamp"`
+	ProducerID           int64  `json:"producer_id"`
+	ProducerEpoch        int16  `json:"producer_epoch"`
+	BaseSequence         int32  `json:"base_sequence"`
+	LastSequence         int32  `json:"last_sequence"`
+	PartitionLeaderEpoch int32  `json:"partition_leader_epoch"`
+	Transactional        bool   `json:"transactional"`
+	Control              bool   `json:"control"`
+	// Reopened marks the first batch appended after the log was closed
+	// and opened again.
+	Reopened bool             `json:"reopened,omitempty"`
+	Records  []RecordManifest `json:"records"`
 }
 
 // RecordManifest is one record. Key and Value are nil when null.
