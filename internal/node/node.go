@@ -234,9 +234,31 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	close(n.ready)
 	n.logger.Info("node started", "node_id", n.cfg.NodeID(), "cluster_id", n.clusterID)
-	<-ctx.Done()
+	failure := n.awaitStopOrFailure(ctx)
 	n.logger.Info("node stopping")
-	return n.Close()
+	return errors.Join(failure, n.Close())
+}
+
+// quorumCheckInterval is how often Run looks for a failed quorum driver.
+const quorumCheckInterval = 500 * time.Millisecond
+
+// awaitStopOrFailure waits for ctx to end, or for the metadata quorum to
+// fail (its log's disk): without it the node could change nothing, so it
+// stops, as a Kafka node whose metadata log fails does.
+func (n *Node) awaitStopOrFailure(ctx context.Context) error {
+	tick := time.NewTicker(quorumCheckInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+			if err := n.driver.Err(); err != nil {
+				n.logger.Error("metadata quorum failed; stopping", "err", err)
+				return fmt.Errorf("metadata quorum: %w", err)
+			}
+		}
+	}
 }
 
 func (n *Node) start(ctx context.Context) error {
