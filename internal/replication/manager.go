@@ -35,6 +35,14 @@ type LogProvider interface {
 	DeleteLog(tp kafka.TopicPartition) error
 }
 
+// HighWatermarkSource may also be implemented by a LogProvider: it returns
+// the high watermark checkpointed at the last stop
+// (replication-offset-checkpoint), so a leader with followers does not
+// start from the log start offset while they catch up.
+type HighWatermarkSource interface {
+	CheckpointedHighWatermark(tp kafka.TopicPartition) (int64, bool)
+}
+
 // Options configure a ReplicaManager.
 type Options struct {
 	// BrokerID is this broker's node id.
@@ -245,6 +253,11 @@ func (rm *ReplicaManager) getOrCreatePartition(tp kafka.TopicPartition, topicID 
 		return nil, fmt.Errorf("open leader epoch cache of %s: %w", tp, err)
 	}
 	p = newPartition(tp, topicID, rm.opts.BrokerID, log, epochs, rm.opts.Clock, rm.logger)
+	if src, ok := rm.opts.Logs.(HighWatermarkSource); ok {
+		if hw, ok := src.CheckpointedHighWatermark(tp); ok {
+			p.restoreHighWatermark(hw)
+		}
+	}
 	rm.mu.Lock()
 	defer rm.mu.Unlock()
 	if existing, ok := rm.mu.partitions[tp]; ok {

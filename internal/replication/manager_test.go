@@ -363,3 +363,95 @@ func TestMinInsyncCheckedBeforeValidation(t *testing.T) {
 	corrupt[len(corrupt)-1] ^= 1
 	wantCode(t, "acks=all corrupt below min isr", f.produce(t, -1, AppendPartition{TP: tp("c", 0), Records: corrupt})[0].Err, kerr.NotEnoughReplicas)
 }
+
+// TestHighWatermarkFollowsISR gives partition t-0 a second in-sync replica:
+// the high watermark waits for it, acks=all times out while it lags, and its
+// fetches move the watermark.
+func TestHighWatermarkFollowsISR(t *testing.T) {
+	f := newFixture(t, nil)
+	d := metadata.NewDelta(f.rm.Image())
+	if err := d.Replay(100, 2, &metadata.PartitionChangeRecord{TopicID: replicationtest.TopicID(1), Partition: 0,
+		Leader: 1, Replicas: []int32{1, 2}, ISR: []int32{1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	f.rm.ApplyDelta(d, d.Apply())
+	ts := testStart.UnixMilli()
+	res := f.rm.AppendRecords(t.Context(), AppendRequest{RequiredAcks: -1, Timeout: 30 * time.Millisecond, ProduceVersion: 11,
+		Partitions: []AppendPartition{{TP: tp("t", 0), Records: batch(t, 2, ts)}}})
+	wantCode(t, "acks=all with a lagging follower", res[0].Err, kerr.RequestTimedOut)
+	p, _ := f.rm.Partition(tp("t", 0))
+	if hw := p.HighWatermark(); hw != 0 {
+		t.Fatalf("high watermark %d before the follower fetched, want 0", hw)
+	}
+	// A consumer sees nothing above the high watermark.
+	out := f.rm.Fetch(t.Context(), FetchParams{ReplicaID: -1, MaxBytes: 1 << 20},
+		[]FetchPartition{{TP: tp("t", 0), CurrentLeaderEpoch: -1, LastFetchedEpoch: -1, MaxBytes: 1 << 20}})
+	if out[0].Err != nil || out[0].Records.Size != 0 {
+		t.Fatalf("consumer fetch above HW: err %v, %d bytes", out[0].Err, out[0].Records.Size)
+	}
+
+	done := make(chan []PartitionAppendResult)
+	go func() {
+		done <- f.rm.AppendRecords(context.Background(), AppendRequest{RequiredAcks: -1, Timeout: 30 * time.Second, ProduceVersion: 11,
+			Partitions: []AppendPartition{{TP: tp("t", 0), Records: batch(t, 1, ts)}}})
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for p.State().LogEndOffset != 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("second append never happened")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// The follower fetches at 3: it has everything, the watermark moves to 3
+	// and the parked produce completes.
+	out = f.rm.Fetch(t.Context(), FetchParams{ReplicaID: 2, MaxBytes: 1 << 20},
+		[]FetchPartition{{TP: tp("t", 0), FetchOffset: 3, CurrentLeaderEpoch: -1, LastFetchedEpoch: -1, MaxBytes: 1 << 20}})
+	wantCode(t, "follower fetch", out[0].Err, nil)
+	select {
+	case res := <-done:
+		wantCode(t, "acks=all after follower caught up", res[0].Err, nil)
+	case <-time.After(10 * time.Second):
+		t.Fatal("follower progress did not complete the acks=all produce")
+	}
+	if hw := p.HighWatermark(); hw != 3 {
+		t.Fatalf("high watermark %d, want 3", hw)
+	}
+	if got := f.rm.HighWatermarks()[tp("t", 0)]; got != 3 {
+		t.Fatalf("HighWatermarks()[t-0] = %d, want 3", got)
+	}
+}
+
+type checkpointedLogs struct {
+	*replicationtest.MemLogs
+	hw int64
+}
+
+func (c checkpointedLogs) CheckpointedHighWatermark(kafka.TopicPartition) (int64, bool) {
+	return c.hw, true
+}
+
+func TestHighWatermarkRestoredFromCheckpoint(t *testing.T) {
+	f := newFixture(t, nil)
+	f.produce(t, 1, AppendPartition{TP: tp("t", 0), Records: batch(t, 5, testStart.UnixMilli())})
+	d := metadata.NewDelta(f.rm.Image())
+	if err := d.Replay(100, 2, &metadata.PartitionChangeRecord{TopicID: replicationtest.TopicID(1), Partition: 0,
+		Leader: 1, Replicas: []int32{1, 2}, ISR: []int32{1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	image := d.Apply()
+	for _, c := range []struct{ checkpoint, want int64 }{{3, 3}, {9, 5}, {-4, 0}} {
+		rm, err := NewReplicaManager(Options{BrokerID: 1, FS: f.logs.FS, Logs: checkpointedLogs{f.logs, c.checkpoint}, Clock: f.clk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rm.ApplyImage(image)
+		p, err := rm.Partition(tp("t", 0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hw := p.HighWatermark(); hw != c.want {
+			t.Errorf("checkpoint %d: high watermark %d, want %d", c.checkpoint, hw, c.want)
+		}
+		rm.Close()
+	}
+}

@@ -52,3 +52,13 @@ func (rm *ReplicaManager) EndOffsetForEpoch(tp kafka.TopicPartition, currentLead
 	}
 	return p.EndOffsetForEpoch(currentLeaderEpoch, leaderEpoch, requireLeader)
 }
+
+// HighWatermarks returns every hosted partition's high watermark, for the
+// replication-offset-checkpoint file the log dir owner writes.
+func (rm *ReplicaManager) HighWatermarks() map[kafka.TopicPartition]int64 {
+	out := make(map[kafka.TopicPartition]int64)
+	for _, p := range rm.Partitions() {
+		out[p.tp] = p.HighWatermark()
+	}
+	return out
+}

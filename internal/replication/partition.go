@@ -85,12 +85,21 @@ func newPartition(tp kafka.TopicPartition, topicID kafka.UUID, brokerID int32, l
 	p.mu.leaderID = metadata.NoLeader
 	p.mu.leaderEpoch = kafka.NoEpoch
 	p.mu.followers = make(map[int32]*followerState)
-	// The high watermark starts at the log start offset until leadership
-	// says more; the replication-offset-checkpoint restore comes with the
-	// replication issue (on one node it is set to the log end offset as
-	// soon as the partition becomes leader).
+	// The high watermark starts at the log start offset unless a
+	// checkpoint says more (HighWatermarkSource); a sole in-sync leader
+	// raises it to its log end offset at once.
 	p.mu.highWatermark = log.LogStartOffset()
 	return p
+}
+
+// restoreHighWatermark starts the high watermark at a checkpointed value,
+// kept within the log's offsets.
+func (p *Partition) restoreHighWatermark(hw int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	hw = max(p.log.LogStartOffset(), min(hw, p.log.LogEndOffset()))
+	p.mu.highWatermark = hw
+	p.log.SetHighWatermark(hw)
 }
 
 // TopicPartition returns the partition's name.
