@@ -6,13 +6,15 @@ package api
 // Behaviour as Kafka's: topics by name (v1-5 topic_names, v6 topics with a
 // name) or by id (v6); unknown names get UNKNOWN_TOPIC_OR_PARTITION, unknown
 // ids UNKNOWN_TOPIC_ID; the answer is sent once the removal is committed and
-// applied, after which the node deletes the partition logs.
+// applied, after which the node deletes the partition logs. With
+// delete.topic.enable=false every topic gets TOPIC_DELETION_DISABLED.
 //
 // Deviations: none known.
 
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -35,7 +37,13 @@ func newDeleteTopicsHandler(_ *Registry, deps Deps) (Handler, bool) {
 func deleteTopics(ctx context.Context, cp ControlPlane, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
 	ctx, cancel := requestTimeout(ctx, req.TimeoutMillis)
 	defer cancel()
-	resp, err := cp.DeleteTopics(ctx, req)
+	var resp *kmsg.DeleteTopicsResponse
+	var err error
+	if cp.Config().Bool("delete.topic.enable") {
+		resp, err = cp.DeleteTopics(ctx, req)
+	} else {
+		err = kerr.TopicDeletionDisabled
+	}
 	if err != nil {
 		resp = kmsg.NewPtrDeleteTopicsResponse()
 		code, msg := ControlPlaneErrorCode(err), errorMessage(err)

@@ -78,6 +78,10 @@ func describeConfigs(cp ControlPlane, req *kmsg.DescribeConfigsRequest) *kmsg.De
 			rr.ErrorCode = kerr.InvalidRequest.Code
 			rr.ErrorMessage = stringPtr("unsupported resource type " + r.ResourceType.String())
 		}
+		// A null name list asks for every key, an empty one for none.
+		if r.ConfigNames != nil && len(r.ConfigNames) == 0 {
+			entries = nil
+		}
 		for _, e := range entries {
 			rr.Configs = append(rr.Configs, describeConfigEntry(req, e))
 		}

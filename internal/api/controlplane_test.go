@@ -306,3 +306,23 @@ func TestDescribeClusterAndLogDirs(t *testing.T) {
 		t.Fatalf("filtered log dirs: %+v", some.Dirs[0])
 	}
 }
+
+func TestDeleteTopicsDisabled(t *testing.T) {
+	f := newFakeControlPlane(t, 1)
+	f.createTopic("t", 1)
+	cfg, err := config.Parse("", map[string]string{"delete.topic.enable": "false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.cfg = cfg
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.SetVersion(6)
+	req.Topics = []kmsg.DeleteTopicsRequestTopic{{Topic: kmsg.StringPtr("t")}}
+	resp := deleteTopics(context.Background(), f, req)
+	if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != kerr.TopicDeletionDisabled.Code {
+		t.Fatalf("deletion disabled: %+v", resp.Topics)
+	}
+	if _, ok := f.image.Topic("t"); !ok {
+		t.Fatal("topic deleted though deletion is disabled")
+	}
+}
