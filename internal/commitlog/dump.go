@@ -10,7 +10,7 @@ import (
 	"sluice/internal/vfs"
 )
 
-// DumpSegment prints a .log, .index or .timeindex file, one line per batch
+// DumpSegment prints a .log, .index, .timeindex or .txnindex file, one line per batch
 // or entry, for debugging and golden tests (like kafka-dump-log). Invalid
 // bytes end the dump with a line saying where.
 func DumpSegment(fsys vfs.FS, path string, w io.Writer) error {
@@ -42,6 +42,12 @@ func DumpSegment(fsys vfs.FS, path string, w io.Writer) error {
 			fmt.Fprintf(w, "timestamp: %d offset: %d\n", e.Timestamp, e.Offset)
 		}
 		return dumpTail(w, len(valid), len(data))
+	case strings.HasSuffix(name, txnIndexSuffix):
+		entries := decodeTxnIndex(data)
+		for _, e := range entries {
+			fmt.Fprintf(w, "producerId: %d firstOffset: %d lastOffset: %d lastStableOffset: %d\n", e.ProducerID, e.FirstOffset, e.LastOffset, e.LastStableOffset)
+		}
+		return dumpTail(w, len(entries)*txnIndexEntrySize, len(data))
 	}
 	return fmt.Errorf("dump %s: unknown file kind", path)
 }

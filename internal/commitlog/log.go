@@ -324,7 +324,9 @@ func (l *Log) appendLocked(batches []byte, headers []records.Header, staged *pro
 	if err := seg.append(batches, headers, opts); err != nil {
 		return AppendInfo{}, l.ioFailure("append", err)
 	}
-	staged.Commit()
+	if err := recordAborts(seg, staged.Commit()); err != nil {
+		return AppendInfo{}, l.ioFailure("append", err)
+	}
 	l.mu.producers.UpdateMapEndOffset(seg.nextOffset)
 	for _, h := range headers {
 		if err := l.assignEpochLocked(h); err != nil {

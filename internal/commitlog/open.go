@@ -71,6 +71,16 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 		l.closeSegments()
 		return nil, err
 	}
+	if !st.CleanShutdown {
+		// Snapshots above the recovery point may describe data recovery
+		// dropped, and replaying from below it rebuilds the transaction
+		// indexes of the recovered segments.
+		rp := min(max(st.RecoveryPoint, l.mu.logStartOffset), l.activeLocked().nextOffset)
+		if _, err := l.mu.producers.TruncateAndReload(l.mu.logStartOffset, rp); err != nil {
+			l.closeSegments()
+			return nil, l.ioFailure("load producer state", err)
+		}
+	}
 	if err := l.loadProducerStateLocked(); err != nil {
 		l.closeSegments()
 		return nil, err
@@ -182,7 +192,7 @@ func (l *Log) recoverSegments(segs []*segment, st StartState) ([]*segment, error
 // (recovery: nothing else holds it yet).
 func removeSegmentFiles(s *segment) error {
 	errs := []error{s.close()}
-	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+	for _, suffix := range segmentSuffixes() {
 		if err := s.fsys.Remove(s.path(suffix)); err != nil && !vfs.IsNotExist(err) {
 			errs = append(errs, err)
 		}

@@ -131,11 +131,67 @@ func (l *Log) replaySegmentProducers(s *segment, from int64) error {
 				pos += h.Size()
 				continue
 			}
-			a.Commit()
+			if err := recordAborts(s, a.Commit()); err != nil {
+				return l.ioFailure("rebuild transaction index", err)
+			}
 		}
 		pos += h.Size()
 	}
 	return nil
+}
+
+// recordAborts adds the aborted ones of completed transactions to the
+// transaction index of the segment holding their markers.
+func recordAborts(s *segment, completed []producerstate.CompletedTxn) error {
+	for _, ct := range completed {
+		if !ct.IsAborted {
+			continue
+		}
+		if err := s.txnIndex.append(AbortedTxn{ProducerID: ct.ProducerID, FirstOffset: ct.FirstOffset,
+			LastOffset: ct.LastOffset, LastStableOffset: ct.LastStableOffset}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CollectAbortedTxns returns the aborted transactions overlapping
+// [fetchOffset, upperBound) for a read_committed fetch: upperBound is the
+// ReadResult's EndOffset. It searches the transaction indexes from the
+// segment holding fetchOffset on, until an entry shows no later one can
+// overlap.
+func (l *Log) CollectAbortedTxns(fetchOffset, upperBound int64) ([]AbortedTxn, error) {
+	l.mu.RLock()
+	if err := l.checkUsableLocked(); err != nil {
+		l.mu.RUnlock()
+		return nil, err
+	}
+	segs := l.mu.segments
+	l.mu.RUnlock()
+	i := len(segs) - 1
+	for i > 0 && segs[i].baseOffset > fetchOffset {
+		i--
+	}
+	var out []AbortedTxn
+	for ; i < len(segs); i++ {
+		found, complete := segs[i].txnIndex.collect(fetchOffset, upperBound)
+		out = append(out, found...)
+		if complete {
+			break
+		}
+	}
+	return out, nil
+}
+
+// LastStableOffset is the offset below which every transaction is decided
+// and its marker replicated, bounded by the high watermark hw
+// (read_committed fetches stop there). A completed transaction counts as
+// unstable until SetHighWatermark passes its marker, as in Kafka.
+func (l *Log) LastStableOffset(hw int64) int64 {
+	if first, ok := l.FirstUnstableOffset(); ok && first < hw {
+		return first
+	}
+	return hw
 }
 
 // FirstUnstableOffset is the first offset of the oldest open transaction;

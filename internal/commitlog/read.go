@@ -23,6 +23,9 @@ type ReadResult struct {
 	// FirstOffset is the base offset of the first batch returned (it can be
 	// below the offset asked for, when that offset is inside a batch).
 	FirstOffset int64
+	// EndOffset is the offset after the last batch returned (FirstOffset
+	// when none): the upper bound for CollectAbortedTxns.
+	EndOffset int64
 	// Size is the total size of the slices.
 	Size int64
 }
@@ -76,7 +79,7 @@ func (l *Log) Read(offset int64, maxBytes int32, maxOffset int64, minOneBatch bo
 	if offset < start || offset > leo {
 		return ReadResult{}, fmt.Errorf("%w: %d not in [%d, %d] of %s", ErrOffsetOutOfRange, offset, start, leo, l.tp)
 	}
-	res := ReadResult{FirstOffset: offset}
+	res := ReadResult{FirstOffset: offset, EndOffset: offset}
 	if offset == leo || offset >= maxOffset {
 		return res, nil
 	}
@@ -87,12 +90,12 @@ func (l *Log) Read(offset int64, maxBytes int32, maxOffset int64, minOneBatch bo
 		i--
 	}
 	for ; i < len(segs); i++ {
-		slice, first, ok, err := segs[i].read(offset, int64(maxBytes), maxOffset, minOneBatch)
+		slice, first, end, ok, err := segs[i].read(offset, int64(maxBytes), maxOffset, minOneBatch)
 		if err != nil {
 			return ReadResult{}, l.readFailure(err)
 		}
 		if ok {
-			res.FirstOffset = first
+			res.FirstOffset, res.EndOffset = first, max(end, first)
 			if slice.Size > 0 {
 				res.Slices = []FileSlice{slice}
 				res.Size = slice.Size
@@ -113,15 +116,16 @@ func (l *Log) readFailure(err error) error {
 	return fmt.Errorf("read %s: %w: %w", l.tp, ErrOffline, err)
 }
 
-// read returns the segment's batches from the one holding offset. ok is
+// read returns the segment's batches from the one holding offset, the
+// first batch's base offset and the offset after the last batch. ok is
 // false when the segment has no batch at or after offset.
-func (s *segment) read(offset, maxBytes, maxOffset int64, minOneBatch bool) (FileSlice, int64, bool, error) {
+func (s *segment) read(offset, maxBytes, maxOffset int64, minOneBatch bool) (FileSlice, int64, int64, bool, error) {
 	pos, h, found, err := s.translateOffset(offset)
 	if err != nil || !found {
-		return FileSlice{}, 0, false, err
+		return FileSlice{}, 0, 0, false, err
 	}
 	size := s.size.Load()
-	end := pos
+	end, endOffset := pos, h.BaseOffset
 	p, hdr := pos, h
 	for {
 		if hdr.NextOffset() > maxOffset {
@@ -133,6 +137,7 @@ func (s *segment) read(offset, maxBytes, maxOffset int64, minOneBatch bool) (Fil
 		}
 		end += n
 		p += n
+		endOffset = hdr.NextOffset()
 		if end-pos >= maxBytes {
 			break
 		}
@@ -141,11 +146,11 @@ func (s *segment) read(offset, maxBytes, maxOffset int64, minOneBatch bool) (Fil
 			break
 		}
 		if err != nil {
-			return FileSlice{}, 0, false, fmt.Errorf("read %s at %d: %w", s.path(logSuffix), p, err)
+			return FileSlice{}, 0, 0, false, fmt.Errorf("read %s at %d: %w", s.path(logSuffix), p, err)
 		}
 		if p+hdr.Size() > size {
 			break
 		}
 	}
-	return FileSlice{File: s.log, Pos: pos, Size: end - pos}, h.BaseOffset, true, nil
+	return FileSlice{File: s.log, Pos: pos, Size: end - pos}, h.BaseOffset, endOffset, true, nil
 }

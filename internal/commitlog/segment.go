@@ -36,6 +36,7 @@ type segment struct {
 	log        vfs.File
 	index      *offsetIndex
 	timeIndex  *timeIndex
+	txnIndex   *txnIndex
 	created    time.Time
 	rollJitter time.Duration
 
@@ -63,7 +64,7 @@ func createSegment(fsys vfs.FS, dir string, baseOffset int64, opts Options, now 
 	}
 	s.log = f
 	// Stale index files of an earlier segment at this offset must not survive.
-	for _, suffix := range []string{indexSuffix, timeIndexSuffix} {
+	for _, suffix := range []string{indexSuffix, timeIndexSuffix, txnIndexSuffix} {
 		if err := fsys.Remove(s.path(suffix)); err != nil && !vfs.IsNotExist(err) {
 			f.Close()
 			return nil, fmt.Errorf("remove stale %s: %w", s.path(suffix), err)
@@ -117,7 +118,13 @@ func (s *segment) openIndexes(opts Options) error {
 		idx.close()
 		return err
 	}
-	s.index, s.timeIndex = idx, tidx
+	txn, err := openTxnIndex(s.fsys, s.path(txnIndexSuffix))
+	if err != nil {
+		idx.close()
+		tidx.close()
+		return err
+	}
+	s.index, s.timeIndex, s.txnIndex = idx, tidx, txn
 	return nil
 }
 
@@ -277,6 +284,11 @@ func (s *segment) recover(opts Options) (truncated int64, err error) {
 		}
 	}
 	s.size.Store(pos)
+	// Aborts whose marker was cut go; lost ones come back when the producer
+	// state is replayed over this segment.
+	if err := s.txnIndex.truncateTo(s.nextOffset); err != nil {
+		return 0, err
+	}
 	return size - pos, nil
 }
 
@@ -431,6 +443,9 @@ func (s *segment) truncateTo(offset int64) (int64, error) {
 	if err := s.timeIndex.truncateTo(offset); err != nil {
 		return 0, err
 	}
+	if err := s.txnIndex.truncateTo(offset); err != nil {
+		return 0, err
+	}
 	size := s.size.Load()
 	if err := s.log.Truncate(pos); err != nil {
 		return 0, fmt.Errorf("truncate %s: %w", s.path(logSuffix), err)
@@ -485,17 +500,25 @@ func (s *segment) flush() error {
 	if err := s.index.sync(); err != nil {
 		return err
 	}
-	return s.timeIndex.sync()
+	if err := s.timeIndex.sync(); err != nil {
+		return err
+	}
+	return s.txnIndex.sync()
 }
 
 func (s *segment) close() error {
-	return errors.Join(s.log.Close(), s.index.close(), s.timeIndex.close())
+	return errors.Join(s.log.Close(), s.index.close(), s.timeIndex.close(), s.txnIndex.close())
+}
+
+// segmentSuffixes are the files a segment consists of.
+func segmentSuffixes() [4]string {
+	return [...]string{logSuffix, indexSuffix, timeIndexSuffix, txnIndexSuffix}
 }
 
 // renameDeleted marks the segment's files for deletion (Kafka's
 // "<name>.deleted"); open handles stay usable until close.
 func (s *segment) renameDeleted() error {
-	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+	for _, suffix := range segmentSuffixes() {
 		if err := s.fsys.Rename(s.path(suffix), s.path(suffix)+deletedSuffix); err != nil && !vfs.IsNotExist(err) {
 			return fmt.Errorf("rename %s for deletion: %w", s.path(suffix), err)
 		}
@@ -506,7 +529,7 @@ func (s *segment) renameDeleted() error {
 // removeDeleted closes the segment and removes its renamed files.
 func (s *segment) removeDeleted() error {
 	errs := []error{s.close()}
-	for _, suffix := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+	for _, suffix := range segmentSuffixes() {
 		if err := s.fsys.Remove(s.path(suffix) + deletedSuffix); err != nil && !vfs.IsNotExist(err) {
 			errs = append(errs, fmt.Errorf("remove deleted segment file: %w", err))
 		}
