@@ -80,15 +80,13 @@ func (p *Purgatory[K]) Close() {
 
 // Wait returns when ready reports true (true, nil), when timeout passes first
 // (false, nil), or when ctx ends or the purgatory closes (false, error).
-// ready is called on the caller's goroutine: once before parking, then after
-// each Notify of one of keys. It must not block; it may record what it saw
-// for the caller to use.
+// ready is called on the caller's goroutine: once when the waiter is
+// registered (so no Notify can be missed), then after each Notify of one of
+// keys, and once more at the deadline. It must not block; it may record what
+// it saw for the caller to use.
 func (p *Purgatory[K]) Wait(ctx context.Context, keys []K, timeout time.Duration, ready func() bool) (bool, error) {
-	if ready() {
-		return true, nil
-	}
 	if timeout <= 0 {
-		return false, nil
+		return ready(), nil
 	}
 	w := &waiter{
 		wake:      make(chan struct{}, 1),
@@ -100,7 +98,6 @@ func (p *Purgatory[K]) Wait(ctx context.Context, keys []K, timeout time.Duration
 		return false, err
 	}
 	defer p.unregister(w, keys)
-	// A Notify may have happened between the first check and registration.
 	if ready() {
 		return true, nil
 	}
