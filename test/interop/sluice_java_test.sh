@@ -24,8 +24,11 @@ check "admin-configs: describeConfigs on a topic override, a topic default, the 
 # The topic is created by the producer's Metadata request (auto-creation, one partition by
 # default), as an application that never calls the AdminClient would.
 check "produce: $records records with the producer's defaults (acks=all, idempotent), all acknowledged"
-"$java_run" --bootstrap "$SLUICE_BOOTSTRAP" produce "$topic" "$records" | tee "$work/produce.txt"
-grep -qx "acked $records" "$work/produce.txt" || fail "java produce: not every record acknowledged"
+produce_rc=0
+"$java_run" --bootstrap "$SLUICE_BOOTSTRAP" produce "$topic" "$records" > "$work/produce.txt" 2>&1 || produce_rc=$?
+cat "$work/produce.txt"
+[[ $produce_rc -eq 0 ]] && grep -qx "acked $records" "$work/produce.txt" \
+  || fail "java produce scenario (exit $produce_rc): not every record acknowledged"
 
 check "consume-values: assign partition 0, seek to beginning, exactly $records records with their keys and values"
 "$java_run" --bootstrap "$SLUICE_BOOTSTRAP" consume-values "$topic" 0 "$records" || fail "java consume-values scenario"

@@ -61,10 +61,13 @@ check "topics --delete tools-three: gone from --list within 30 s"
 tool topics --bootstrap-server "$b" --delete --topic tools-three > "$work/delete.txt" 2>&1 \
   || { cat "$work/delete.txt"; fail "topics --delete"; }
 deadline=$((SECONDS + 30))
-while tool topics --bootstrap-server "$b" --list 2>/dev/null | grep -qx tools-three; do
+while :; do
+  tool topics --bootstrap-server "$b" --list > "$work/list.txt" 2>&1 || { cat "$work/list.txt"; fail "topics --list after --delete"; }
+  grep -qx tools-three "$work/list.txt" || break
   ((SECONDS < deadline)) || fail "tools-three still listed 30 s after --delete"
   sleep 1
 done
+grep -qx tools-console "$work/list.txt" || fail "topics --list after deleting tools-three lost tools-console"
 
 sluice_stop
 step "PASS in $((SECONDS - t0))s"

@@ -35,8 +35,9 @@ grep -Eq "topic \"$topic\" with 3 partitions:" "$work/metadata.txt" || fail "kca
 
 check "produce -K: $records keyed lines (key-i:value-i)"
 for ((i = 0; i < records; i++)); do echo "key-$i:value-$i"; done > "$work/sent.txt"
-kcat -b "$b" -t "$topic" -P -K: < "$work/sent.txt" > "$work/produce.txt" 2>&1 \
-  || { cat "$work/produce.txt"; fail "kcat -P"; }
+# librdkafka retries a message for message.timeout.ms (5 min) by default; 60 s is plenty.
+timeout 60 kcat -b "$b" -t "$topic" -P -K: < "$work/sent.txt" > "$work/produce.txt" 2>&1 \
+  || { cat "$work/produce.txt"; fail "kcat -P (exit $?; 124 is a timeout: not every message delivered in 60 s)"; }
 [[ ! -s "$work/produce.txt" ]] || { cat "$work/produce.txt"; fail "kcat -P reported errors"; }
 
 check "consume -C -o beginning -e: the $records pairs, offsets dense per partition"
@@ -54,8 +55,8 @@ partitions_used="$(awk '{ print $1 }' "$work/consumed.txt" | sort -u | wc -l)"
 step "records spread over $partitions_used partitions: $(awk '{ n[$1]++ } END { for (p in n) printf "p%s=%d ", p, n[p] }' "$work/consumed.txt")"
 
 check "auto-creation: produce to kcat-auto (never created), consume the 3 records back"
-printf 'a:1\nb:2\nc:3\n' | kcat -b "$b" -t kcat-auto -P -K: > "$work/auto-produce.txt" 2>&1 \
-  || { cat "$work/auto-produce.txt"; fail "kcat -P to an uncreated topic"; }
+printf 'a:1\nb:2\nc:3\n' | timeout 60 kcat -b "$b" -t kcat-auto -P -K: > "$work/auto-produce.txt" 2>&1 \
+  || { cat "$work/auto-produce.txt"; fail "kcat -P to an uncreated topic (exit $?)"; }
 timeout 60 kcat -b "$b" -t kcat-auto -C -o beginning -e -f '%k:%s\n' > "$work/auto.txt" 2> "$work/auto.err" \
   || { cat "$work/auto.err"; fail "kcat -C kcat-auto"; }
 [[ "$(sort "$work/auto.txt" | tr '\n' ' ')" == "a:1 b:2 c:3 " ]] \
