@@ -348,8 +348,11 @@ func (l *Log) rollJitter(opts Options) time.Duration {
 	if opts.SegmentJitterMs <= 0 {
 		return 0
 	}
-	limit := min(opts.SegmentJitterMs, opts.SegmentMs)
-	return time.Duration(l.rng.Int64N(int64(limit)/int64(time.Millisecond)+1)) * time.Millisecond
+	limitMs := min(opts.SegmentJitterMs, opts.SegmentMs).Milliseconds()
+	if limitMs <= 0 {
+		return 0
+	}
+	return time.Duration(l.rng.Int64N(limitMs)) * time.Millisecond
 }
 
 // rollLocked starts a new active segment at baseOffset (the log end offset
