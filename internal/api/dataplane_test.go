@@ -26,7 +26,7 @@ var topicTID = replicationtest.TopicID(1)
 // dataPlaneRegistry serves the data-plane APIs over a real ReplicaManager
 // hosting topic "t" (2 partitions, leader epoch 3) and the internal topic
 // "__consumer_offsets" (1 partition) on broker 1.
-func dataPlaneRegistry(t *testing.T, sessionSlots int) *Registry {
+func dataPlaneRegistry(t testing.TB, sessionSlots int) *Registry {
 	t.Helper()
 	fsys := vfs.NewMem()
 	clk := clock.NewManual(dataTestStart)
@@ -111,7 +111,7 @@ func fetch(t *testing.T, r *Registry, req *kmsg.FetchRequest) *kmsg.FetchRespons
 	return decoded
 }
 
-func testBatch(t *testing.T, n int) []byte {
+func testBatch(t testing.TB, n int) []byte {
 	t.Helper()
 	b := records.NewBuilder(records.NonIdempotent(records.NoCompression))
 	for i := range n {
