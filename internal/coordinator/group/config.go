@@ -1,0 +1,59 @@
+package group
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"time"
+)
+
+// Config holds the broker settings that shape group behaviour, under Kafka's
+// names.
+type Config struct {
+	// MinSessionTimeout and MaxSessionTimeout are group.min.session.timeout.ms
+	// and group.max.session.timeout.ms.
+	MinSessionTimeout time.Duration
+	MaxSessionTimeout time.Duration
+	// InitialRebalanceDelay is group.initial.rebalance.delay.ms.
+	InitialRebalanceDelay time.Duration
+	// MaxSize is group.max.size.
+	MaxSize int
+	// OffsetsRetention is offsets.retention.minutes.
+	OffsetsRetention time.Duration
+	// OffsetsRetentionCheckInterval is offsets.retention.check.interval.ms.
+	OffsetsRetentionCheckInterval time.Duration
+	// MaxMetadataSize is offset.metadata.max.bytes.
+	MaxMetadataSize int
+	// NewMemberJoinTimeout is how long a member that joined during a
+	// rebalance (and never completed one) is kept waiting (Kafka's
+	// group.classic.new.member.join.timeout, 5 minutes).
+	NewMemberJoinTimeout time.Duration
+	// NewMemberID makes a member id for a client id; nil uses Kafka's form
+	// "<clientId>-<random uuid>". Tests make them deterministic.
+	NewMemberID func(clientID string) string
+}
+
+// DefaultConfig returns Kafka's defaults.
+func DefaultConfig() Config {
+	return Config{
+		MinSessionTimeout:             6 * time.Second,
+		MaxSessionTimeout:             30 * time.Minute,
+		InitialRebalanceDelay:         3 * time.Second,
+		MaxSize:                       1<<31 - 1,
+		OffsetsRetention:              7 * 24 * time.Hour,
+		OffsetsRetentionCheckInterval: 10 * time.Minute,
+		MaxMetadataSize:               4096,
+		NewMemberJoinTimeout:          5 * time.Minute,
+	}
+}
+
+func (c *Config) memberID(clientID string) string {
+	if c.NewMemberID != nil {
+		return c.NewMemberID(clientID)
+	}
+	var u [16]byte
+	_, _ = rand.Read(u[:]) // crypto/rand.Read never fails (Go 1.24+)
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	h := hex.EncodeToString(u[:])
+	return clientID + "-" + h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}

@@ -1,0 +1,14 @@
+// Package group is the classic consumer-group protocol as a pure state
+// machine: groups, members, generations, rebalances and committed offsets,
+// driven by requests and by a clock the caller passes in. It does no I/O and
+// starts no goroutines: everything it wants persisted comes out as Writes of
+// __consumer_offsets records (Kafka's key/value formats), and replies that
+// must wait for durability are handed back as callbacks the caller runs once
+// the write is acknowledged. The coordinator runtime (package coordinator)
+// runs one Manager per __consumer_offsets partition on its own event loop.
+//
+// The behaviour follows Kafka's classic group coordinator (the
+// group-coordinator module's ClassicGroup and GroupMetadataManager): KIP-394
+// member ids, KIP-345 static membership and batched leave, the initial
+// rebalance delay, session, rebalance and pending-sync timeouts.
+package group

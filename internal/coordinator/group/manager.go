@@ -1,0 +1,194 @@
+package group
+
+import (
+	"errors"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// Record is one __consumer_offsets record; a nil Value is a tombstone.
+type Record struct {
+	Key, Value []byte
+}
+
+// Write is records to append together, and what to run (on the same
+// goroutine that drives the Manager) once they are durable or have failed.
+type Write struct {
+	Records []Record
+	// Done may be nil.
+	Done func(err error)
+}
+
+// Manager holds the groups of one __consumer_offsets partition. It is not
+// safe for concurrent use: one event loop owns it.
+type Manager struct {
+	cfg        Config
+	groups     map[string]*Group
+	writes     []Write
+	lastExpiry time.Time
+}
+
+// NewManager returns an empty manager.
+func NewManager(cfg Config, now time.Time) *Manager {
+	return &Manager{cfg: cfg, groups: make(map[string]*Group), lastExpiry: now}
+}
+
+// Group returns a group by id.
+func (m *Manager) Group(id string) (*Group, bool) {
+	g, ok := m.groups[id]
+	return g, ok
+}
+
+// GroupIDs returns the ids of the live groups, sorted.
+func (m *Manager) GroupIDs() []string {
+	return slices.Sorted(maps.Keys(m.groups))
+}
+
+func (m *Manager) emit(recs []Record, done func(error)) {
+	m.writes = append(m.writes, Write{Records: recs, Done: done})
+}
+
+// TakeWrites returns the writes produced since the last call, in order.
+// The caller appends each and then runs its Done.
+func (m *Manager) TakeWrites() []Write {
+	w := m.writes
+	m.writes = nil
+	return w
+}
+
+// Tick fires expired timers: join and sync deadlines, session timeouts,
+// pending member ids and, every OffsetsRetentionCheckInterval, offset expiry.
+func (m *Manager) Tick(now time.Time) {
+	for _, id := range m.GroupIDs() {
+		g := m.groups[id]
+		if next := g.nextDeadline(); !next.IsZero() && !now.Before(next) {
+			g.tick(now)
+		}
+	}
+	if m.cfg.OffsetsRetentionCheckInterval > 0 && now.Sub(m.lastExpiry) >= m.cfg.OffsetsRetentionCheckInterval {
+		m.lastExpiry = now
+		m.ExpireOffsets(now)
+	}
+}
+
+// NextDeadline returns the earliest timer of any group, or zero if none.
+func (m *Manager) NextDeadline() time.Time {
+	var next time.Time
+	for _, g := range m.groups {
+		if t := g.nextDeadline(); !t.IsZero() && (next.IsZero() || t.Before(next)) {
+			next = t
+		}
+	}
+	return next
+}
+
+// Shutdown answers every waiting JoinGroup and SyncGroup with code (the
+// shard resigned or stops); the Manager must not be used afterwards.
+func (m *Manager) Shutdown(code int16) {
+	for _, g := range m.groups {
+		for _, id := range g.order {
+			mem := g.members[id]
+			if mem.joinReply != nil {
+				r := mem.joinReply
+				mem.joinReply = nil
+				r(JoinResult{ErrorCode: code, MemberID: mem.id, GenerationID: -1})
+			}
+			if mem.syncReply != nil {
+				r := mem.syncReply
+				mem.syncReply = nil
+				r(SyncResult{ErrorCode: code})
+			}
+		}
+	}
+}
+
+// Describe returns a group's DescribeGroups answer.
+func (m *Manager) Describe(id string) Description {
+	g, ok := m.groups[id]
+	if !ok || g.state == Dead {
+		return Description{ErrorCode: kerr.GroupIDNotFound.Code, State: Dead}
+	}
+	d := Description{State: g.state, ProtocolType: g.protocolType}
+	if g.state == Stable || g.state == CompletingRebalance {
+		d.Protocol = g.protocolName
+	}
+	for _, mid := range g.order {
+		mem := g.members[mid]
+		md := MemberDescription{MemberID: mem.id, InstanceID: mem.instanceID, ClientID: mem.clientID, ClientHost: mem.clientHost}
+		if g.state == Stable {
+			md.Metadata = mem.metadataFor(g.protocolName)
+			md.Assignment = mem.assignment
+		}
+		d.Members = append(d.Members, md)
+	}
+	return d
+}
+
+// List returns every live group.
+func (m *Manager) List() []Listing {
+	var out []Listing
+	for _, id := range m.GroupIDs() {
+		g := m.groups[id]
+		if g.state != Dead {
+			out = append(out, Listing{GroupID: id, ProtocolType: g.protocolType, State: g.state})
+		}
+	}
+	return out
+}
+
+// Delete removes an empty group and its offsets (DeleteGroups); reply gets
+// the group's error code once the tombstones are durable.
+func (m *Manager) Delete(now time.Time, id string, reply func(int16)) {
+	g, ok := m.groups[id]
+	switch {
+	case !ok || g.state == Dead:
+		reply(kerr.GroupIDNotFound.Code)
+		return
+	case g.state != Empty:
+		reply(kerr.NonEmptyGroup.Code)
+		return
+	}
+	recs := make([]Record, 0, len(g.offsets)+1)
+	for _, tp := range sortedPartitions(g.offsets) {
+		recs = append(recs, offsetTombstone(id, tp))
+	}
+	recs = append(recs, groupTombstone(id))
+	g.transition(Dead, now)
+	delete(m.groups, id)
+	m.emit(recs, func(err error) {
+		if err != nil {
+			reply(WriteErrorCode(err))
+			return
+		}
+		reply(0)
+	})
+}
+
+// ErrNotCoordinator is the write error of a shard that is no longer the
+// partition's leader.
+var ErrNotCoordinator = errors.New("coordinator: not the leader of the offsets partition")
+
+// WriteErrorCode maps an append error to the code Kafka's coordinator
+// answers with: a lost leadership is NOT_COORDINATOR, a batch too big
+// INVALID_COMMIT_OFFSET_SIZE, anything else (a replication shortfall, a
+// timeout) COORDINATOR_NOT_AVAILABLE, so that the client retries.
+func WriteErrorCode(err error) int16 {
+	var ke *kerr.Error
+	switch {
+	case errors.Is(err, ErrNotCoordinator):
+		return kerr.NotCoordinator.Code
+	case errors.As(err, &ke):
+		switch ke.Code {
+		case kerr.NotLeaderForPartition.Code, kerr.KafkaStorageError.Code, kerr.UnknownTopicOrPartition.Code, kerr.NotCoordinator.Code:
+			return kerr.NotCoordinator.Code
+		case kerr.MessageTooLarge.Code, kerr.RecordListTooLarge.Code, kerr.InvalidFetchSize.Code:
+			return kerr.InvalidCommitOffsetSize.Code
+		}
+	}
+	return kerr.CoordinatorNotAvailable.Code
+}
+
+func writeErrorCode(err error) int16 { return WriteErrorCode(err) }

@@ -1,0 +1,271 @@
+package group
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/kafka"
+)
+
+// CommitOffsets handles an OffsetCommit request. reply gets one code per
+// partition once the offsets are durable; they become visible to fetches
+// only then.
+func (m *Manager) CommitOffsets(now time.Time, req CommitRequest, reply func(CommitResult)) {
+	all := func(code int16) {
+		res := CommitResult{Errors: make([]int16, len(req.Partitions))}
+		for i := range res.Errors {
+			res.Errors[i] = code
+		}
+		reply(res)
+	}
+	if req.GroupID == "" {
+		all(kerr.InvalidGroupID.Code)
+		return
+	}
+	g, ok := m.groups[req.GroupID]
+	if !ok {
+		if req.GenerationID >= 0 || req.MemberID != "" {
+			code := req.GroupNotFoundCode
+			if code == 0 {
+				code = kerr.IllegalGeneration.Code
+			}
+			all(code)
+			return
+		}
+		// A "simple" group: offsets committed outside any membership
+		// (assign() consumers, tools).
+		g = newGroup(m, req.GroupID, now)
+		m.groups[req.GroupID] = g
+	}
+	if code := g.validateCommit(req); code != 0 {
+		all(code)
+		return
+	}
+	if g.state != Empty && req.MemberID != "" {
+		g.members[req.MemberID].lastHeartbeat = now
+	}
+	res := CommitResult{Errors: make([]int16, len(req.Partitions))}
+	var recs []Record
+	var committed []CommitPartition
+	var values []OffsetAndMetadata
+	for i, p := range req.Partitions {
+		md := ""
+		if p.Metadata != nil {
+			md = *p.Metadata
+		}
+		if len(md) > m.cfg.MaxMetadataSize {
+			res.Errors[i] = kerr.OffsetMetadataTooLarge.Code
+			continue
+		}
+		v := OffsetAndMetadata{Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, Metadata: md, CommitTime: now}
+		if req.Retention > 0 {
+			v.ExpireTime = now.Add(req.Retention)
+		}
+		recs = append(recs, offsetRecord(req.GroupID, p.TP, v))
+		committed = append(committed, p)
+		values = append(values, v)
+	}
+	if len(recs) == 0 {
+		reply(res)
+		return
+	}
+	m.emit(recs, func(err error) {
+		if err != nil {
+			code := writeErrorCode(err)
+			for i := range res.Errors {
+				if res.Errors[i] == 0 {
+					res.Errors[i] = code
+				}
+			}
+			reply(res)
+			return
+		}
+		g, ok := m.groups[req.GroupID]
+		if !ok {
+			g = newGroup(m, req.GroupID, now)
+			m.groups[req.GroupID] = g
+		}
+		for i, p := range committed {
+			g.offsets[p.TP] = values[i]
+		}
+		reply(res)
+	})
+}
+
+// validateCommit is Kafka's classic-group commit check: empty groups take
+// commits without a generation; otherwise the member and generation must be
+// current, and a group waiting for its assignment refuses the commit.
+func (g *Group) validateCommit(req CommitRequest) int16 {
+	if g.state == Dead {
+		return kerr.CoordinatorNotAvailable.Code
+	}
+	if req.GenerationID < 0 && g.state == Empty {
+		return 0
+	}
+	if req.InstanceID != nil {
+		if cur, ok := g.static[*req.InstanceID]; ok && cur != req.MemberID {
+			return kerr.FencedInstanceID.Code
+		}
+	}
+	if req.GenerationID >= 0 || req.MemberID != "" {
+		if _, ok := g.members[req.MemberID]; !ok {
+			return kerr.UnknownMemberID.Code
+		}
+		if req.GenerationID != g.generation {
+			return kerr.IllegalGeneration.Code
+		}
+	} else if g.state != Empty {
+		return kerr.UnknownMemberID.Code
+	}
+	if g.state == CompletingRebalance {
+		return kerr.RebalanceInProgress.Code
+	}
+	return 0
+}
+
+// FetchOffsets returns committed offsets; nil parts means all of the
+// group's. An unknown group has no offsets (-1 for each asked partition).
+func (m *Manager) FetchOffsets(groupID string, parts []kafka.TopicPartition) []FetchedOffset {
+	g, ok := m.groups[groupID]
+	var offsets map[kafka.TopicPartition]OffsetAndMetadata
+	if ok && g.state != Dead {
+		offsets = g.offsets
+	}
+	if parts == nil {
+		parts = sortedPartitions(offsets)
+	}
+	out := make([]FetchedOffset, 0, len(parts))
+	for _, tp := range parts {
+		v, ok := offsets[tp]
+		if !ok {
+			out = append(out, FetchedOffset{TP: tp, Offset: kafka.NoOffset, LeaderEpoch: kafka.NoEpoch, Metadata: strPtr("")})
+			continue
+		}
+		md := v.Metadata
+		out = append(out, FetchedOffset{TP: tp, Offset: v.Offset, LeaderEpoch: v.LeaderEpoch, Metadata: &md})
+	}
+	return out
+}
+
+// DeleteOffsets handles OffsetDelete: reply gets a group-level code and one
+// code per partition once the tombstones are durable. A group with members
+// keeps the offsets of topics it subscribes to (GROUP_SUBSCRIBED_TO_TOPIC);
+// one whose protocol the broker cannot read refuses (NON_EMPTY_GROUP).
+func (m *Manager) DeleteOffsets(now time.Time, groupID string, parts []kafka.TopicPartition, reply func(int16, []int16)) {
+	g, ok := m.groups[groupID]
+	if !ok || g.state == Dead {
+		reply(kerr.GroupIDNotFound.Code, nil)
+		return
+	}
+	var subscribed map[string]bool
+	if g.state != Empty {
+		if g.protocolType != "consumer" {
+			reply(kerr.NonEmptyGroup.Code, nil)
+			return
+		}
+		subscribed = g.subscribedTopics()
+	}
+	codes := make([]int16, len(parts))
+	var recs []Record
+	for i, tp := range parts {
+		if subscribed[tp.Topic] {
+			codes[i] = kerr.GroupSubscribedToTopic.Code
+			continue
+		}
+		if _, ok := g.offsets[tp]; ok {
+			delete(g.offsets, tp)
+			recs = append(recs, offsetTombstone(groupID, tp))
+		}
+	}
+	if len(recs) == 0 {
+		reply(0, codes)
+		return
+	}
+	m.emit(recs, func(err error) {
+		if err != nil {
+			reply(writeErrorCode(err), nil)
+			return
+		}
+		reply(0, codes)
+	})
+}
+
+// subscribedTopics reads the consumer-protocol subscriptions of the members
+// for the selected protocol; a member whose metadata does not parse
+// subscribes to nothing as far as the broker can tell.
+func (g *Group) subscribedTopics() map[string]bool {
+	topics := make(map[string]bool)
+	for _, mem := range g.members {
+		var md kmsg.ConsumerMemberMetadata
+		if err := md.ReadFrom(mem.metadataFor(g.protocolName)); err != nil {
+			continue
+		}
+		for _, t := range md.Topics {
+			topics[t] = true
+		}
+	}
+	return topics
+}
+
+// ExpireOffsets removes offsets past their retention, as Kafka does: the
+// offsets of an empty group expire offsets.retention.minutes after the
+// group became empty (or after the commit, for a group that never had
+// members); a consumer group with members keeps the offsets of the topics
+// it subscribes to. An empty group left with no offsets is deleted.
+func (m *Manager) ExpireOffsets(now time.Time) {
+	for _, id := range m.GroupIDs() {
+		g := m.groups[id]
+		if g.state == Dead {
+			continue
+		}
+		var subscribed map[string]bool
+		switch {
+		case g.state == Empty:
+		case g.protocolType == "consumer" && g.state == Stable:
+			subscribed = g.subscribedTopics()
+		default:
+			continue
+		}
+		var recs []Record
+		for _, tp := range sortedPartitions(g.offsets) {
+			v := g.offsets[tp]
+			if subscribed[tp.Topic] {
+				continue
+			}
+			base := v.CommitTime
+			if g.state == Empty && g.protocolType != "" && g.stateSince.After(base) {
+				base = g.stateSince
+			}
+			expired := now.Sub(base) >= m.cfg.OffsetsRetention
+			if !v.ExpireTime.IsZero() {
+				expired = !now.Before(v.ExpireTime)
+			}
+			if expired {
+				delete(g.offsets, tp)
+				recs = append(recs, offsetTombstone(id, tp))
+			}
+		}
+		if g.state == Empty && len(g.offsets) == 0 && len(g.pending) == 0 {
+			g.transition(Dead, now)
+			delete(m.groups, id)
+			recs = append(recs, groupTombstone(id))
+		}
+		if len(recs) > 0 {
+			m.emit(recs, nil)
+		}
+	}
+}
+
+func sortedPartitions(offsets map[kafka.TopicPartition]OffsetAndMetadata) []kafka.TopicPartition {
+	return slices.SortedFunc(maps.Keys(offsets), func(a, b kafka.TopicPartition) int {
+		if c := cmp.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Partition, b.Partition)
+	})
+}
