@@ -455,3 +455,17 @@ func TestHighWatermarkRestoredFromCheckpoint(t *testing.T) {
 		rm.Close()
 	}
 }
+
+// TestPartitionThatCannotOpenAnswersStorageError: a log that fails to open
+// leaves its partition answering KAFKA_STORAGE_ERROR; the others are served.
+func TestPartitionThatCannotOpenAnswersStorageError(t *testing.T) {
+	efs := vfs.NewErrorFS(vfs.NewMem(), vfs.FailPaths(func(path string) bool { return strings.Contains(path, "/t-1") }, syscall.EIO))
+	f := newFixture(t, efs)
+	if _, err := f.rm.Partition(tp("t", 1)); ErrorCode(err) != kerr.KafkaStorageError.Code {
+		t.Fatalf("unopenable partition: %v, want KAFKA_STORAGE_ERROR", err)
+	}
+	res := f.produce(t, 1, AppendPartition{TP: tp("t", 1), Records: batch(t, 1, testStart.UnixMilli())},
+		AppendPartition{TP: tp("t", 0), Records: batch(t, 1, testStart.UnixMilli())})
+	wantCode(t, "unopenable partition", res[0].Err, kerr.KafkaStorageError)
+	wantCode(t, "healthy partition", res[1].Err, nil)
+}
