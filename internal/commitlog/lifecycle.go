@@ -3,6 +3,7 @@ package commitlog
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 )
 
@@ -84,12 +85,13 @@ func (l *Log) flushSegmentsBelowLocked(last *segment) error {
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.mu.closed {
+	if l.mu.filesClosed {
 		return nil
 	}
+	retired := l.mu.closed // Retire stopped it: only the files remain to close
 	l.mu.closed = true
 	var errs []error
-	if !l.offline.Load() {
+	if !l.offline.Load() && !retired {
 		l.mu.producers.UpdateMapEndOffset(l.activeLocked().nextOffset)
 		if err := l.mu.producers.TakeSnapshot(); err != nil {
 			errs = append(errs, fmt.Errorf("close %s: %w", l.tp, err))
@@ -110,28 +112,54 @@ func (l *Log) Close() error {
 		errs = append(errs, p.seg.removeDeleted())
 	}
 	l.mu.pendingDeletes = nil
+	l.mu.filesClosed = true
 	return errors.Join(errs...)
 }
 
-// Delete closes the log and removes its directory (topic deletion).
+// Delete closes the log's files and removes its directory (topic
+// deletion), at once or after Retire.
 func (l *Log) Delete() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var errs []error
-	if !l.mu.closed {
-		l.mu.closed = true
+	if !l.mu.filesClosed {
 		for _, s := range l.mu.segments {
 			errs = append(errs, s.close())
 		}
 		for _, p := range l.mu.pendingDeletes {
 			errs = append(errs, p.seg.close())
 		}
-		l.mu.pendingDeletes = nil
+		l.mu.closed, l.mu.filesClosed, l.mu.pendingDeletes = true, true, nil
 	}
-	if err := l.fsys.RemoveAll(l.dir); err != nil {
+	dir := l.dir
+	if l.mu.retiredDir != "" {
+		dir = l.mu.retiredDir
+	}
+	if err := l.fsys.RemoveAll(dir); err != nil {
 		errs = append(errs, fmt.Errorf("delete log %s: %w", l.tp, err))
 	}
 	return errors.Join(errs...)
+}
+
+// Retire is the first step of Kafka's asynchronous topic deletion: the log
+// refuses new operations and its directory is renamed to newDir (Kafka's
+// "<topic>-<partition>.<id>-delete"), while reads already holding its files
+// finish; Delete later removes it.
+func (l *Log) Retire(newDir string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed {
+		return ErrClosed
+	}
+	l.mu.closed = true
+	if err := l.fsys.Rename(l.dir, newDir); err != nil {
+		return fmt.Errorf("rename %s for deletion: %w", l.dir, err)
+	}
+	l.mu.retiredDir = newDir
+	if err := l.fsys.SyncDir(filepath.Dir(l.dir)); err != nil {
+		return fmt.Errorf("rename %s for deletion: %w", l.dir, err)
+	}
+	return nil
 }
 
 // RemoveDeletedSegments removes the files of segments deleted at least

@@ -42,6 +42,8 @@ type Log struct {
 		lastFlush         time.Time
 		pendingDeletes    []pendingDelete
 		closed            bool
+		retiredDir        string // where Retire moved the directory
+		filesClosed       bool   // Close or Delete closed every file
 		producers         *producerstate.Manager
 		epochs            *epoch.Cache
 	}

@@ -76,6 +76,7 @@ type Manager struct {
 		logs    map[kafka.TopicPartition]*Log
 		dirOf   map[kafka.TopicPartition]string
 		offline map[string]error
+		retired []retiredLog
 		closed  bool
 	}
 	// createMu serialises GetOrCreate's file work, which runs outside mu so
@@ -172,6 +173,13 @@ func (m *Manager) loadDir(dir string) error {
 		return err
 	}
 	for _, name := range names {
+		if strings.HasSuffix(name, deleteDirSuffix) {
+			// A deletion the stop interrupted is finished now.
+			if err := m.fsys.RemoveAll(filepath.Join(dir, name)); err != nil {
+				return fail(fmt.Errorf("remove deleted log %s: %w", name, err))
+			}
+			continue
+		}
 		tp, ok := parseLogDirName(name)
 		if !ok || tp.Topic == "__cluster_metadata" {
 			continue // not a partition dir, or the KRaft log (the quorum owns it)
@@ -341,15 +349,60 @@ func (m *Manager) pickDirLocked() (string, error) {
 	return best, nil
 }
 
-// Delete removes the log of tp and its files (topic deletion).
+// Delete removes the log of tp (topic deletion) the way Kafka does: its
+// directory is renamed "<topic>-<partition>.<id>-delete" at once, and
+// removed file.delete.delay.ms later, so fetches in flight complete.
 func (m *Manager) Delete(tp kafka.TopicPartition) error {
 	m.mu.Lock()
 	l, ok := m.mu.logs[tp]
+	dir := m.mu.dirOf[tp]
 	delete(m.mu.logs, tp)
 	delete(m.mu.dirOf, tp)
 	m.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	return l.Delete()
+	id, err := kafka.RandomUUID()
+	if err != nil {
+		return fmt.Errorf("delete log %s: %w", tp, err)
+	}
+	if err := l.Retire(filepath.Join(dir, fmt.Sprintf("%s.%x%s", tp, id[:], deleteDirSuffix))); err != nil {
+		m.markDirOffline(dir)
+		return errors.Join(err, l.Delete())
+	}
+	m.mu.Lock()
+	m.mu.retired = append(m.mu.retired, retiredLog{log: l, at: m.clk.Now().Add(l.Options().FileDeleteDelay)})
+	m.mu.Unlock()
+	return nil
+}
+
+// deleteDirSuffix marks a partition directory being deleted.
+const deleteDirSuffix = "-delete"
+
+// retiredLog is a deleted log whose directory is removed at a deadline.
+type retiredLog struct {
+	log *Log
+	at  time.Time
+}
+
+// removeRetiredLogs removes the directories of deleted logs whose delay
+// passed (all of them when force is set).
+func (m *Manager) removeRetiredLogs(now time.Time, force bool) error {
+	m.mu.Lock()
+	var due []*Log
+	keep := m.mu.retired[:0]
+	for _, r := range m.mu.retired {
+		if force || !now.Before(r.at) {
+			due = append(due, r.log)
+		} else {
+			keep = append(keep, r)
+		}
+	}
+	m.mu.retired = keep
+	m.mu.Unlock()
+	var errs []error
+	for _, l := range due {
+		errs = append(errs, l.Delete())
+	}
+	return errors.Join(errs...)
 }

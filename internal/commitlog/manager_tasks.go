@@ -101,9 +101,10 @@ func (m *Manager) RunFlush(now time.Time) error {
 	return errors.Join(errs...)
 }
 
-// RemoveDeletedSegments removes files of deleted segments whose delay passed.
+// RemoveDeletedSegments removes files of deleted segments, and directories
+// of deleted logs, whose delay passed.
 func (m *Manager) RemoveDeletedSegments(now time.Time) error {
-	var errs []error
+	errs := []error{m.removeRetiredLogs(now, false)}
 	for _, l := range m.Logs() {
 		errs = append(errs, l.RemoveDeletedSegments(now))
 	}
@@ -172,6 +173,9 @@ func (m *Manager) Close() error {
 		<-m.done
 	}
 	failed := m.closeLogs()
+	if err := m.removeRetiredLogs(m.clk.Now(), true); err != nil {
+		m.logger.Warn("removing deleted logs", "err", err)
+	}
 	errs := []error{m.CheckpointRecoveryPoints(), m.CheckpointLogStartOffsets()}
 	for _, d := range m.opts.Dirs {
 		m.mu.Lock()

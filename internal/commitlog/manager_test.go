@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"syscall"
 	"testing"
+	"time"
 
 	"sluice/internal/clock"
 	"sluice/internal/kafka"
@@ -202,5 +203,69 @@ func TestENOSPCInIndexWriteLeavesNothingBehind(t *testing.T) {
 		if err != nil || h.BaseOffset != off/2*2 {
 			t.Fatalf("read %d: header %+v %v", off, h, err)
 		}
+	}
+}
+
+// TestManagerDeleteIsDelayed deletes a log the way Kafka does: renamed at
+// once, readable by reads in flight, removed after file.delete.delay.ms; a
+// deletion interrupted by a stop is finished at the next start.
+func TestManagerDeleteIsDelayed(t *testing.T) {
+	fsys := newDurableMem(t)
+	clk := clock.NewManual(testStart)
+	m := newTestManager(t, fsys, clk, "/data/a")
+	tp := kafka.TopicPartition{Topic: "gone", Partition: 3}
+	l, err := m.GetOrCreate(tp, kafka.UUID{7}, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(makeBatch(batchSpec{records: 2, valueSize: 10}), 0); err != nil {
+		t.Fatal(err)
+	}
+	res, err := l.Read(0, 1000, 2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Delete(tp); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.Get(tp); ok {
+		t.Fatal("deleted log still listed")
+	}
+	if _, err := l.Append(makeBatch(batchSpec{records: 1, valueSize: 1}), 0); !errors.Is(err, ErrClosed) {
+		t.Fatalf("append to a deleted log: %v", err)
+	}
+	names, _ := fsys.List("/data/a")
+	renamed := ""
+	for _, n := range names {
+		if len(n) > len("gone-3.") && n[:7] == "gone-3." && n[len(n)-7:] == "-delete" {
+			renamed = n
+		}
+	}
+	if renamed == "" {
+		t.Fatalf("no <topic>-<partition>.<id>-delete dir: %v", names)
+	}
+	if _, err := res.Bytes(); err != nil {
+		t.Fatalf("a read in flight failed after the delete: %v", err)
+	}
+	if err := m.RemoveDeletedSegments(clk.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsys.Stat("/data/a/" + renamed); !vfs.IsNotExist(err) {
+		t.Fatalf("deleted log dir still there after the delay: %v", err)
+	}
+	// A leftover from an interrupted deletion is removed at start-up.
+	if err := fsys.MkdirAll("/data/a/x-0.abc-delete", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	m = newTestManager(t, fsys, clk, "/data/a")
+	defer m.Close()
+	if _, err := fsys.Stat("/data/a/x-0.abc-delete"); !vfs.IsNotExist(err) {
+		t.Fatalf("leftover -delete dir survived start-up: %v", err)
+	}
+	if len(m.Logs()) != 0 {
+		t.Fatalf("logs after start-up: %d", len(m.Logs()))
 	}
 }
