@@ -11,7 +11,8 @@
 // digits: "%020d.log" (record batches v2 as received, with only the base
 // offset and partition leader epoch rewritten), "%020d.index" (8-byte
 // entries: offset relative to the base, position), "%020d.timeindex"
-// (12-byte entries: timestamp, relative offset), producer state snapshots
+// (12-byte entries: timestamp, relative offset), "%020d.txnindex" (34-byte
+// aborted transactions, created at the first abort), producer state snapshots
 // "%020d.snapshot" (package producerstate), leader-epoch-checkpoint
 // (package epoch) and partition.metadata (package metafile). Indexes are
 // preallocated to segment.index.bytes while their segment is active and
@@ -27,6 +28,8 @@
 //	res, err := l.Read(offset, maxBytes, maxOffset, minOneBatch)
 //	res.Slices                                       // []FileSlice{File, Pos, Size}: sendfile them
 //	res.WriteTo(w) / res.Bytes()                     // copying alternatives
+//	l.CollectAbortedTxns(res.FirstOffset, res.EndOffset) // read_committed
+//	l.LastStableOffset(hw); l.FirstUnstableOffset()
 //	l.OffsetForTimestamp(ts); l.LastTimestampOffset()
 //	l.EndOffsetForEpoch(epoch); l.LatestEpoch()
 //	l.TruncateTo(offset); l.TruncateFullyAndStartAt(offset)
@@ -69,7 +72,8 @@
 //	m, err := commitlog.NewManager(fsys, commitlog.DefaultManagerOptions(dirs...), clk, logger)
 //	m.Start(ctx)                                    // retention, flush, checkpoints, file deletion
 //	l, err := m.GetOrCreate(tp, topicID, opts)
-//	m.Get(tp); m.Logs(); m.Delete(tp); m.OfflineDirs()
+//	m.Get(tp); m.Logs(); m.OfflineDirs()
+//	m.Delete(tp)                                    // renamed "<tp>.<id>-delete", removed after the delay
 //	m.Close()                                       // flush, checkpoints, clean-shutdown marker
 //
 // Options are per log (topic configs) and can be replaced with SetOptions.
