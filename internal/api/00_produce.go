@@ -45,8 +45,6 @@ const produceMinServedVersion = 3
 // adminClientID may write to internal topics, as in Kafka.
 const adminClientID = "__admin_client"
 
-// internalTopics are the topics clients may not produce to.
-var internalTopics = map[string]bool{"__consumer_offsets": true, "__transaction_state": true}
 
 func newProduceHandler(_ *Registry, deps Deps) (Handler, bool) {
 	if deps.DataPlane == nil || deps.DataPlane.Partitions == nil {
@@ -145,7 +143,7 @@ func resolveProduceTopic(dp DataPlane, version int16, rt kmsg.ProduceRequestTopi
 	} else if _, ok := dp.TopicID(name); !ok {
 		return "", kerr.UnknownTopicOrPartition
 	}
-	if internalTopics[name] && clientID != adminClientID {
+	if isInternalTopic(name) && clientID != adminClientID {
 		return "", kerr.InvalidTopicException
 	}
 	return name, nil
