@@ -54,6 +54,7 @@ func runModel(t *testing.T, seed uint64, steps int) {
 	next := int64(0)
 	for step := 0; step < steps; step++ {
 		op := rng.IntN(100)
+		start := l.LogStartOffset()
 		if testing.Verbose() {
 			t.Logf("step %d op %d segs %+v", step, op, l.Segments())
 		}
@@ -82,6 +83,17 @@ func runModel(t *testing.T, seed uint64, steps int) {
 				t.Fatal(err)
 			}
 			durable = len(model)
+		case op < 72 && len(model) > 0:
+			// DeleteRecords up to a batch boundary; whole segments below go.
+			i := rng.IntN(len(model))
+			if err := l.IncrementLogStartOffset(model[i].base); err != nil {
+				t.Fatalf("seed %d step %d: delete records: %v", seed, step, err)
+			}
+			if _, err := l.ApplyRetention(clk.Now()); err != nil {
+				t.Fatalf("seed %d step %d: retention: %v", seed, step, err)
+			}
+			model = model[i:]
+			durable = max(durable-i, 0)
 		case op < 75:
 			if err := l.Roll(); err != nil {
 				t.Fatalf("seed %d step %d: roll: %v", seed, step, err)
@@ -95,7 +107,7 @@ func runModel(t *testing.T, seed uint64, steps int) {
 			if err := l.Close(); err != nil {
 				t.Fatalf("seed %d step %d: close: %v", seed, step, err)
 			}
-			l = open(StartState{CleanShutdown: true})
+			l = open(StartState{CleanShutdown: true, LogStartOffset: start})
 			durable = len(model)
 		default:
 			rp := l.RecoveryPoint()
@@ -104,7 +116,9 @@ func runModel(t *testing.T, seed uint64, steps int) {
 			} else {
 				fsys.CrashTornWrites(rng)
 			}
-			l = open(StartState{RecoveryPoint: rp})
+			// The log start offset comes back from its checkpoint; segments
+			// whose deletion (an unsynced rename) the crash undid lie below it.
+			l = open(StartState{RecoveryPoint: rp, LogStartOffset: start})
 			got := readAll(t, l)
 			if len(got) < durable || len(got) > len(model) {
 				t.Fatalf("seed %d step %d: %d batches after crash; %d were durable, %d written", seed, step, len(got), durable, len(model))
