@@ -55,9 +55,6 @@ func runModel(t *testing.T, seed uint64, steps int) {
 	for step := 0; step < steps; step++ {
 		op := rng.IntN(100)
 		start := l.LogStartOffset()
-		if testing.Verbose() {
-			t.Logf("step %d op %d segs %+v", step, op, l.Segments())
-		}
 		switch {
 		case op < 60:
 			b := makeBatch(batchSpec{records: 1 + rng.IntN(5), valueSize: rng.IntN(300), timestamp: testStart.UnixMilli() + int64(step)})
