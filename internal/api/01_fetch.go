@@ -51,15 +51,11 @@ func newFetchHandler(_ *Registry, deps Deps) (Handler, bool) {
 		return Handler{}, false
 	}
 	d := deps.DataPlane
-	slots := d.FetchSessionCacheSlots
-	if slots == 0 {
-		slots = defaultFetchSessionSlots
-	}
 	maxBytes := d.FetchMaxBytes
 	if maxBytes <= 0 {
 		maxBytes = defaultFetchMaxBytes
 	}
-	h := &fetchHandler{dp: d.Partitions, sessions: newFetchSessionCache(slots, d.FetchSessionEviction, d.clock()), maxBytes: maxBytes}
+	h := &fetchHandler{dp: d.Partitions, sessions: newFetchSessionCache(d.FetchSessionCacheSlots, d.FetchSessionEviction, d.clock()), maxBytes: maxBytes}
 	return Handler{
 		Key:        1,
 		MinVersion: fetchwire.MinVersion,

@@ -38,7 +38,8 @@ type DataPlaneDeps struct {
 	// APIs unregistered.
 	Partitions DataPlane
 	// FetchSessionCacheSlots is max.incremental.fetch.session.cache.slots
-	// (0: Kafka's 1000; negative: no sessions).
+	// (Kafka's default is 1000); 0 disables incremental fetch sessions, as
+	// in Kafka.
 	FetchSessionCacheSlots int
 	// FetchSessionEviction is min.incremental.fetch.session.eviction.ms
 	// (0: Kafka's 120 s).

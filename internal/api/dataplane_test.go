@@ -168,7 +168,7 @@ func fetchRequest(version int16, sessionID, epoch int32, parts ...int32) *kmsg.F
 }
 
 func TestDataPlaneAdvertised(t *testing.T) {
-	r := dataPlaneRegistry(t, 0)
+	r := dataPlaneRegistry(t, 1000)
 	for _, want := range []VersionRange{{0, 0, 13}, {1, 4, 18}, {2, 1, 11}, {21, 0, 2}, {23, 2, 4}} {
 		if got, ok := r.Supported(want.Key); !ok || got != want {
 			t.Errorf("key %d served %+v (%v), want %+v", want.Key, got, ok, want)
@@ -177,7 +177,7 @@ func TestDataPlaneAdvertised(t *testing.T) {
 }
 
 func TestProduceThenFetchEveryVersion(t *testing.T) {
-	r := dataPlaneRegistry(t, 0)
+	r := dataPlaneRegistry(t, 1000)
 	for v := int16(3); v <= 13; v++ {
 		resp := reply[*kmsg.ProduceResponse](t, r, produceRequest(v, -1, "t", 0, testBatch(t, 2)))
 		p := resp.Topics[0].Partitions[0]
@@ -217,7 +217,7 @@ func countRecords(t *testing.T, raw []byte) int {
 }
 
 func TestProduceRefusals(t *testing.T) {
-	r := dataPlaneRegistry(t, 0)
+	r := dataPlaneRegistry(t, 1000)
 	if resp := serve(t, r, produceRequest(2, 1, "t", 0, testBatch(t, 1))); resp.CloseReason() == nil {
 		t.Fatal("produce v2 must close the connection, as Kafka 4 does")
 	}
@@ -262,7 +262,7 @@ func TestProduceRefusals(t *testing.T) {
 }
 
 func TestFetchIncrementalSession(t *testing.T) {
-	r := dataPlaneRegistry(t, 0)
+	r := dataPlaneRegistry(t, 1000)
 	reply[*kmsg.ProduceResponse](t, r, produceRequest(9, 1, "t", 0, testBatch(t, 3)))
 
 	full := fetch(t, r, fetchRequest(13, 0, 0, 0, 1))
@@ -304,7 +304,7 @@ func TestFetchIncrementalSession(t *testing.T) {
 }
 
 func TestFetchPartitionErrors(t *testing.T) {
-	r := dataPlaneRegistry(t, 0)
+	r := dataPlaneRegistry(t, 1000)
 	req := fetchRequest(13, 0, -1, 0)
 	req.Topics[0].Partitions[0].FetchOffset = 10
 	unknown := kmsg.NewFetchRequestTopic()
@@ -331,7 +331,7 @@ func TestFetchPartitionErrors(t *testing.T) {
 }
 
 func TestFetchReadCommittedHasEmptyAbortedList(t *testing.T) {
-	r := dataPlaneRegistry(t, 0)
+	r := dataPlaneRegistry(t, 1000)
 	reply[*kmsg.ProduceResponse](t, r, produceRequest(9, 1, "t", 0, testBatch(t, 1)))
 	req := fetchRequest(11, 0, -1, 0)
 	req.IsolationLevel = 1
@@ -342,7 +342,7 @@ func TestFetchReadCommittedHasEmptyAbortedList(t *testing.T) {
 }
 
 func TestFetchLongPollWakesOnProduce(t *testing.T) {
-	r := dataPlaneRegistry(t, 0)
+	r := dataPlaneRegistry(t, 1000)
 	req := fetchRequest(13, 0, -1, 1)
 	req.MaxWaitMillis, req.MinBytes = 20000, 1
 	got := make(chan *kmsg.FetchResponse, 1)
@@ -360,7 +360,7 @@ func TestFetchLongPollWakesOnProduce(t *testing.T) {
 }
 
 func TestListOffsetsDeleteRecordsOffsetForLeaderEpoch(t *testing.T) {
-	r := dataPlaneRegistry(t, 0)
+	r := dataPlaneRegistry(t, 1000)
 	reply[*kmsg.ProduceResponse](t, r, produceRequest(9, 1, "t", 0, testBatch(t, 5)))
 
 	lo := kmsg.NewPtrListOffsetsRequest()
@@ -455,5 +455,13 @@ func TestFetchSessionCacheEviction(t *testing.T) {
 	fc := none.newContext(0, 0, false, false, []sessionPartition{part(0)}, nil)
 	if id, inc := none.complete(&fc, make([]partitionOutcome, 1)); id != 0 || !inc[0] {
 		t.Fatal("without slots fetches run sessionless and answer everything")
+	}
+}
+
+func TestFetchSessionsDisabledWithZeroSlots(t *testing.T) {
+	r := dataPlaneRegistry(t, 0)
+	resp := fetch(t, r, fetchRequest(13, 0, 0, 0, 1))
+	if resp.ErrorCode != 0 || resp.SessionID != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 2 {
+		t.Fatalf("max.incremental.fetch.session.cache.slots=0: session %d, %+v", resp.SessionID, resp.Topics)
 	}
 }

@@ -32,11 +32,9 @@ const (
 	finalEpoch       int32 = -1
 )
 
-// Kafka's defaults for the session cache.
-const (
-	defaultFetchSessionSlots    = 1000
-	defaultFetchSessionEviction = 120 * time.Second
-)
+// defaultFetchSessionEviction is Kafka's
+// min.incremental.fetch.session.eviction.ms.
+const defaultFetchSessionEviction = 120 * time.Second
 
 // sessionKey names a partition in a session: by topic id from Fetch v13, by
 // name before (the other field is zero).
