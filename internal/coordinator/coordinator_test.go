@@ -1,0 +1,322 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"sluice/internal/coordinator/group"
+	"sluice/internal/kafka"
+	"sluice/internal/metadata"
+)
+
+const testNode int32 = 1
+
+// offsetsImage is an image with the offsets topic of n partitions led by
+// leader (at epoch), and broker 1 on PLAINTEXT localhost:9092.
+func offsetsImage(t *testing.T, n int32, leader, epoch int32) *metadata.Image {
+	t.Helper()
+	d := metadata.NewDelta(metadata.EmptyImage())
+	id := kafka.UUID{1, 2, 3}
+	recs := []metadata.Record{
+		&metadata.RegisterBrokerRecord{BrokerID: testNode, BrokerEpoch: 1, Endpoints: []metadata.Endpoint{{Name: "PLAINTEXT", Host: "localhost", Port: 9092}}},
+		&metadata.TopicRecord{Name: OffsetsTopic, TopicID: id},
+	}
+	for p := range n {
+		recs = append(recs, &metadata.PartitionRecord{TopicID: id, Partition: p, Replicas: []int32{testNode}, ISR: []int32{testNode}, Leader: leader, LeaderEpoch: epoch})
+	}
+	for i, r := range recs {
+		if err := d.Replay(int64(i), 1, r); err != nil {
+			t.Fatalf("replay: %v", err)
+		}
+	}
+	return d.Apply()
+}
+
+type testCoordinator struct {
+	*Coordinator
+	log   *memLog
+	image *metadata.Image
+}
+
+func startCoordinator(t *testing.T, log *memLog, cfg group.Config) *testCoordinator {
+	t.Helper()
+	tc := &testCoordinator{log: log, image: offsetsImage(t, 3, testNode, 0)}
+	c, err := New(Options{
+		NodeID: testNode, Group: cfg, NumPartitions: 3, Writer: log,
+		Image: func() *metadata.Image { return tc.image }, TickInterval: 5 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.Coordinator = c
+	c.ApplyImage(tc.image)
+	t.Cleanup(c.Close)
+	return tc
+}
+
+func testGroupConfig() group.Config {
+	cfg := group.DefaultConfig()
+	cfg.InitialRebalanceDelay = 0
+	return cfg
+}
+
+// waitLoaded retries until the group's shard has loaded.
+func waitLoaded(t *testing.T, c *Coordinator, groupID string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, code := c.FetchOffsets(context.Background(), groupID, nil); code == 0 {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("shard of %q never loaded", groupID)
+}
+
+func joinReq(groupID, memberID, client string) group.JoinRequest {
+	return group.JoinRequest{
+		GroupID: groupID, MemberID: memberID, ClientID: client, ClientHost: "/127.0.0.1",
+		SessionTimeout: 10 * time.Second, RebalanceTimeout: 10 * time.Second,
+		ProtocolType: "consumer", Protocols: []group.Protocol{{Name: "range", Metadata: []byte(client)}},
+		RequireKnownMemberID: true,
+	}
+}
+
+func TestPartitionForMatchesKafka(t *testing.T) {
+	// Java: Math.abs("my-group".hashCode()) % 50 and friends, computed
+	// with Java's String.hashCode.
+	cases := []struct {
+		group string
+		want  int32
+	}{
+		{"", 0},
+		{"a", 97 % 50},
+		{"my-group", 12}, // hashCode -1906497762
+		{"\U0001F600", absJava(31*0xD83D+0xDE00) % 50},
+	}
+	for _, c := range cases {
+		if got := PartitionFor(c.group, 50); got != c.want {
+			t.Errorf("PartitionFor(%q) = %d, want %d", c.group, got, c.want)
+		}
+	}
+	// "polygenelubricants".hashCode() is Integer.MIN_VALUE: Kafka's abs maps
+	// it to 0.
+	if h := javaStringHash("polygenelubricants"); h != -1<<31 {
+		t.Fatalf("hash = %d, want MIN_VALUE", h)
+	}
+	if got := PartitionFor("polygenelubricants", 50); got != 0 {
+		t.Errorf("PartitionFor(MIN_VALUE hash) = %d, want 0", got)
+	}
+	if got := javaStringHash("my-group"); got != -1906497762 {
+		t.Errorf("hash(my-group) = %d, want Java's -1906497762", got)
+	}
+}
+
+func absJava(h int32) int32 {
+	if h < 0 {
+		return -h
+	}
+	return h
+}
+
+func TestJoinSyncCommitSurviveRestart(t *testing.T) {
+	log := newMemLog()
+	c := startCoordinator(t, log, testGroupConfig())
+	ctx := context.Background()
+	waitLoaded(t, c.Coordinator, "g")
+
+	first := c.JoinGroup(ctx, joinReq("g", "", "c1"))
+	if first.ErrorCode != kerr.MemberIDRequired.Code {
+		t.Fatalf("first join: %v", kerr.ErrorForCode(first.ErrorCode))
+	}
+	if r := c.JoinGroup(ctx, joinReq("g", first.MemberID, "c1")); r.ErrorCode != 0 || r.GenerationID != 1 {
+		t.Fatalf("first generation: %+v", r)
+	}
+	// A second member's join blocks until the first rejoins.
+	var wg sync.WaitGroup
+	results := make([]group.JoinResult, 2)
+	second := c.JoinGroup(ctx, joinReq("g", "", "c2"))
+	wg.Go(func() { results[1] = c.JoinGroup(ctx, joinReq("g", second.MemberID, "c2")) })
+	waitState(t, c.Coordinator, "g", group.PreparingRebalance)
+	results[0] = c.JoinGroup(ctx, joinReq("g", first.MemberID, "c1"))
+	wg.Wait()
+	for i, r := range results {
+		if r.ErrorCode != 0 || r.GenerationID != 2 {
+			t.Fatalf("join %d: %+v", i, r)
+		}
+	}
+	leader := results[0]
+	if leader.LeaderID != leader.MemberID || len(leader.Members) != 2 {
+		t.Fatalf("leader answer: %+v", leader)
+	}
+	var syncs [2]group.SyncResult
+	wg.Go(func() {
+		syncs[1] = c.SyncGroup(ctx, group.SyncRequest{GroupID: "g", MemberID: second.MemberID, GenerationID: 2})
+	})
+	syncs[0] = c.SyncGroup(ctx, group.SyncRequest{GroupID: "g", MemberID: first.MemberID, GenerationID: 2,
+		Assignments: map[string][]byte{first.MemberID: []byte("p0"), second.MemberID: []byte("p1")}})
+	wg.Wait()
+	if string(syncs[0].Assignment) != "p0" || string(syncs[1].Assignment) != "p1" {
+		t.Fatalf("syncs: %+v", syncs)
+	}
+	commit := c.CommitOffsets(ctx, group.CommitRequest{GroupID: "g", MemberID: first.MemberID, GenerationID: 2,
+		Partitions: []group.CommitPartition{{TP: kafka.TopicPartition{Topic: "t", Partition: 0}, Offset: 42, LeaderEpoch: 1, Metadata: ptr("m")}}})
+	if commit.Errors[0] != 0 {
+		t.Fatalf("commit: %v", kerr.ErrorForCode(commit.Errors[0]))
+	}
+	standalone := c.CommitOffsets(ctx, group.CommitRequest{GroupID: "tool", GenerationID: -1,
+		Partitions: []group.CommitPartition{{TP: kafka.TopicPartition{Topic: "t", Partition: 1}, Offset: 7, LeaderEpoch: -1}}})
+	if standalone.Errors[0] != 0 {
+		t.Fatalf("standalone commit: %v", kerr.ErrorForCode(standalone.Errors[0]))
+	}
+	before := describeAll(t, c.Coordinator)
+	c.Close()
+
+	// A new coordinator over the same log replays the same groups and offsets.
+	c2 := startCoordinator(t, log, testGroupConfig())
+	waitLoaded(t, c2.Coordinator, "g")
+	waitLoaded(t, c2.Coordinator, "tool")
+	if after := describeAll(t, c2.Coordinator); after != before {
+		t.Fatalf("after restart:\n%s\nbefore:\n%s", after, before)
+	}
+	hb := c2.Heartbeat(ctx, group.HeartbeatRequest{GroupID: "g", MemberID: second.MemberID, GenerationID: 2})
+	if hb != 0 {
+		t.Fatalf("heartbeat after restart: %v", kerr.ErrorForCode(hb))
+	}
+}
+
+func waitState(t *testing.T, c *Coordinator, groupID string, want group.State) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if d := c.DescribeGroup(context.Background(), groupID); d.State == want {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("group %q never reached %s", groupID, want)
+}
+
+func describeAll(t *testing.T, c *Coordinator) string {
+	t.Helper()
+	ctx := context.Background()
+	list, code := c.ListGroups(ctx)
+	if code != 0 {
+		t.Fatalf("list: %v", kerr.ErrorForCode(code))
+	}
+	out := ""
+	for _, l := range list {
+		d := c.DescribeGroup(ctx, l.GroupID)
+		out += fmt.Sprintf("%s %s %q %q\n", l.GroupID, d.State, d.ProtocolType, d.Protocol)
+		for _, m := range d.Members {
+			out += fmt.Sprintf("  %s %q\n", m.MemberID, m.Assignment)
+		}
+		offs, code := c.FetchOffsets(ctx, l.GroupID, nil)
+		if code != 0 {
+			t.Fatalf("fetch: %v", kerr.ErrorForCode(code))
+		}
+		for _, o := range offs {
+			out += fmt.Sprintf("  %s %d %d %s\n", o.TP, o.Offset, o.LeaderEpoch, *o.Metadata)
+		}
+	}
+	return out
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestNotCoordinatorAndFailedWrites(t *testing.T) {
+	log := newMemLog()
+	c := startCoordinator(t, log, testGroupConfig())
+	ctx := context.Background()
+	waitLoaded(t, c.Coordinator, "g")
+
+	log.setFail(kerr.NotEnoughReplicas)
+	res := c.CommitOffsets(ctx, group.CommitRequest{GroupID: "g", GenerationID: -1,
+		Partitions: []group.CommitPartition{{TP: kafka.TopicPartition{Topic: "t"}, Offset: 1}}})
+	if res.Errors[0] != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("commit with failing log: %v", kerr.ErrorForCode(res.Errors[0]))
+	}
+	log.setFail(nil)
+	offs, _ := c.FetchOffsets(ctx, "g", []kafka.TopicPartition{{Topic: "t"}})
+	if offs[0].Offset != -1 {
+		t.Fatalf("failed commit visible: %+v", offs[0])
+	}
+
+	// The node loses leadership of every partition.
+	c.image = offsetsImage(t, 3, 2, 1)
+	c.ApplyImage(c.image)
+	if hb := c.Heartbeat(ctx, group.HeartbeatRequest{GroupID: "g", MemberID: "m", GenerationID: 1}); hb != kerr.NotCoordinator.Code {
+		t.Fatalf("heartbeat after resign: %v", kerr.ErrorForCode(hb))
+	}
+	node, code := c.FindCoordinator(ctx, "g", "PLAINTEXT")
+	if code != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("find coordinator with unregistered leader: %+v %v", node, kerr.ErrorForCode(code))
+	}
+}
+
+func TestFindCoordinatorCreatesTopic(t *testing.T) {
+	log := newMemLog()
+	var created []string
+	var mu sync.Mutex
+	image := metadata.EmptyImage()
+	c, err := New(Options{NodeID: testNode, Group: testGroupConfig(), NumPartitions: 3, ReplicationFactor: 1, Writer: log,
+		Image: func() *metadata.Image { mu.Lock(); defer mu.Unlock(); return image },
+		CreateTopic: func(_ context.Context, name string, n int32, rf int16, cfg map[string]string) error {
+			created = append(created, fmt.Sprintf("%s/%d/%d/%s", name, n, rf, cfg["cleanup.policy"]))
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if _, code := c.FindCoordinator(ctx, "g", "PLAINTEXT"); code != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("before the topic: %v", kerr.ErrorForCode(code))
+	}
+	if len(created) != 1 || created[0] != "__consumer_offsets/3/1/compact" {
+		t.Fatalf("created %v", created)
+	}
+	mu.Lock()
+	image = offsetsImage(t, 3, testNode, 0)
+	mu.Unlock()
+	c.ApplyImage(image)
+	node, code := c.FindCoordinator(ctx, "g", "PLAINTEXT")
+	if code != 0 || node != (Node{NodeID: testNode, Host: "localhost", Port: 9092}) {
+		t.Fatalf("find: %+v %v", node, kerr.ErrorForCode(code))
+	}
+	if _, code := c.FindCoordinator(ctx, "g", "OTHER"); code != kerr.CoordinatorNotAvailable.Code {
+		t.Fatalf("unknown listener: %v", kerr.ErrorForCode(code))
+	}
+}
+
+func TestCommitsCoalesce(t *testing.T) {
+	log := newMemLog()
+	c := startCoordinator(t, log, testGroupConfig())
+	ctx := context.Background()
+	waitLoaded(t, c.Coordinator, "g")
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			res := c.CommitOffsets(ctx, group.CommitRequest{GroupID: "g", GenerationID: -1,
+				Partitions: []group.CommitPartition{{TP: kafka.TopicPartition{Topic: "t", Partition: int32(i)}, Offset: int64(i)}}})
+			if res.Errors[0] != 0 {
+				t.Errorf("commit %d: %v", i, kerr.ErrorForCode(res.Errors[0]))
+			}
+		})
+	}
+	wg.Wait()
+	offs, _ := c.FetchOffsets(ctx, "g", nil)
+	if len(offs) != 50 {
+		t.Fatalf("%d offsets", len(offs))
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if log.appends > 50 {
+		t.Fatalf("%d appends for 50 commits", log.appends)
+	}
+}

@@ -1,0 +1,67 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"sluice/internal/records"
+)
+
+// memLog is an in-memory PartitionWriter: each partition is a list of
+// batches whose offsets it assigns; everything appended is committed.
+type memLog struct {
+	mu      sync.Mutex
+	parts   map[int32][][]byte
+	next    map[int32]int64
+	fail    error
+	appends int
+}
+
+func newMemLog() *memLog {
+	return &memLog{parts: make(map[int32][][]byte), next: make(map[int32]int64)}
+}
+
+func (l *memLog) Append(_ context.Context, partition int32, batch []byte) (int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fail != nil {
+		return 0, l.fail
+	}
+	h, err := records.ParseHeader(batch)
+	if err != nil {
+		return 0, fmt.Errorf("bad batch: %w", err)
+	}
+	b := append([]byte(nil), batch...)
+	records.SetBaseOffset(b, l.next[partition])
+	l.parts[partition] = append(l.parts[partition], b)
+	l.next[partition] += int64(h.LastOffsetDelta) + 1
+	l.appends++
+	return l.next[partition] - 1, nil
+}
+
+func (l *memLog) Read(_ context.Context, partition int32, offset int64, maxBytes int32) ([]byte, int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []byte
+	for _, b := range l.parts[partition] {
+		h, err := records.ParseHeader(b)
+		if err != nil {
+			return nil, 0, err
+		}
+		if h.LastOffset() < offset {
+			continue
+		}
+		if len(out) > 0 && len(out)+len(b) > int(maxBytes) {
+			break
+		}
+		out = append(out, b...)
+	}
+	return out, l.next[partition], nil
+}
+
+func (l *memLog) setFail(err error) {
+	l.mu.Lock()
+	l.fail = err
+	l.mu.Unlock()
+}

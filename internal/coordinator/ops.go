@@ -1,0 +1,193 @@
+package coordinator
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"sluice/internal/coordinator/group"
+	"sluice/internal/kafka"
+)
+
+// call runs fn on the group's shard and waits for the value it delivers
+// through its reply function. The code is non-zero when the shard could not
+// serve (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) or ctx ended
+// (REQUEST_TIMED_OUT); the value is then the zero value.
+func call[T any](ctx context.Context, c *Coordinator, groupID string, fn func(now time.Time, mgr *group.Manager, reply func(T))) (T, int16) {
+	var zero T
+	s, code := c.shardFor(groupID)
+	if code != 0 {
+		return zero, code
+	}
+	return callShard(ctx, s, fn)
+}
+
+func callShard[T any](ctx context.Context, s *shard, fn func(now time.Time, mgr *group.Manager, reply func(T))) (T, int16) {
+	var zero T
+	ch := make(chan T, 1)
+	code := s.submit(func(now time.Time, mgr *group.Manager) {
+		fn(now, mgr, func(v T) { ch <- v })
+	})
+	if code != 0 {
+		return zero, code
+	}
+	select {
+	case v := <-ch:
+		return v, 0
+	case <-s.done:
+		return zero, kerr.NotCoordinator.Code
+	case <-ctx.Done():
+		return zero, kerr.RequestTimedOut.Code
+	}
+}
+
+// JoinGroup serves a JoinGroup; it blocks until the rebalance completes.
+func (c *Coordinator) JoinGroup(ctx context.Context, req group.JoinRequest) group.JoinResult {
+	res, code := call(ctx, c, req.GroupID, func(now time.Time, m *group.Manager, reply func(group.JoinResult)) {
+		m.Join(now, req, reply)
+	})
+	if code != 0 {
+		return group.JoinResult{ErrorCode: code, MemberID: req.MemberID, GenerationID: -1}
+	}
+	return res
+}
+
+// SyncGroup serves a SyncGroup; it blocks until the leader's assignment is
+// durable.
+func (c *Coordinator) SyncGroup(ctx context.Context, req group.SyncRequest) group.SyncResult {
+	res, code := call(ctx, c, req.GroupID, func(now time.Time, m *group.Manager, reply func(group.SyncResult)) {
+		m.Sync(now, req, reply)
+	})
+	if code != 0 {
+		return group.SyncResult{ErrorCode: code}
+	}
+	return res
+}
+
+// Heartbeat serves a Heartbeat.
+func (c *Coordinator) Heartbeat(ctx context.Context, req group.HeartbeatRequest) int16 {
+	res, code := call(ctx, c, req.GroupID, func(now time.Time, m *group.Manager, reply func(int16)) {
+		reply(m.Heartbeat(now, req))
+	})
+	if code != 0 {
+		return code
+	}
+	return res
+}
+
+// LeaveGroup serves a LeaveGroup.
+func (c *Coordinator) LeaveGroup(ctx context.Context, groupID string, members []group.LeaveMember) group.LeaveResult {
+	res, code := call(ctx, c, groupID, func(now time.Time, m *group.Manager, reply func(group.LeaveResult)) {
+		reply(m.Leave(now, groupID, members))
+	})
+	if code != 0 {
+		return group.LeaveResult{ErrorCode: code}
+	}
+	return res
+}
+
+// CommitOffsets serves an OffsetCommit; it answers once the offsets are
+// durable.
+func (c *Coordinator) CommitOffsets(ctx context.Context, req group.CommitRequest) group.CommitResult {
+	res, code := call(ctx, c, req.GroupID, func(now time.Time, m *group.Manager, reply func(group.CommitResult)) {
+		m.CommitOffsets(now, req, reply)
+	})
+	if code != 0 {
+		res = group.CommitResult{Errors: make([]int16, len(req.Partitions))}
+		for i := range res.Errors {
+			res.Errors[i] = code
+		}
+	}
+	return res
+}
+
+// FetchOffsets serves one group of an OffsetFetch; nil parts asks for all
+// of the group's offsets. The code is the group-level error.
+func (c *Coordinator) FetchOffsets(ctx context.Context, groupID string, parts []kafka.TopicPartition) ([]group.FetchedOffset, int16) {
+	return call(ctx, c, groupID, func(_ time.Time, m *group.Manager, reply func([]group.FetchedOffset)) {
+		reply(m.FetchOffsets(groupID, parts))
+	})
+}
+
+// DeleteOffsets serves an OffsetDelete: a group code and one code per
+// partition.
+func (c *Coordinator) DeleteOffsets(ctx context.Context, groupID string, parts []kafka.TopicPartition) (int16, []int16) {
+	type answer struct {
+		code  int16
+		codes []int16
+	}
+	res, code := call(ctx, c, groupID, func(now time.Time, m *group.Manager, reply func(answer)) {
+		m.DeleteOffsets(now, groupID, parts, func(code int16, codes []int16) { reply(answer{code, codes}) })
+	})
+	if code != 0 {
+		return code, nil
+	}
+	return res.code, res.codes
+}
+
+// DescribeGroup serves one group of a DescribeGroups.
+func (c *Coordinator) DescribeGroup(ctx context.Context, groupID string) group.Description {
+	res, code := call(ctx, c, groupID, func(_ time.Time, m *group.Manager, reply func(group.Description)) {
+		reply(m.Describe(groupID))
+	})
+	if code != 0 {
+		return group.Description{ErrorCode: code, State: group.Dead}
+	}
+	return res
+}
+
+// DeleteGroup serves one group of a DeleteGroups.
+func (c *Coordinator) DeleteGroup(ctx context.Context, groupID string) int16 {
+	res, code := call(ctx, c, groupID, func(now time.Time, m *group.Manager, reply func(int16)) {
+		m.Delete(now, groupID, reply)
+	})
+	if code != 0 {
+		return code
+	}
+	return res
+}
+
+// ListGroups lists the groups of every shard; the code is
+// COORDINATOR_LOAD_IN_PROGRESS when a shard is still loading (the groups
+// of the loaded ones are returned all the same, as Kafka does).
+func (c *Coordinator) ListGroups(ctx context.Context) ([]group.Listing, int16) {
+	c.mu.Lock()
+	shards := make([]*shard, 0, len(c.mu.shards))
+	for _, s := range c.mu.shards {
+		shards = append(shards, s)
+	}
+	c.mu.Unlock()
+	var (
+		mu       sync.Mutex
+		all      []group.Listing
+		firstErr int16
+		wg       sync.WaitGroup
+	)
+	for _, s := range shards {
+		wg.Go(func() {
+			res, code := callShard(ctx, s, func(_ time.Time, m *group.Manager, reply func([]group.Listing)) {
+				reply(m.List())
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if code != 0 && code != kerr.NotCoordinator.Code && firstErr == 0 {
+				firstErr = code
+			}
+			all = append(all, res...)
+		})
+	}
+	wg.Wait()
+	slices.SortFunc(all, func(a, b group.Listing) int {
+		switch {
+		case a.GroupID < b.GroupID:
+			return -1
+		case a.GroupID > b.GroupID:
+			return 1
+		}
+		return 0
+	})
+	return all, firstErr
+}
