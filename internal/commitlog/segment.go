@@ -136,7 +136,9 @@ func (s *segment) preallocateIndexes() error {
 }
 
 // readHeader reads the batch header at pos. It returns io.EOF when fewer than
-// a header's bytes remain before limit (a torn tail or the end).
+// a header's bytes remain before limit (a torn tail or the end), and a
+// records.ErrBadLength error when the batch would pass limit, so no caller
+// sizes a buffer from a corrupt length.
 func readHeader(f vfs.File, pos, limit int64) (records.Header, error) {
 	if limit-pos < records.HeaderSize {
 		return records.Header{}, io.EOF
@@ -148,7 +150,14 @@ func readHeader(f vfs.File, pos, limit int64) (records.Header, error) {
 		}
 		return records.Header{}, err
 	}
-	return records.ParseHeader(buf[:])
+	h, err := records.ParseHeader(buf[:])
+	if err != nil {
+		return h, err
+	}
+	if pos+h.Size() > limit {
+		return h, fmt.Errorf("%w: batch of %d bytes at %d passes the end %d", records.ErrBadLength, h.Size(), pos, limit)
+	}
+	return h, nil
 }
 
 // loadState sets the in-memory state of a segment that needs no recovery:
