@@ -4,6 +4,14 @@
 // in a purgatory, and keeps each partition's leader epoch, ISR and high
 // watermark. Follower fetching and ISR changes come with the replication
 // issue; Partition keeps their state already (see followerState).
+//
+// Wiring: NewReplicaManager with a LogProvider over the log dirs; ApplyImage
+// with the image loaded at start-up, then ApplyDelta as a metadata
+// Subscriber; Close before the logs are closed (it wakes parked requests).
+//
+// Lock order: ReplicaManager.mu is never held across a call into a
+// Partition or a log; Partition.mu, then the log's lock, then the epoch
+// cache's.
 package replication
 
 import (
