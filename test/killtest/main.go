@@ -1,7 +1,9 @@
 // Command killtest is the kill -9 test for a single `sluice server`: a franz-go producer
 // with its default settings (acks=all, idempotent, unlimited retries) keeps sending numbered
 // records while the server is SIGKILLed and restarted on the same data dir twice, about
-// two seconds apart; the producer retries through each outage. At the end every
+// two seconds apart (each kill waits, if need be, until the restarted server has
+// acknowledged something, so every kill lands on live traffic); the producer retries
+// through each outage. At the end every
 // acknowledged record must read back exactly once, at the offset it was acknowledged
 // with, in send order per partition; and records must have been acknowledged after each
 // restart (the producer got through the outage, not just before it).
@@ -27,6 +29,7 @@ type options struct {
 	partitions int
 	phase      time.Duration
 	rate       int
+	resumeWait time.Duration
 	timeout    time.Duration
 	keep       bool
 }
@@ -37,10 +40,11 @@ func main() {
 	flag.IntVar(&o.partitions, "partitions", 3, "partitions of the test topic")
 	flag.DurationVar(&o.phase, "phase", 2*time.Second, "producing time before each kill and after the last restart")
 	flag.IntVar(&o.rate, "rate", 1000, "records per second the producer offers")
+	flag.DurationVar(&o.resumeWait, "resume-wait", 12*time.Second, "how long past --phase to wait for the first acknowledgement of a phase")
 	flag.DurationVar(&o.timeout, "timeout", 55*time.Second, "bound on the whole test")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work dir (data and server log) even on success")
 	flag.Parse()
-	if o.bin == "" || o.partitions < 1 || o.phase <= 0 || o.rate < 1 {
+	if o.bin == "" || o.partitions < 1 || o.phase <= 0 || o.rate < 1 || o.resumeWait < 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -119,7 +123,10 @@ func killTest(o options, srv *serverProcess) []string {
 
 	var problems []string
 	for kill := 1; kill <= 2 && len(problems) == 0; kill++ {
-		sleepCtx(ctx, o.phase)
+		if err := awaitProgress(ctx, book, o.phase, o.resumeWait); err != nil {
+			problems = append(problems, fmt.Sprintf("before kill %d: %v", kill, err))
+			break
+		}
 		pid := srv.pid()
 		if err := srv.kill9(); err != nil {
 			problems = append(problems, err.Error())
@@ -134,7 +141,9 @@ func killTest(o options, srv *serverProcess) []string {
 		say("[%s] server pid %d up again", since(), srv.pid())
 	}
 	if len(problems) == 0 {
-		sleepCtx(ctx, o.phase)
+		if err := awaitProgress(ctx, book, o.phase, o.resumeWait); err != nil {
+			problems = append(problems, fmt.Sprintf("after kill 2: %v", err))
+		}
 	}
 	stopProducing()
 	left := <-unresolved
@@ -175,11 +184,33 @@ func killTest(o options, srv *serverProcess) []string {
 	return append(problems, verify(s, read)...)
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) {
+// awaitProgress lets the producer run for phase and, if the server acknowledged nothing in
+// that time, keeps waiting up to resumeWait more for a first acknowledgement: a kill only
+// tests something while records are flowing, and a client reconnects at its own pace
+// (kgo refreshes metadata at most every 5 s by default), which is not the server's fault.
+func awaitProgress(ctx context.Context, book *ledger, phase, resumeWait time.Duration) error {
+	startAcks := book.snapshot().ackedCount()
+	began := time.Now()
 	select {
 	case <-ctx.Done():
-	case <-time.After(d):
+		return ctx.Err()
+	case <-time.After(phase):
 	}
+	deadline := time.Now().Add(resumeWait)
+	for book.snapshot().ackedCount() == startAcks {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no record acknowledged in %s", time.Since(began).Round(100*time.Millisecond))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if waited := time.Since(began); waited > phase+100*time.Millisecond {
+		say("first acknowledgement of this phase came %s after it began", waited.Round(100*time.Millisecond))
+	}
+	return nil
 }
 
 func printLogTail(path string, lines int) {
