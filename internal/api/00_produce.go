@@ -45,7 +45,6 @@ const produceMinServedVersion = 3
 // adminClientID may write to internal topics, as in Kafka.
 const adminClientID = "__admin_client"
 
-
 func newProduceHandler(_ *Registry, deps Deps) (Handler, bool) {
 	if deps.DataPlane == nil || deps.DataPlane.Partitions == nil {
 		return Handler{}, false

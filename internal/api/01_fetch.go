@@ -16,13 +16,18 @@ package api
 // at once with offsets -1. The body is streamed by fetchwire: record bytes go
 // from segment files to the socket with sendfile on plaintext listeners.
 //
+// Follower fetches (replica id >= 0, from ReplicaState from v15) read up to
+// the log end offset and report the follower's position, which moves the
+// high watermark; a broker that is not an assigned replica gets
+// NOT_LEADER_OR_FOLLOWER.
+//
 // Deviations: the aborted transactions list is empty (read_committed) or
 // null (read_uncommitted) because transactions are not built yet; the
 // preferred read replica is always -1 (no KIP-392 rack awareness);
 // current_leader (v12+) and node_endpoints (v16+) are not filled in with
-// NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH (one node leads all); follower
-// fetches (replica id >= 0) are answered NOT_LEADER_OR_FOLLOWER until the
-// replication issue adds followers; ThrottleMillis is 0 (no quotas).
+// NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH (one node leads all); a
+// follower's broker epoch (ReplicaState, KIP-903) is not checked yet;
+// ThrottleMillis is 0 (no quotas).
 
 import (
 	"context"
@@ -101,15 +106,14 @@ func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest) Respo
 		}
 	}
 
-	// Partitions whose topic id is unknown (or, for followers, every
-	// partition for now) are answered without reading.
+	// Partitions whose topic id is unknown are answered without reading.
 	var (
 		toFetch []replication.FetchPartition
 		fetchAt = make([]int, len(fc.parts))
 	)
 	for i, sp := range fc.parts {
 		fetchAt[i] = -1
-		if sp.name == "" || replicaID >= 0 {
+		if sp.name == "" {
 			continue
 		}
 		fetchAt[i] = len(toFetch)
@@ -135,7 +139,7 @@ func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest) Respo
 	answers := make([]fetchwire.Partition, len(fc.parts))
 	outcomes := make([]partitionOutcome, len(fc.parts))
 	for i, sp := range fc.parts {
-		answers[i], outcomes[i] = h.partitionAnswer(sp, fetchAt[i], results, req.IsolationLevel, replicaID, usesTopicIDs)
+		answers[i], outcomes[i] = h.partitionAnswer(sp, fetchAt[i], results, req.IsolationLevel, usesTopicIDs)
 	}
 	sessionID, include := h.sessions.complete(&fc, outcomes)
 	resp := &fetchwire.Response{SessionID: sessionID}
@@ -182,7 +186,7 @@ func (h *fetchHandler) requestPartitions(req *kmsg.FetchRequest, usesTopicIDs bo
 }
 
 // partitionAnswer builds one partition's answer and its session outcome.
-func (h *fetchHandler) partitionAnswer(sp sessionPartition, at int, results []replication.FetchPartitionResult, isolation int8, replicaID int32, usesTopicIDs bool) (fetchwire.Partition, partitionOutcome) {
+func (h *fetchHandler) partitionAnswer(sp sessionPartition, at int, results []replication.FetchPartitionResult, isolation int8, usesTopicIDs bool) (fetchwire.Partition, partitionOutcome) {
 	ans := fetchwire.Partition{Partition: sp.key.Partition, HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1, PreferredReadReplica: -1}
 	var code int16
 	switch {
@@ -201,8 +205,6 @@ func (h *fetchHandler) partitionAnswer(sp sessionPartition, at int, results []re
 				ans.AbortedTransactions = []fetchwire.AbortedTransaction{}
 			}
 		}
-	case replicaID >= 0:
-		code = kerr.NotLeaderForPartition.Code
 	case usesTopicIDs:
 		// Named by a topic id that the metadata does not know.
 		code = kerr.UnknownTopicID.Code

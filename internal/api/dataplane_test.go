@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/clock"
+	"sluice/internal/metadata"
 	"sluice/internal/protocol"
 	"sluice/internal/records"
 	"sluice/internal/replication"
@@ -27,6 +28,14 @@ var topicTID = replicationtest.TopicID(1)
 // hosting topic "t" (2 partitions, leader epoch 3) and the internal topic
 // "__consumer_offsets" (1 partition) on broker 1.
 func dataPlaneRegistry(t testing.TB, sessionSlots int) *Registry {
+	t.Helper()
+	r, _ := dataPlaneWithManager(t, sessionSlots)
+	return r
+}
+
+// dataPlaneWithManager is dataPlaneRegistry that also returns the replica
+// manager, for tests that change the metadata.
+func dataPlaneWithManager(t testing.TB, sessionSlots int) (*Registry, *replication.ReplicaManager) {
 	t.Helper()
 	fsys := vfs.NewMem()
 	clk := clock.NewManual(dataTestStart)
@@ -54,7 +63,7 @@ func dataPlaneRegistry(t testing.TB, sessionSlots int) *Registry {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return r, rm
 }
 
 // serve encodes req like a client and routes it like the server.
@@ -463,5 +472,43 @@ func TestFetchSessionsDisabledWithZeroSlots(t *testing.T) {
 	resp := fetch(t, r, fetchRequest(13, 0, 0, 0, 1))
 	if resp.ErrorCode != 0 || resp.SessionID != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 2 {
 		t.Fatalf("max.incremental.fetch.session.cache.slots=0: session %d, %+v", resp.SessionID, resp.Topics)
+	}
+}
+
+// TestFollowerFetch gives t-0 a second replica (broker 2): its fetches read
+// past the high watermark to the log end offset, and its position moves the
+// high watermark that consumers see; a broker that is not a replica is
+// refused.
+func TestFollowerFetch(t *testing.T) {
+	r, rm := dataPlaneWithManager(t, 1000)
+	d := metadata.NewDelta(rm.Image())
+	if err := d.Replay(100, 2, &metadata.PartitionChangeRecord{TopicID: topicTID, Partition: 0,
+		Leader: 1, Replicas: []int32{1, 2}, ISR: []int32{1, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	rm.ApplyDelta(d, d.Apply())
+	reply[*kmsg.ProduceResponse](t, r, produceRequest(9, 1, "t", 0, testBatch(t, 3)))
+
+	consumer := fetch(t, r, fetchRequest(15, 0, -1, 0)).Topics[0].Partitions[0]
+	if consumer.HighWatermark != 0 || len(consumer.RecordBatches) != 0 {
+		t.Fatalf("consumer before the follower caught up: HW %d, %d bytes", consumer.HighWatermark, len(consumer.RecordBatches))
+	}
+	follower := fetchRequest(15, 0, -1, 0)
+	follower.ReplicaState.ID, follower.ReplicaState.Epoch = 2, 1
+	p := fetch(t, r, follower).Topics[0].Partitions[0]
+	if p.ErrorCode != 0 || countRecords(t, p.RecordBatches) != 3 {
+		t.Fatalf("follower fetch: %+v", p)
+	}
+	follower.Topics[0].Partitions[0].FetchOffset = 3
+	if p := fetch(t, r, follower).Topics[0].Partitions[0]; p.ErrorCode != 0 || p.HighWatermark != 3 {
+		t.Fatalf("follower caught up: code %d HW %d, want HW 3", p.ErrorCode, p.HighWatermark)
+	}
+	if c := fetch(t, r, fetchRequest(15, 0, -1, 0)).Topics[0].Partitions[0]; c.HighWatermark != 3 || countRecords(t, c.RecordBatches) != 3 {
+		t.Fatalf("consumer after the follower caught up: HW %d", c.HighWatermark)
+	}
+	stranger := fetchRequest(15, 0, -1, 0)
+	stranger.ReplicaState.ID = 9
+	if p := fetch(t, r, stranger).Topics[0].Partitions[0]; p.ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("fetch from a broker that is not a replica: code %d", p.ErrorCode)
 	}
 }
