@@ -30,6 +30,9 @@ type Deps struct {
 	// DataPlane serves Produce, Fetch, ListOffsets, DeleteRecords and
 	// OffsetForLeaderEpoch (dataplane.go); nil leaves them out.
 	DataPlane *DataPlaneDeps
+	// Groups serves the group APIs (FindCoordinator, JoinGroup,
+	// OffsetCommit...; groupplane.go); nil leaves them out.
+	Groups *GroupPlaneDeps
 }
 
 // FeatureSource reports the finalized KIP-584 features and their epoch (the
@@ -57,6 +60,9 @@ func handlerConstructors() []func(*Registry, Deps) (Handler, bool) {
 		newDescribeConfigsHandler, newAlterConfigsHandler, newIncrementalAlterConfigsHandler,
 		newDescribeClusterHandler, newDescribeLogDirsHandler, newInitProducerIDHandler,
 		newProduceHandler, newFetchHandler, newListOffsetsHandler, newDeleteRecordsHandler, newOffsetForLeaderEpochHandler,
+		newFindCoordinatorHandler, newJoinGroupHandler, newHeartbeatHandler, newLeaveGroupHandler, newSyncGroupHandler,
+		newOffsetCommitHandler, newOffsetFetchHandler, newDescribeGroupsHandler, newListGroupsHandler,
+		newDeleteGroupsHandler, newOffsetDeleteHandler,
 	}
 }
 

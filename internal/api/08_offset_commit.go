@@ -1,0 +1,96 @@
+package api
+
+// OffsetCommit (key 8), versions 2-10: the pinned Kafka release's range
+// (KIP-896 removed v0-1).
+//
+// Partitions the metadata does not know get UNKNOWN_TOPIC_OR_PARTITION (v10
+// names topics by id: UNKNOWN_TOPIC_ID); the others go to the coordinator,
+// which answers once the offsets are durable. v2-4's retention_time_ms,
+// when not -1, sets the offsets' own expiry, as Kafka does. A commit with a
+// generation to a group that does not exist gets ILLEGAL_GENERATION before
+// v9 and GROUP_ID_NOT_FOUND from v9 (KIP-848), as in Kafka.
+
+import (
+	"context"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/coordinator/group"
+	"sluice/internal/kafka"
+)
+
+func newOffsetCommitHandler(_ *Registry, deps Deps) (Handler, bool) {
+	gd, ok := groupDeps(deps)
+	if !ok {
+		return Handler{}, false
+	}
+	return Handler{
+		Key: 8, MinVersion: 2, MaxVersion: 10,
+		Handle: func(ctx context.Context, req *Request) Response {
+			return Reply(offsetCommit(ctx, gd, req.Body.(*kmsg.OffsetCommitRequest)))
+		},
+	}, true
+}
+
+func offsetCommit(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+	resp := kmsg.NewPtrOffsetCommitResponse()
+	resp.SetVersion(req.Version)
+	im := gd.image()
+	cr := group.CommitRequest{
+		GroupID: req.Group, MemberID: req.MemberID, InstanceID: req.InstanceID, GenerationID: req.Generation,
+		GroupNotFoundCode: kerr.IllegalGeneration.Code,
+	}
+	if req.Version >= 9 {
+		cr.GroupNotFoundCode = kerr.GroupIDNotFound.Code
+	}
+	if req.Version <= 4 && req.RetentionTimeMillis > 0 {
+		cr.Retention = time.Duration(req.RetentionTimeMillis) * time.Millisecond
+	}
+	// slots[i][j] is the index of topic i partition j in cr.Partitions, or
+	// -1 when the partition was refused here.
+	slots := make([][]int, len(req.Topics))
+	for i, t := range req.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		name, unknownCode := t.Topic, kerr.UnknownTopicOrPartition.Code
+		if req.Version >= 10 {
+			unknownCode = kerr.UnknownTopicID.Code
+			if topic, ok := im.TopicByID(kafka.UUID(t.TopicID)); ok {
+				name = topic.Name
+			} else {
+				name = ""
+			}
+		}
+		slots[i] = make([]int, len(t.Partitions))
+		for j, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition = p.Partition
+			rt.Partitions = append(rt.Partitions, rp)
+			if name == "" || !partitionExists(im, name, p.Partition) {
+				slots[i][j] = -1
+				rt.Partitions[j].ErrorCode = unknownCode
+				continue
+			}
+			slots[i][j] = len(cr.Partitions)
+			cr.Partitions = append(cr.Partitions, group.CommitPartition{
+				TP: kafka.TopicPartition{Topic: name, Partition: p.Partition}, Offset: p.Offset,
+				LeaderEpoch: p.LeaderEpoch, Metadata: p.Metadata,
+			})
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	if len(cr.Partitions) == 0 && req.Group != "" {
+		return resp
+	}
+	res := gd.Coordinator.CommitOffsets(ctx, cr)
+	for i := range resp.Topics {
+		for j, k := range slots[i] {
+			if k >= 0 {
+				resp.Topics[i].Partitions[j].ErrorCode = res.Errors[k]
+			}
+		}
+	}
+	return resp
+}

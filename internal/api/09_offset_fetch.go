@@ -1,0 +1,165 @@
+package api
+
+// OffsetFetch (key 9), versions 1-10: the pinned Kafka release's range
+// (KIP-896 removed v0).
+//
+// v8+ fetches several groups; v10 names topics by id. Null topics mean all
+// of the group's offsets. A group that does not exist has no offsets (-1),
+// without an error, as in Kafka. require_stable (v7+) would wait out
+// pending transactional commits; there are none while transactions are not
+// built, so it changes nothing. Group-level errors (NOT_COORDINATOR,
+// COORDINATOR_LOAD_IN_PROGRESS) are the response's error from v2 and each
+// partition's in v1.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/coordinator/group"
+	"sluice/internal/kafka"
+	"sluice/internal/metadata"
+)
+
+func newOffsetFetchHandler(_ *Registry, deps Deps) (Handler, bool) {
+	gd, ok := groupDeps(deps)
+	if !ok {
+		return Handler{}, false
+	}
+	return Handler{
+		Key: 9, MinVersion: 1, MaxVersion: 10,
+		Handle: func(ctx context.Context, req *Request) Response {
+			return Reply(offsetFetch(ctx, gd, req.Body.(*kmsg.OffsetFetchRequest)))
+		},
+	}, true
+}
+
+// fetchTopic is one requested topic: its name (empty for an unknown id)
+// and id.
+type fetchTopic struct {
+	name       string
+	id         [16]byte
+	partitions []int32
+}
+
+func offsetFetch(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+	resp := kmsg.NewPtrOffsetFetchResponse()
+	resp.SetVersion(req.Version)
+	im := gd.image()
+	if req.Version < 8 {
+		var topics []fetchTopic
+		if req.Topics != nil {
+			topics = []fetchTopic{}
+			for _, t := range req.Topics {
+				topics = append(topics, fetchTopic{name: t.Topic, partitions: t.Partitions})
+			}
+		}
+		g, code := fetchGroupOffsets(ctx, gd.Coordinator, im, req.Version, req.Group, topics)
+		if req.Version >= 2 {
+			resp.ErrorCode = code
+		}
+		for _, t := range g.Topics {
+			rt := kmsg.NewOffsetFetchResponseTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewOffsetFetchResponseTopicPartition()
+				rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata, rp.ErrorCode = p.Partition, p.Offset, p.LeaderEpoch, p.Metadata, p.ErrorCode
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	}
+	for _, rg := range req.Groups {
+		var topics []fetchTopic
+		if rg.Topics != nil {
+			topics = []fetchTopic{}
+			for _, t := range rg.Topics {
+				ft := fetchTopic{name: t.Topic, id: t.TopicID, partitions: t.Partitions}
+				if req.Version >= 10 {
+					ft.name = ""
+					if topic, ok := im.TopicByID(kafka.UUID(t.TopicID)); ok {
+						ft.name = topic.Name
+					}
+				}
+				topics = append(topics, ft)
+			}
+		}
+		g, code := fetchGroupOffsets(ctx, gd.Coordinator, im, req.Version, rg.Group, topics)
+		g.Group = rg.Group
+		g.ErrorCode = code
+		if code != 0 {
+			g.Topics = nil
+		}
+		resp.Groups = append(resp.Groups, g)
+	}
+	return resp
+}
+
+// fetchGroupOffsets answers one group in the v8+ shape (the older shape is
+// copied from it); nil topics means all.
+func fetchGroupOffsets(ctx context.Context, gp GroupPlane, im *metadata.Image, version int16, groupID string, topics []fetchTopic) (kmsg.OffsetFetchResponseGroup, int16) {
+	g := kmsg.NewOffsetFetchResponseGroup()
+	var parts []kafka.TopicPartition
+	for _, t := range topics {
+		if t.name == "" {
+			continue
+		}
+		for _, p := range t.partitions {
+			parts = append(parts, kafka.TopicPartition{Topic: t.name, Partition: p})
+		}
+	}
+	var fetched []group.FetchedOffset
+	var code int16
+	if topics == nil || len(parts) > 0 {
+		fetched, code = gp.FetchOffsets(ctx, groupID, parts)
+	}
+	byTP := make(map[kafka.TopicPartition]group.FetchedOffset, len(fetched))
+	for _, f := range fetched {
+		byTP[f.TP] = f
+	}
+	partition := func(tp kafka.TopicPartition, f group.FetchedOffset, ok bool) kmsg.OffsetFetchResponseGroupTopicPartition {
+		rp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+		rp.Partition = tp.Partition
+		rp.Offset, rp.LeaderEpoch, rp.Metadata = -1, -1, new(string)
+		if ok {
+			rp.Offset, rp.LeaderEpoch, rp.Metadata, rp.ErrorCode = f.Offset, f.LeaderEpoch, f.Metadata, f.ErrorCode
+		}
+		if code != 0 && version < 2 {
+			rp.ErrorCode = code
+		}
+		return rp
+	}
+	if topics == nil {
+		var last *kmsg.OffsetFetchResponseGroupTopic
+		for _, f := range fetched {
+			if last == nil || last.Topic != f.TP.Topic {
+				t := kmsg.NewOffsetFetchResponseGroupTopic()
+				t.Topic = f.TP.Topic
+				if topic, ok := im.Topic(f.TP.Topic); ok {
+					t.TopicID = topic.ID
+				}
+				g.Topics = append(g.Topics, t)
+				last = &g.Topics[len(g.Topics)-1]
+			}
+			last.Partitions = append(last.Partitions, partition(f.TP, f, true))
+		}
+		return g, code
+	}
+	for _, t := range topics {
+		rt := kmsg.NewOffsetFetchResponseGroupTopic()
+		rt.Topic, rt.TopicID = t.name, t.id
+		for _, p := range t.partitions {
+			tp := kafka.TopicPartition{Topic: t.name, Partition: p}
+			f, ok := byTP[tp]
+			rp := partition(tp, f, ok)
+			if t.name == "" {
+				rp.ErrorCode = kerr.UnknownTopicID.Code
+			}
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		g.Topics = append(g.Topics, rt)
+	}
+	return g, code
+}

@@ -1,0 +1,30 @@
+package api
+
+// Heartbeat (key 12), versions 0-4: the pinned Kafka release's range.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/coordinator/group"
+)
+
+func newHeartbeatHandler(_ *Registry, deps Deps) (Handler, bool) {
+	gd, ok := groupDeps(deps)
+	if !ok {
+		return Handler{}, false
+	}
+	return Handler{
+		Key: 12, MinVersion: 0, MaxVersion: 4,
+		Handle: func(ctx context.Context, req *Request) Response {
+			body := req.Body.(*kmsg.HeartbeatRequest)
+			resp := kmsg.NewPtrHeartbeatResponse()
+			resp.SetVersion(body.Version)
+			resp.ErrorCode = gd.Coordinator.Heartbeat(ctx, group.HeartbeatRequest{
+				GroupID: body.Group, MemberID: body.MemberID, InstanceID: body.InstanceID, GenerationID: body.Generation,
+			})
+			return Reply(resp)
+		},
+	}, true
+}

@@ -1,0 +1,80 @@
+package api
+
+// DescribeGroups (key 15), versions 0-6: the pinned Kafka release's range.
+//
+// Members carry their subscription and assignment only while the group is
+// Stable, as in Kafka. A group that does not exist is described as Dead with
+// no error before v6 and gets GROUP_ID_NOT_FOUND from v6 (KIP-1043).
+// Authorized operations (v3+) are every group operation, there being no
+// authorizer yet.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/coordinator/group"
+)
+
+func newDescribeGroupsHandler(_ *Registry, deps Deps) (Handler, bool) {
+	gd, ok := groupDeps(deps)
+	if !ok {
+		return Handler{}, false
+	}
+	return Handler{
+		Key: 15, MinVersion: 0, MaxVersion: 6,
+		Handle: func(ctx context.Context, req *Request) Response {
+			return Reply(describeGroups(ctx, gd.Coordinator, req.Body.(*kmsg.DescribeGroupsRequest)))
+		},
+	}, true
+}
+
+func describeGroups(ctx context.Context, gp GroupPlane, req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
+	resp := kmsg.NewPtrDescribeGroupsResponse()
+	resp.SetVersion(req.Version)
+	for _, id := range req.Groups {
+		d := gp.DescribeGroup(ctx, id)
+		rg := kmsg.NewDescribeGroupsResponseGroup()
+		rg.Group = id
+		rg.AuthorizedOperations = authorizedOperationsOmitted
+		if req.IncludeAuthorizedOperations {
+			rg.AuthorizedOperations = allGroupOperations
+		}
+		rg.ErrorCode = d.ErrorCode
+		if d.ErrorCode == kerr.GroupIDNotFound.Code && req.Version < 6 {
+			rg.ErrorCode = 0
+		}
+		if rg.ErrorCode != 0 {
+			if req.Version >= 6 {
+				msg := kerr.ErrorForCode(rg.ErrorCode).(*kerr.Error).Description
+				rg.ErrorMessage = &msg
+			}
+			if d.ErrorCode != kerr.GroupIDNotFound.Code {
+				rg.State = ""
+			} else {
+				rg.State = group.Dead.String()
+			}
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
+		rg.State = d.State.String()
+		rg.ProtocolType = d.ProtocolType
+		rg.Protocol = d.Protocol
+		for _, m := range d.Members {
+			rm := kmsg.NewDescribeGroupsResponseGroupMember()
+			rm.MemberID, rm.InstanceID, rm.ClientID, rm.ClientHost = m.MemberID, m.InstanceID, m.ClientID, m.ClientHost
+			rm.ProtocolMetadata, rm.MemberAssignment = nonNil(m.Metadata), nonNil(m.Assignment)
+			rg.Members = append(rg.Members, rm)
+		}
+		resp.Groups = append(resp.Groups, rg)
+	}
+	return resp
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}

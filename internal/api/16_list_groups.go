@@ -1,0 +1,56 @@
+package api
+
+// ListGroups (key 16), versions 0-5: the pinned Kafka release's range.
+//
+// v4 filters by state, v5 by group type (case-insensitive, as Kafka); every
+// group here is "classic". COORDINATOR_LOAD_IN_PROGRESS is reported while a
+// coordinator partition loads, with the groups of the loaded ones.
+
+import (
+	"context"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const classicGroupType = "classic"
+
+func newListGroupsHandler(_ *Registry, deps Deps) (Handler, bool) {
+	gd, ok := groupDeps(deps)
+	if !ok {
+		return Handler{}, false
+	}
+	return Handler{
+		Key: 16, MinVersion: 0, MaxVersion: 5,
+		Handle: func(ctx context.Context, req *Request) Response {
+			return Reply(listGroups(ctx, gd.Coordinator, req.Body.(*kmsg.ListGroupsRequest)))
+		},
+	}, true
+}
+
+func listGroups(ctx context.Context, gp GroupPlane, req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
+	resp := kmsg.NewPtrListGroupsResponse()
+	resp.SetVersion(req.Version)
+	groups, code := gp.ListGroups(ctx)
+	resp.ErrorCode = code
+	matches := func(filter []string, v string) bool {
+		if len(filter) == 0 {
+			return true
+		}
+		for _, f := range filter {
+			if strings.EqualFold(f, v) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, g := range groups {
+		if !matches(req.StatesFilter, g.State.String()) || !matches(req.TypesFilter, classicGroupType) {
+			continue
+		}
+		rg := kmsg.NewListGroupsResponseGroup()
+		rg.Group, rg.ProtocolType, rg.GroupState, rg.GroupType = g.GroupID, g.ProtocolType, g.State.String(), classicGroupType
+		resp.Groups = append(resp.Groups, rg)
+	}
+	return resp
+}

@@ -1,0 +1,39 @@
+package api
+
+// DeleteGroups (key 42), versions 0-3: the pinned Kafka release's range.
+//
+// Only empty groups are deleted (NON_EMPTY_GROUP otherwise), with their
+// offsets, once the tombstones are durable.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func newDeleteGroupsHandler(_ *Registry, deps Deps) (Handler, bool) {
+	gd, ok := groupDeps(deps)
+	if !ok {
+		return Handler{}, false
+	}
+	return Handler{
+		Key: 42, MinVersion: 0, MaxVersion: 3,
+		Handle: func(ctx context.Context, req *Request) Response {
+			body := req.Body.(*kmsg.DeleteGroupsRequest)
+			resp := kmsg.NewPtrDeleteGroupsResponse()
+			resp.SetVersion(body.Version)
+			for _, id := range body.Groups {
+				rg := kmsg.NewDeleteGroupsResponseGroup()
+				rg.Group = id
+				rg.ErrorCode = gd.Coordinator.DeleteGroup(ctx, id)
+				if rg.ErrorCode != 0 && body.Version >= 3 {
+					msg := kerr.ErrorForCode(rg.ErrorCode).(*kerr.Error).Description
+					rg.ErrorMessage = &msg
+				}
+				resp.Groups = append(resp.Groups, rg)
+			}
+			return Reply(resp)
+		},
+	}, true
+}
