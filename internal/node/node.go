@@ -24,6 +24,8 @@ import (
 	"sluice/internal/commitlog"
 	"sluice/internal/config"
 	"sluice/internal/controller"
+	"sluice/internal/coordinator"
+	"sluice/internal/coordinator/group"
 	"sluice/internal/metadata"
 	"sluice/internal/quorum"
 	"sluice/internal/replication"
@@ -53,6 +55,7 @@ type Node struct {
 	ctrl     *controller.Controller
 	control  *controlLoop
 	replicas *replication.ReplicaManager
+	groups   *coordinator.Coordinator
 	registry *api.Registry
 	server   *server.Server
 
@@ -150,6 +153,30 @@ func (n *Node) open() error {
 		Configs:                  configPolicy{cfg: n.cfg},
 	})
 	n.control = newControlLoop(n.driver, n.loader.Image)
+	if n.groups, err = coordinator.New(coordinator.Options{
+		NodeID: n.cfg.NodeID(),
+		Group: group.Config{
+			MinSessionTimeout:             millis(n.cfg.Long("group.min.session.timeout.ms")),
+			MaxSessionTimeout:             millis(n.cfg.Long("group.max.session.timeout.ms")),
+			InitialRebalanceDelay:         millis(n.cfg.Long("group.initial.rebalance.delay.ms")),
+			MaxSize:                       int(n.cfg.Int("group.max.size")),
+			OffsetsRetention:              time.Duration(n.cfg.Long("offsets.retention.minutes")) * time.Minute,
+			OffsetsRetentionCheckInterval: millis(n.cfg.Long("offsets.retention.check.interval.ms")),
+			MaxMetadataSize:               int(n.cfg.Int("offset.metadata.max.bytes")),
+			NewMemberJoinTimeout:          group.DefaultConfig().NewMemberJoinTimeout,
+		},
+		NumPartitions:     n.cfg.Int("offsets.topic.num.partitions"),
+		ReplicationFactor: int16(n.cfg.Int("offsets.topic.replication.factor")),
+		SegmentBytes:      n.cfg.Long("offsets.topic.segment.bytes"),
+		WriteTimeout:      millis(n.cfg.Long("offsets.commit.timeout.ms")),
+		Writer:            coordinator.ReplicaWriter{Replicas: n.replicas},
+		Image:             n.loader.Image,
+		CreateTopic:       coordinator.CreateTopicsCreator(n.CreateTopics),
+		Clock:             n.clk,
+		Logger:            n.logger.With("component", "group-coordinator"),
+	}); err != nil {
+		return fmt.Errorf("group coordinator: %w", err)
+	}
 	n.registry, err = api.NewRegistry(api.Deps{
 		Features:     n,
 		ClusterID:    n.clusterID,
@@ -161,6 +188,7 @@ func (n *Node) open() error {
 			FetchMaxBytes:          n.cfg.Int("fetch.max.bytes"),
 			Clock:                  n.clk,
 		},
+		Groups: &api.GroupPlaneDeps{Coordinator: n.groups, Image: n.loader.Image},
 	})
 	if err != nil {
 		return fmt.Errorf("request handlers: %w", err)
@@ -190,6 +218,7 @@ func (n *Node) onMetadata(delta *metadata.Delta, image *metadata.Image) {
 		n.logger.Error("applying topic config changes", "err", err)
 	}
 	n.replicas.ApplyDelta(delta, image)
+	n.groups.ApplyImage(image)
 }
 
 // brokerListeners are the listeners clients use: every listener but the
@@ -279,6 +308,7 @@ func (n *Node) start(ctx context.Context) error {
 	}
 	im := n.Image()
 	n.replicas.ApplyImage(im)
+	n.groups.ApplyImage(im)
 	n.followDeltas.Store(true)
 	if err := n.logs.removeStrayLogs(im, n.cfg.NodeID()); err != nil {
 		return err
@@ -364,6 +394,9 @@ func (n *Node) close() error {
 			errs = append(errs, fmt.Errorf("stop metadata quorum: %w", err))
 		}
 		cancel()
+	}
+	if n.groups != nil {
+		n.groups.Close()
 	}
 	if n.replicas != nil {
 		n.replicas.Close()

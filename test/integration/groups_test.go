@@ -1,0 +1,215 @@
+package integration
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+const groupTopic = "grouped"
+
+// groupMember is one franz-go consumer of the test group, recording what it
+// reads.
+type groupMember struct {
+	cl   *kgo.Client
+	mu   sync.Mutex
+	seen map[string]int
+	// assigned counts the partitions assigned to it right now.
+	assigned int
+}
+
+func startMember(t *testing.T, addr string, balancer kgo.GroupBalancer) *groupMember {
+	t.Helper()
+	m := &groupMember{seen: make(map[string]int)}
+	m.cl = newClient(t, addr,
+		kgo.ConsumerGroup("itest"), kgo.ConsumeTopics(groupTopic), kgo.Balancers(balancer),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, a map[string][]int32) {
+			m.mu.Lock()
+			m.assigned += len(a[groupTopic])
+			m.mu.Unlock()
+		}),
+		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, r map[string][]int32) {
+			m.mu.Lock()
+			m.assigned -= len(r[groupTopic])
+			m.mu.Unlock()
+			// Commit on revoke, so the next owner starts where we stopped.
+			if err := cl.CommitMarkedOffsets(ctx); err != nil {
+				t.Logf("commit on revoke: %v", err)
+			}
+		}),
+		kgo.AutoCommitMarks(),
+	)
+	return m
+}
+
+// poll reads once (bounded) and marks what it read for commit.
+func (m *groupMember) poll(ctx context.Context) int {
+	ctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	fetches := m.cl.PollFetches(ctx)
+	n := 0
+	fetches.EachRecord(func(r *kgo.Record) {
+		m.mu.Lock()
+		m.seen[string(r.Value)]++
+		m.mu.Unlock()
+		m.cl.MarkCommitRecords(r)
+		n++
+	})
+	return n
+}
+
+func (m *groupMember) assignedCount() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.assigned
+}
+
+func produceTo(t *testing.T, ctx context.Context, addr string, from, n int) {
+	t.Helper()
+	cl := newClient(t, addr, kgo.DefaultProduceTopic(groupTopic))
+	recs := make([]*kgo.Record, n)
+	for i := range recs {
+		v := strconv.Itoa(from + i)
+		recs[i] = &kgo.Record{Key: []byte("k" + v), Value: []byte(v)}
+	}
+	if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	cl.Close()
+}
+
+// TestConsumerGroupRebalanceAndRestart: two franz-go members (eager range
+// and cooperative-sticky runs) split the partitions, one leaves and the
+// other takes everything over, nothing is lost, and the committed offsets
+// survive a server restart.
+func TestConsumerGroupRebalanceAndRestart(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		balancer func() kgo.GroupBalancer
+	}{
+		{"cooperative-sticky", kgo.CooperativeStickyBalancer},
+		{"eager-range", kgo.RangeBalancer},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			testGroupRebalanceAndRestart(t, tc.balancer)
+		})
+	}
+}
+
+func testGroupRebalanceAndRestart(t *testing.T, balancer func() kgo.GroupBalancer) {
+	dir := t.TempDir()
+	port := freePort(t)
+	srv := startServer(t, dir, port)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(newClient(t, srv.addr))
+	if _, err := adm.CreateTopic(ctx, 4, 1, nil, groupTopic); err != nil {
+		t.Fatalf("create topic: %v", err)
+	}
+	const total = 400
+	produceTo(t, ctx, srv.addr, 0, total)
+
+	a := startMember(t, srv.addr, balancer())
+	b := startMember(t, srv.addr, balancer())
+	// Read until both hold partitions and everything was read.
+	readAll := func(members ...*groupMember) map[string]int {
+		all := make(map[string]int)
+		for {
+			for _, m := range members {
+				m.poll(ctx)
+			}
+			clear(all)
+			for _, m := range members {
+				m.mu.Lock()
+				for k, v := range m.seen {
+					all[k] += v
+				}
+				m.mu.Unlock()
+			}
+			if len(all) >= total || ctx.Err() != nil {
+				return all
+			}
+		}
+	}
+	all := readAll(a, b)
+	if len(all) != total {
+		t.Fatalf("read %d distinct records of %d", len(all), total)
+	}
+	for ctx.Err() == nil && (a.assignedCount() == 0 || b.assignedCount() == 0 || a.assignedCount()+b.assignedCount() != 4) {
+		a.poll(ctx)
+		b.poll(ctx)
+	}
+	if a.assignedCount()+b.assignedCount() != 4 || a.assignedCount() == 0 {
+		t.Fatalf("assignment split %d/%d", a.assignedCount(), b.assignedCount())
+	}
+
+	// b leaves (LeaveGroup, after committing on revoke); a takes all four.
+	if err := b.cl.CommitMarkedOffsets(ctx); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	b.cl.Close()
+	for ctx.Err() == nil && a.assignedCount() != 4 {
+		a.poll(ctx)
+	}
+	if a.assignedCount() != 4 {
+		t.Fatalf("after leave a holds %d partitions", a.assignedCount())
+	}
+	produceTo(t, ctx, srv.addr, total, 100)
+	for ctx.Err() == nil {
+		a.poll(ctx)
+		a.mu.Lock()
+		n := 0
+		for i := total; i < total+100; i++ {
+			if a.seen[strconv.Itoa(i)] > 0 {
+				n++
+			}
+		}
+		a.mu.Unlock()
+		if n == 100 {
+			break
+		}
+	}
+	if err := a.cl.CommitMarkedOffsets(ctx); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	offsets, err := adm.FetchOffsets(ctx, "itest")
+	if err != nil {
+		t.Fatalf("fetch offsets: %v", err)
+	}
+	var committed int64
+	offsets.Each(func(o kadm.OffsetResponse) { committed += o.At })
+	if committed != total+100 {
+		t.Fatalf("committed offsets sum to %d, want %d", committed, total+100)
+	}
+	a.cl.Close()
+
+	srv.stop()
+	srv = startServer(t, dir, port)
+	adm = kadm.NewClient(newClient(t, srv.addr))
+	var after int64
+	for ctx.Err() == nil {
+		offsets, err = adm.FetchOffsets(ctx, "itest")
+		if err == nil {
+			after = 0
+			offsets.Each(func(o kadm.OffsetResponse) { after += o.At })
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if after != total+100 {
+		t.Fatalf("after restart committed offsets sum to %d, want %d (err %v)", after, total+100, err)
+	}
+	groups, err := adm.DescribeGroups(ctx, "itest")
+	if err != nil {
+		t.Fatalf("describe: %v", err)
+	}
+	if g := groups["itest"]; g.State != "Empty" {
+		t.Fatalf("group after restart: %+v", g)
+	}
+}
