@@ -9,9 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
-	"google.golang.org/protobuf/proto"
 
 	"sluice/internal/vfs"
 )
@@ -24,6 +22,9 @@ var (
 	// ErrProposalLost says the proposal's index was taken by another
 	// leader's entry: it was not committed and may be retried.
 	ErrProposalLost = errors.New("quorum: proposal lost to a leader change")
+	// ErrProposalOutcomeUnknown says a snapshot from the leader replaced the
+	// log past the proposal's index: it may or may not have committed.
+	ErrProposalOutcomeUnknown = errors.New("quorum: proposal outcome unknown after a snapshot from the leader")
 	// ErrStopped is returned once the driver has stopped.
 	ErrStopped = errors.New("quorum: driver stopped")
 )
@@ -55,19 +56,20 @@ type Committed struct {
 	Data []byte
 }
 
-// Options configure a Driver.
+// Options configure a Driver or a Voter.
 type Options struct {
 	// NodeID is this voter's node.id.
 	NodeID int32
 	// Voters are the node ids of controller.quorum.voters (static).
 	Voters []int32
-	// ElectionTimeout is controller.quorum.election.timeout.ms (default 1s).
-	// Raft counts it in ticks: ElectionTick = ElectionTimeout / TickInterval,
-	// randomized by Raft to [1x, 2x) per election as Kafka randomizes its
-	// election backoff. With CheckQuorum, a leader that has not heard from a
-	// majority for one election timeout steps down (Kafka's fetch timeout).
-	ElectionTimeout time.Duration
-	// TickInterval is the Raft tick and the heartbeat interval (default 100ms).
+	// ElectionTimeout is controller.quorum.election.timeout.ms (default 1s),
+	// FetchTimeout controller.quorum.fetch.timeout.ms (default 2s) and
+	// ElectionBackoffMax controller.quorum.election.backoff.max.ms (default
+	// 1s); Timing documents how they map onto Raft ticks.
+	ElectionTimeout    time.Duration
+	FetchTimeout       time.Duration
+	ElectionBackoffMax time.Duration
+	// TickInterval is the Raft tick (default 100ms).
 	TickInterval time.Duration
 	// FS and Dir locate the quorum-state file (the metadata log directory).
 	FS  vfs.FS
@@ -76,12 +78,48 @@ type Options struct {
 	Store EntryStore
 	// Transport sends messages to other voters; nil for a single voter.
 	Transport Transport
-	// Apply is the state machine: called on the driver's loop for every
+	// Apply is the state machine: called on the voter's loop for every
 	// committed entry with data, in log order, exactly once per start (the
-	// whole log is replayed after a restart). An error stops the driver.
+	// log after the latest snapshot is replayed after a restart). An error
+	// stops the voter.
 	Apply func(Committed) error
-	// Logger receives the driver's and Raft's logs.
+	// Snapshots turns snapshots and log compaction on; nil keeps the whole
+	// log and replays all of it at start-up.
+	Snapshots *SnapshotOptions
+	// Logger receives the voter's and Raft's logs.
 	Logger *slog.Logger
+}
+
+func (o Options) timing() Timing {
+	return Timing{TickInterval: o.TickInterval, ElectionTimeout: o.ElectionTimeout, FetchTimeout: o.FetchTimeout, ElectionBackoffMax: o.ElectionBackoffMax}.withDefaults()
+}
+
+func (o Options) withDefaults() (Options, error) {
+	t := o.timing()
+	o.TickInterval, o.ElectionTimeout, o.FetchTimeout, o.ElectionBackoffMax = t.TickInterval, t.ElectionTimeout, t.FetchTimeout, t.ElectionBackoffMax
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Store == nil || o.Apply == nil || o.FS == nil {
+		return o, errors.New("quorum: Options need Store, Apply and FS")
+	}
+	if len(o.Voters) > 1 && o.Transport == nil {
+		return o, errors.New("quorum: several voters need a Transport")
+	}
+	if sn := o.Snapshots; sn != nil {
+		if sn.Store == nil || sn.Take == nil || sn.Restore == nil || sn.Clock == nil {
+			return o, errors.New("quorum: SnapshotOptions need Store, Take, Restore and Clock")
+		}
+		c := *sn
+		if c.MaxBytesBetween <= 0 {
+			c.MaxBytesBetween = 20 << 20
+		}
+		if c.MaxInterval <= 0 {
+			c.MaxInterval = time.Hour
+		}
+		o.Snapshots = &c
+	}
+	return o, nil
 }
 
 // Status is a voter's view of the quorum.
@@ -93,6 +131,8 @@ type Status struct {
 	// CommitOffset and AppliedOffset are offsets (-1: none).
 	CommitOffset  int64
 	AppliedOffset int64
+	// LogStartOffset is the first offset still in the log behind snapshots.
+	LogStartOffset int64
 }
 
 type proposeResult struct {
@@ -105,20 +145,23 @@ type proposal struct {
 	done chan proposeResult // buffered: the loop never blocks on it
 }
 
-type waiter struct {
-	term uint64
-	done chan proposeResult
+// peerReport is a transport's news about a peer, for Raft.
+type peerReport struct {
+	nodeID       int32
+	snapshot     bool // a snapshot report, else unreachable
+	snapshotFail bool
 }
 
-// Driver runs one Raft voter: one loop goroutine, started by Start and
-// ended by Stop, owns the RawNode, the storage and the state machine calls.
+// Driver runs one Voter on a loop goroutine, started by Start and ended by
+// Stop, which owns the voter: ticks from a real ticker, messages from the
+// transport, proposals from callers.
 type Driver struct {
-	opts    Options
-	log     *slog.Logger
-	rn      *raft.RawNode
-	storage *raftStorage
+	opts  Options
+	log   *slog.Logger
+	voter *Voter
 
 	recvc    chan *raftpb.Message
+	reportc  chan peerReport
 	propc    chan proposal
 	stopc    chan struct{}
 	donec    chan struct{}
@@ -128,78 +171,26 @@ type Driver struct {
 	stopOnce  sync.Once
 	status    atomic.Pointer[Status]
 	failure   atomic.Pointer[error]
-
-	// Loop-only state.
-	pending     map[uint64]waiter
-	applied     uint64
-	startCommit uint64
-	isReplayed  bool
+	// isReplayed is loop-only.
+	isReplayed bool
 }
 
 // inboxSize bounds queued incoming messages; beyond it they are dropped,
 // which Raft tolerates.
 const inboxSize = 4096
 
-// New loads the hard state and the entries and builds the voter. The whole
-// committed log is handed to Apply again once the driver starts.
+// New loads the hard state, the latest snapshot and the entries and builds
+// the voter. The committed entries after the snapshot are handed to Apply
+// again once the driver starts.
 func New(opts Options) (*Driver, error) {
-	if opts.ElectionTimeout <= 0 {
-		opts.ElectionTimeout = time.Second
-	}
-	if opts.TickInterval <= 0 {
-		opts.TickInterval = 100 * time.Millisecond
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Store == nil || opts.Apply == nil || opts.FS == nil {
-		return nil, errors.New("quorum: Options need Store, Apply and FS")
-	}
-	if len(opts.Voters) > 1 && opts.Transport == nil {
-		return nil, errors.New("quorum: several voters need a Transport")
-	}
-	hs, err := readHardState(opts.FS, opts.Dir)
+	v, err := NewVoter(opts)
 	if err != nil {
 		return nil, err
 	}
-	entries, err := opts.Store.Load()
-	if err != nil {
-		return nil, fmt.Errorf("quorum: load entries: %w", err)
-	}
-	if hs.GetCommit() > uint64(len(entries)) {
-		return nil, fmt.Errorf("quorum: %s commit index %d beyond the last stored entry %d", QuorumStateFile, hs.GetCommit(), len(entries))
-	}
-	conf := &raftpb.ConfState{}
-	for _, v := range opts.Voters {
-		conf.Voters = append(conf.Voters, RaftID(v))
-	}
-	storage := &raftStorage{hard: hs, conf: conf, entries: entries}
-	electionTicks := int(opts.ElectionTimeout / opts.TickInterval)
-	if electionTicks < 2 {
-		electionTicks = 2
-	}
-	log := opts.Logger.With("component", "quorum", "node", opts.NodeID)
-	rn, err := raft.NewRawNode(&raft.Config{
-		ID:                        RaftID(opts.NodeID),
-		ElectionTick:              electionTicks,
-		HeartbeatTick:             1,
-		Storage:                   storage,
-		MaxSizePerMsg:             1 << 20,
-		MaxCommittedSizePerReady:  64 << 20,
-		MaxInflightMsgs:           256,
-		CheckQuorum:               true,
-		PreVote:                   true,
-		DisableProposalForwarding: true,
-		Logger:                    raftLogger{log: log},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("quorum: start raft: %w", err)
-	}
 	d := &Driver{
-		opts: opts, log: log, rn: rn, storage: storage,
-		recvc: make(chan *raftpb.Message, inboxSize), propc: make(chan proposal),
+		opts: v.opts, log: v.log, voter: v,
+		recvc: make(chan *raftpb.Message, inboxSize), reportc: make(chan peerReport, inboxSize), propc: make(chan proposal),
 		stopc: make(chan struct{}), donec: make(chan struct{}), replayed: make(chan struct{}),
-		pending: map[uint64]waiter{}, startCommit: hs.GetCommit(),
 	}
 	d.publishStatus()
 	return d, nil
@@ -254,6 +245,22 @@ func (d *Driver) Step(msg *raftpb.Message) {
 	}
 }
 
+// ReportUnreachable tells Raft (on the loop) that a peer could not be reached.
+func (d *Driver) ReportUnreachable(nodeID int32) { d.report(peerReport{nodeID: nodeID}) }
+
+// ReportSnapshot tells Raft (on the loop) whether a snapshot reached a peer.
+func (d *Driver) ReportSnapshot(nodeID int32, failed bool) {
+	d.report(peerReport{nodeID: nodeID, snapshot: true, snapshotFail: failed})
+}
+
+func (d *Driver) report(r peerReport) {
+	select {
+	case d.reportc <- r:
+	default:
+		d.log.Debug("raft report queue full, report dropped", "peer", r.nodeID)
+	}
+}
+
 // Propose appends data to the log through Raft and returns once the entry
 // is committed and applied, with its offset. On a voter that is not the
 // leader it fails at once with a NotLeaderError.
@@ -294,135 +301,45 @@ func (d *Driver) run() {
 	defer ticker.Stop()
 	if len(d.opts.Voters) == 1 && d.opts.Voters[0] == d.opts.NodeID {
 		// A lone voter need not wait out an election timeout.
-		if err := d.rn.Campaign(); err != nil {
+		if err := d.voter.Campaign(); err != nil {
 			d.log.Warn("campaign failed", "err", err)
 		}
 	}
 	for {
-		if err := d.drainReady(); err != nil {
+		if err := d.voter.Process(); err != nil {
 			d.failure.Store(&err)
 			d.log.Error("quorum driver stopped", "err", err)
-			d.failPending(fmt.Errorf("%w: %w", ErrStopped, err))
+			d.publishStatus()
 			return
 		}
+		d.publishStatus()
 		select {
 		case <-d.stopc:
-			d.failPending(ErrStopped)
+			d.voter.FailPending(ErrStopped)
 			return
 		case <-ticker.C:
-			d.rn.Tick()
+			d.voter.Tick()
 		case m := <-d.recvc:
-			if err := d.rn.Step(m); err != nil {
+			if err := d.voter.Step(m); err != nil {
 				d.log.Debug("raft refused a message", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
 			}
+		case r := <-d.reportc:
+			if r.snapshot {
+				d.voter.ReportSnapshot(r.nodeID, r.snapshotFail)
+			} else {
+				d.voter.ReportUnreachable(r.nodeID)
+			}
 		case p := <-d.propc:
-			d.propose(p)
+			done := p.done
+			d.voter.Propose(p.data, func(offset int64, err error) { done <- proposeResult{offset: offset, err: err} })
 		}
-	}
-}
-
-func (d *Driver) propose(p proposal) {
-	st := d.rn.BasicStatus()
-	if st.RaftState != raft.StateLeader {
-		p.done <- proposeResult{offset: -1, err: NotLeaderError{Leader: NodeID(st.Lead)}}
-		return
-	}
-	// drainReady ran before this, so every entry Raft holds is in storage
-	// and the proposal takes the next index.
-	index := uint64(len(d.storage.entries)) + 1
-	if err := d.rn.Propose(p.data); err != nil {
-		p.done <- proposeResult{offset: -1, err: fmt.Errorf("quorum: propose: %w", err)}
-		return
-	}
-	d.pending[index] = waiter{term: st.GetTerm(), done: p.done}
-}
-
-// drainReady handles every Ready in the order Raft requires: entries and
-// hard state durable first, then messages out, then committed entries to
-// the state machine, then Advance.
-func (d *Driver) drainReady() error {
-	for d.rn.HasReady() {
-		rd := d.rn.Ready()
-		if len(rd.Entries) > 0 {
-			if err := d.opts.Store.Append(rd.Entries); err != nil {
-				return err
-			}
-			if err := d.storage.append(rd.Entries); err != nil {
-				return err
-			}
-		}
-		if rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState) {
-			if err := writeHardState(d.opts.FS, d.opts.Dir, rd.HardState); err != nil {
-				return err
-			}
-			d.storage.hard = proto.Clone(rd.HardState).(*raftpb.HardState)
-		}
-		if d.opts.Transport != nil && len(rd.Messages) > 0 {
-			d.opts.Transport.Send(rd.Messages)
-		}
-		for _, e := range rd.CommittedEntries {
-			if err := d.applyEntry(e); err != nil {
-				return err
-			}
-		}
-		d.rn.Advance(rd)
-		d.publishStatus()
-	}
-	return nil
-}
-
-func (d *Driver) applyEntry(e *raftpb.Entry) error {
-	switch e.GetType() {
-	case raftpb.EntryConfChange:
-		cc := &raftpb.ConfChange{}
-		if err := proto.Unmarshal(e.GetData(), cc); err != nil {
-			return fmt.Errorf("quorum: conf change at index %d: %w", e.GetIndex(), err)
-		}
-		d.storage.conf = d.rn.ApplyConfChange(cc)
-	case raftpb.EntryConfChangeV2:
-		cc := &raftpb.ConfChangeV2{}
-		if err := proto.Unmarshal(e.GetData(), cc); err != nil {
-			return fmt.Errorf("quorum: conf change at index %d: %w", e.GetIndex(), err)
-		}
-		d.storage.conf = d.rn.ApplyConfChange(cc)
-	case raftpb.EntryNormal:
-		if len(e.GetData()) > 0 {
-			c := Committed{Offset: int64(e.GetIndex()) - 1, Epoch: int32(e.GetTerm()), Data: e.GetData()}
-			if err := d.opts.Apply(c); err != nil {
-				return fmt.Errorf("quorum: apply offset %d: %w", c.Offset, err)
-			}
-		}
-	}
-	d.applied = e.GetIndex()
-	if w, ok := d.pending[e.GetIndex()]; ok {
-		delete(d.pending, e.GetIndex())
-		if w.term == e.GetTerm() {
-			w.done <- proposeResult{offset: int64(e.GetIndex()) - 1}
-		} else {
-			w.done <- proposeResult{offset: -1, err: ErrProposalLost}
-		}
-	}
-	return nil
-}
-
-func (d *Driver) failPending(err error) {
-	for idx, w := range d.pending {
-		w.done <- proposeResult{offset: -1, err: err}
-		delete(d.pending, idx)
 	}
 }
 
 func (d *Driver) publishStatus() {
-	st := d.rn.BasicStatus()
-	d.status.Store(&Status{
-		NodeID:        d.opts.NodeID,
-		Leader:        NodeID(st.Lead),
-		Epoch:         int64(st.GetTerm()),
-		IsLeader:      st.RaftState == raft.StateLeader,
-		CommitOffset:  int64(st.GetCommit()) - 1,
-		AppliedOffset: int64(d.applied) - 1,
-	})
-	if !d.isReplayed && d.applied >= d.startCommit {
+	st := d.voter.Status()
+	d.status.Store(&st)
+	if !d.isReplayed && d.voter.Replayed() {
 		d.isReplayed = true
 		close(d.replayed)
 	}

@@ -15,12 +15,19 @@ import (
 
 // EntryStore is the durable home of the Raft log entries.
 type EntryStore interface {
-	// Load returns every stored entry in index order, the first at index 1.
+	// Load returns every stored entry in index order. The first is at
+	// index 1, or just after a point the log was compacted or reset to.
 	Load() ([]*raftpb.Entry, error)
 	// Append stores entries durably before it returns. The first entry's
 	// index may be at or below the last stored one: the conflicting suffix
 	// is removed first, as Raft asks of its storage.
 	Append(entries []*raftpb.Entry) error
+	// Compact drops entries up to and including index, which a durable
+	// snapshot covers. It may keep some of them (whole segments go at once).
+	Compact(index uint64) error
+	// Reset drops every entry: the log restarts empty after index, the
+	// index of a snapshot received from the leader.
+	Reset(index uint64) error
 	// Close releases the store.
 	Close() error
 }
@@ -29,7 +36,8 @@ type EntryStore interface {
 // "disk" survives a restart because the store object does.
 type MemoryEntryStore struct {
 	mu      sync.Mutex
-	entries []*raftpb.Entry
+	offset  uint64          // index just before entries[0]
+	entries []*raftpb.Entry // entries[i] has index offset+1+i
 }
 
 // NewMemoryEntryStore returns an empty store.
@@ -49,7 +57,11 @@ func (s *MemoryEntryStore) Append(entries []*raftpb.Entry) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	keep, err := keepBefore(len(s.entries), entries[0].GetIndex())
+	first := entries[0].GetIndex()
+	if first <= s.offset {
+		return fmt.Errorf("quorum: append at index %d below the compacted index %d", first, s.offset)
+	}
+	keep, err := keepBefore(len(s.entries), first-s.offset)
 	if err != nil {
 		return err
 	}
@@ -57,11 +69,33 @@ func (s *MemoryEntryStore) Append(entries []*raftpb.Entry) error {
 	return nil
 }
 
+// Compact drops entries up to index.
+func (s *MemoryEntryStore) Compact(index uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if index <= s.offset {
+		return nil
+	}
+	drop := min(index-s.offset, uint64(len(s.entries)))
+	s.entries = slices.Clone(s.entries[drop:])
+	s.offset += drop
+	return nil
+}
+
+// Reset empties the store, the next entry at index+1.
+func (s *MemoryEntryStore) Reset(index uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.offset, s.entries = index, nil
+	return nil
+}
+
 // Close does nothing.
 func (s *MemoryEntryStore) Close() error { return nil }
 
-// keepBefore returns how many of n stored entries (indexes 1..n) stay when
-// appending from index first: a gap after the last entry is an error.
+// keepBefore returns how many of n stored entries (relative indexes 1..n)
+// stay when appending from relative index first: a gap after the last entry
+// is an error.
 func keepBefore(n int, first uint64) (int, error) {
 	if first == 0 || first > uint64(n)+1 {
 		return 0, fmt.Errorf("quorum: append at index %d leaves a gap after last index %d", first, n)

@@ -36,24 +36,27 @@ type LogEntryStore struct {
 // torn tail must go before Raft trusts the entries.
 func OpenLogEntryStore(fsys vfs.FS, dir string, clk clock.Clock, logger *slog.Logger) (*LogEntryStore, error) {
 	opts := commitlog.DefaultOptions()
-	opts.RetentionMs, opts.RetentionBytes = -1, -1 // Raft entries go only by truncation (and snapshots, later)
+	opts.RetentionMs, opts.RetentionBytes = -1, -1 // Raft entries go only by truncation and snapshots
 	opts.MaxMessageBytes = math.MaxInt32
+	// Segments small enough that compaction behind a snapshot frees space:
+	// only whole segments are deleted.
+	opts.SegmentBytes = metadataSegmentBytes
 	l, err := commitlog.Open(fsys, dir, MetadataPartition(), opts, clk, commitlog.StartState{}, logger)
 	if err != nil {
 		return nil, fmt.Errorf("quorum: open metadata log %s: %w", dir, err)
 	}
-	if l.LogStartOffset() != 0 {
-		l.Close()
-		return nil, fmt.Errorf("quorum: metadata log %s starts at offset %d; snapshots are not supported yet", dir, l.LogStartOffset())
-	}
 	return &LogEntryStore{log: l, clk: clk, count: uint64(l.LogEndOffset())}, nil
 }
 
-// Load reads every batch of the log back into entries.
+// metadataSegmentBytes is the segment size of the metadata log.
+const metadataSegmentBytes = 8 << 20
+
+// Load reads every batch from the log start offset back into entries.
 func (s *LogEntryStore) Load() ([]*raftpb.Entry, error) {
 	var out []*raftpb.Entry
 	end := s.log.LogEndOffset()
-	for next := int64(0); next < end; {
+	start := s.log.LogStartOffset()
+	for next := start; next < end; {
 		res, err := s.log.Read(next, 1<<20, end, true)
 		if err != nil {
 			return nil, fmt.Errorf("quorum: read metadata log at %d: %w", next, err)
@@ -73,8 +76,8 @@ func (s *LogEntryStore) Load() ([]*raftpb.Entry, error) {
 			if err != nil {
 				return err
 			}
-			if e.GetIndex() != uint64(len(out))+1 {
-				return fmt.Errorf("quorum: metadata log entry at offset %d out of sequence (want %d)", h.BaseOffset, len(out))
+			if want := uint64(start) + uint64(len(out)) + 1; e.GetIndex() != want {
+				return fmt.Errorf("quorum: metadata log entry at offset %d out of sequence (want %d)", h.BaseOffset, want-1)
 			}
 			out = append(out, e)
 			next = h.NextOffset()
@@ -134,15 +137,20 @@ func (s *LogEntryStore) Append(entries []*raftpb.Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	keep, err := keepBefore(int(s.count), entries[0].GetIndex())
-	if err != nil {
-		return err
+	start := uint64(s.log.LogStartOffset())
+	first := entries[0].GetIndex()
+	if first <= start {
+		return fmt.Errorf("quorum: append at index %d below the metadata log start offset %d", first, start)
 	}
-	if uint64(keep) < s.count {
+	if first > s.count+1 {
+		return fmt.Errorf("quorum: append at index %d leaves a gap after last index %d", first, s.count)
+	}
+	keep := first - 1
+	if keep < s.count {
 		if err := s.log.TruncateTo(int64(keep)); err != nil {
 			return fmt.Errorf("quorum: truncate metadata log to %d: %w", keep, err)
 		}
-		s.count = uint64(keep)
+		s.count = keep
 	}
 	for start := 0; start < len(entries); {
 		end := start
@@ -168,6 +176,27 @@ func (s *LogEntryStore) Append(entries []*raftpb.Entry) error {
 	if err := s.log.Flush(); err != nil {
 		return fmt.Errorf("quorum: flush metadata log: %w", err)
 	}
+	return nil
+}
+
+// Compact raises the log start offset to index (the offset of entry
+// index+1); whole segments below it are deleted.
+func (s *LogEntryStore) Compact(index uint64) error {
+	if index > s.count {
+		return fmt.Errorf("quorum: compact metadata log to index %d beyond last index %d", index, s.count)
+	}
+	if err := s.log.IncrementLogStartOffset(int64(index)); err != nil {
+		return fmt.Errorf("quorum: compact metadata log to index %d: %w", index, err)
+	}
+	return nil
+}
+
+// Reset deletes every segment and restarts the log empty at offset index.
+func (s *LogEntryStore) Reset(index uint64) error {
+	if err := s.log.TruncateFullyAndStartAt(int64(index)); err != nil {
+		return fmt.Errorf("quorum: reset metadata log at index %d: %w", index, err)
+	}
+	s.count = index
 	return nil
 }
 
