@@ -27,8 +27,9 @@ type Config struct {
 	// rebalance (and never completed one) is kept waiting (Kafka's
 	// group.classic.new.member.join.timeout, 5 minutes).
 	NewMemberJoinTimeout time.Duration
-	// NewMemberID makes a member id for a client id; nil uses Kafka's form
-	// "<clientId>-<random uuid>". Tests make them deterministic.
+	// NewMemberID makes a member id from its prefix (the group instance id of
+	// a static member, else the client id); nil uses Kafka's form
+	// "<prefix>-<random uuid>". Tests make them deterministic.
 	NewMemberID func(clientID string) string
 }
 
@@ -46,14 +47,20 @@ func DefaultConfig() Config {
 	}
 }
 
-func (c *Config) memberID(clientID string) string {
+// memberID makes a new member id: Kafka prefixes it with the group instance
+// id for a static member and with the client id otherwise.
+func (c *Config) memberID(clientID string, instanceID *string) string {
+	prefix := clientID
+	if instanceID != nil {
+		prefix = *instanceID
+	}
 	if c.NewMemberID != nil {
-		return c.NewMemberID(clientID)
+		return c.NewMemberID(prefix)
 	}
 	var u [16]byte
 	_, _ = rand.Read(u[:]) // crypto/rand.Read never fails (Go 1.24+)
 	u[6] = u[6]&0x0f | 0x40
 	u[8] = u[8]&0x3f | 0x80
 	h := hex.EncodeToString(u[:])
-	return clientID + "-" + h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+	return prefix + "-" + h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }

@@ -68,7 +68,7 @@ func (m *Manager) joinNewMember(g *Group, now time.Time, req JoinRequest, reply 
 		reply(JoinResult{ErrorCode: kerr.GroupMaxSizeReached.Code, GenerationID: -1})
 		return
 	}
-	id := m.cfg.memberID(req.ClientID)
+	id := m.cfg.memberID(req.ClientID, req.InstanceID)
 	if req.InstanceID == nil && req.RequireKnownMemberID {
 		// KIP-394: hand out the id and wait for the client to come back
 		// with it, so a client that never does leaves no member behind.
@@ -184,7 +184,7 @@ func (m *Manager) updateMemberAndRebalance(g *Group, now time.Time, mem *member,
 // without a rebalance (KIP-345).
 func (m *Manager) replaceStaticMember(g *Group, now time.Time, oldID string, req JoinRequest, reply func(JoinResult)) {
 	old := g.members[oldID]
-	newID := m.cfg.memberID(req.ClientID)
+	newID := m.cfg.memberID(req.ClientID, req.InstanceID)
 	if old.joinReply != nil {
 		r := old.joinReply
 		old.joinReply = nil

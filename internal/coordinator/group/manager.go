@@ -182,7 +182,7 @@ func WriteErrorCode(err error) int16 {
 		return kerr.NotCoordinator.Code
 	case errors.As(err, &ke):
 		switch ke.Code {
-		case kerr.NotLeaderForPartition.Code, kerr.KafkaStorageError.Code, kerr.UnknownTopicOrPartition.Code, kerr.NotCoordinator.Code:
+		case kerr.NotLeaderForPartition.Code, kerr.KafkaStorageError.Code, kerr.NotCoordinator.Code:
 			return kerr.NotCoordinator.Code
 		case kerr.MessageTooLarge.Code, kerr.RecordListTooLarge.Code, kerr.InvalidFetchSize.Code:
 			return kerr.InvalidCommitOffsetSize.Code

@@ -2,12 +2,12 @@ package group
 
 import (
 	"cmp"
+	"encoding/binary"
 	"maps"
 	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/kafka"
 )
@@ -107,14 +107,9 @@ func (g *Group) validateCommit(req CommitRequest) int16 {
 	if req.GenerationID < 0 && g.state == Empty {
 		return 0
 	}
-	if req.InstanceID != nil {
-		if cur, ok := g.static[*req.InstanceID]; ok && cur != req.MemberID {
-			return kerr.FencedInstanceID.Code
-		}
-	}
-	if req.GenerationID >= 0 || req.MemberID != "" {
-		if _, ok := g.members[req.MemberID]; !ok {
-			return kerr.UnknownMemberID.Code
+	if req.GenerationID >= 0 || req.MemberID != "" || req.InstanceID != nil {
+		if code := g.validateMember(req.MemberID, req.InstanceID); code != 0 {
+			return code
 		}
 		if req.GenerationID != g.generation {
 			return kerr.IllegalGeneration.Code
@@ -168,7 +163,12 @@ func (m *Manager) DeleteOffsets(now time.Time, groupID string, parts []kafka.Top
 			reply(kerr.NonEmptyGroup.Code, nil)
 			return
 		}
-		subscribed = g.subscribedTopics()
+		var known bool
+		if subscribed, known = g.subscribedTopics(); !known {
+			// Kafka counts every topic as subscribed when it cannot tell.
+			reply(0, slices.Repeat([]int16{kerr.GroupSubscribedToTopic.Code}, len(parts)))
+			return
+		}
 	}
 	codes := make([]int16, len(parts))
 	var recs []Record
@@ -196,27 +196,56 @@ func (m *Manager) DeleteOffsets(now time.Time, groupID string, parts []kafka.Top
 }
 
 // subscribedTopics reads the consumer-protocol subscriptions of the members
-// for the selected protocol; a member whose metadata does not parse
-// subscribes to nothing as far as the broker can tell.
-func (g *Group) subscribedTopics() map[string]bool {
-	topics := make(map[string]bool)
+// for the selected protocol. Like Kafka it reads only the version-0 prefix
+// every version shares (version, topics), so later protocol versions parse
+// too; known is false when some member's metadata does not parse.
+func (g *Group) subscribedTopics() (topics map[string]bool, known bool) {
+	topics = make(map[string]bool)
 	for _, mem := range g.members {
-		var md kmsg.ConsumerMemberMetadata
-		if err := md.ReadFrom(mem.metadataFor(g.protocolName)); err != nil {
-			continue
+		names, ok := parseSubscriptionTopics(mem.metadataFor(g.protocolName))
+		if !ok {
+			return nil, false
 		}
-		for _, t := range md.Topics {
+		for _, t := range names {
 			topics[t] = true
 		}
 	}
-	return topics
+	return topics, true
+}
+
+// parseSubscriptionTopics reads the topics of a ConsumerProtocol
+// subscription: int16 version, int32 count, then int16-length strings.
+func parseSubscriptionTopics(b []byte) ([]string, bool) {
+	if len(b) < 6 || int16(binary.BigEndian.Uint16(b)) < 0 {
+		return nil, false
+	}
+	n := int32(binary.BigEndian.Uint32(b[2:]))
+	b = b[6:]
+	if n < 0 || int(n) > len(b)/2 {
+		return nil, false
+	}
+	topics := make([]string, 0, n)
+	for range n {
+		if len(b) < 2 {
+			return nil, false
+		}
+		l := int(int16(binary.BigEndian.Uint16(b)))
+		b = b[2:]
+		if l < 0 || l > len(b) {
+			return nil, false
+		}
+		topics = append(topics, string(b[:l]))
+		b = b[l:]
+	}
+	return topics, true
 }
 
 // ExpireOffsets removes offsets past their retention, as Kafka does: the
 // offsets of an empty group expire offsets.retention.minutes after the
-// group became empty (or after the commit, for a group that never had
-// members); a consumer group with members keeps the offsets of the topics
-// it subscribes to. An empty group left with no offsets is deleted.
+// group became empty (after the commit, for a group that never had a
+// protocol); a stable consumer group whose subscriptions the broker can read
+// loses the offsets of topics it does not subscribe to; other groups keep
+// theirs. An empty group left with no offsets is deleted.
 func (m *Manager) ExpireOffsets(now time.Time) {
 	for _, id := range m.GroupIDs() {
 		g := m.groups[id]
@@ -225,9 +254,12 @@ func (m *Manager) ExpireOffsets(now time.Time) {
 		}
 		var subscribed map[string]bool
 		switch {
-		case g.state == Empty:
+		case g.state == Empty || g.protocolType == "":
 		case g.protocolType == "consumer" && g.state == Stable:
-			subscribed = g.subscribedTopics()
+			var known bool
+			if subscribed, known = g.subscribedTopics(); !known {
+				continue
+			}
 		default:
 			continue
 		}
@@ -238,7 +270,7 @@ func (m *Manager) ExpireOffsets(now time.Time) {
 				continue
 			}
 			base := v.CommitTime
-			if g.state == Empty && g.protocolType != "" && g.stateSince.After(base) {
+			if g.state == Empty && g.protocolType != "" && !g.stateSince.IsZero() {
 				base = g.stateSince
 			}
 			expired := now.Sub(base) >= m.cfg.OffsetsRetention
