@@ -259,6 +259,10 @@ func (n *Node) ClusterID() string { return n.clusterID }
 // cleanly shut down. It returns the first error of the start or the stop.
 func (n *Node) Run(ctx context.Context) error {
 	if err := n.start(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Stopped while starting: a stop, not a failure.
+			return n.Close()
+		}
 		return errors.Join(err, n.Close())
 	}
 	close(n.ready)

@@ -215,3 +215,23 @@ func initProducerID(t *testing.T, ctx context.Context, cl *kgo.Client) int64 {
 	}
 	return resp.ProducerID
 }
+
+// TestAutoCreateFromProducer: a producer that allows auto-creation (the Java
+// producer's default) creates a missing topic through Metadata.
+func TestAutoCreateFromProducer(t *testing.T) {
+	_, addr, _ := startNode(t, t.TempDir())
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("fresh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatalf("produce to an auto-created topic: %v", err)
+	}
+	md, err := kadm.NewClient(cl).Metadata(ctx, "fresh")
+	if err != nil || len(md.Topics["fresh"].Partitions) != 1 {
+		t.Fatalf("auto-created topic: %v %+v", err, md.Topics["fresh"])
+	}
+}
