@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// kafkaError is a Kafka error code returned by the server, printed as its
+// name and meaning ("TOPIC_ALREADY_EXISTS: Topic with this name already
+// exists."), with the server's own message when it sent one.
+type kafkaError struct {
+	err    *kerr.Error
+	detail string
+}
+
+func (e *kafkaError) Error() string {
+	s := e.err.Message + ": " + e.err.Description
+	if d := strings.TrimSpace(e.detail); d != "" && d != e.err.Description {
+		s += " (server: " + d + ")"
+	}
+	return s
+}
+
+func (e *kafkaError) Unwrap() error { return e.err }
+
+// describe turns a client error into a one-line error: Kafka error codes get
+// their name and meaning, deadlines say so, and newlines are folded.
+func describe(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		var already *kafkaError
+		if errors.As(err, &already) {
+			return oneLine(err)
+		}
+		return oneLine(&kafkaError{err: ke})
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return oneLine(fmt.Errorf("timed out (--timeout): %w", err))
+	}
+	return oneLine(err)
+}
+
+// serverError wraps a per-resource error code with the server's message.
+func serverError(err error, message string) error {
+	var ke *kerr.Error
+	if !errors.As(err, &ke) {
+		return describe(err)
+	}
+	return &kafkaError{err: ke, detail: message}
+}
+
+// lineError is an error whose text has no newlines.
+type lineError struct{ err error }
+
+func (e lineError) Error() string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(e.err.Error(), "\n", " ")), " ")
+}
+
+func (e lineError) Unwrap() error { return e.err }
+
+func oneLine(err error) error {
+	if !strings.Contains(err.Error(), "\n") {
+		return err
+	}
+	return lineError{err}
+}
+
+// errorName is the short name of an error for a table cell: the Kafka error
+// name when it is one.
+func errorName(err error) string {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
+		return ke.Message
+	}
+	return "error"
+}

@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// testBrokersEnv points the command tests at a running broker (for example
+// the reference Kafka from bench/kafka-ref) instead of a sluice server
+// built and started by the tests.
+const testBrokersEnv = "SLUICE_TEST_BROKERS"
+
+// testServer is one `sluice server` process shared by the tests of this
+// package, started on first use and stopped by TestMain.
+type testServer struct {
+	once    sync.Once
+	addr    string
+	skipMsg string
+	cmd     *exec.Cmd
+	dir     string
+	log     bytes.Buffer
+}
+
+// broker returns the bootstrap address of a live broker, or skips the test
+// with the reason when none can be had (the server does not build yet).
+func (s *testServer) broker(t *testing.T) string {
+	t.Helper()
+	s.once.Do(s.start)
+	if s.skipMsg != "" {
+		t.Skip(s.skipMsg)
+	}
+	return s.addr
+}
+
+func (s *testServer) start() {
+	if addr := os.Getenv(testBrokersEnv); addr != "" {
+		s.addr = addr
+		return
+	}
+	dir, err := os.MkdirTemp("", "sluice-cli-test")
+	if err != nil {
+		s.skipMsg = "temp dir: " + err.Error()
+		return
+	}
+	s.dir = dir
+	bin := filepath.Join(dir, "sluice")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/sluice")
+	build.Dir = filepath.Join("..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		s.skipMsg = fmt.Sprintf("sluice server does not build yet, so the commands cannot be run against it: %v\n%s", err, out)
+		return
+	}
+	ports, err := freePorts(2)
+	if err != nil {
+		s.skipMsg = "free ports: " + err.Error()
+		return
+	}
+	s.addr = fmt.Sprintf("127.0.0.1:%d", ports[0])
+	s.cmd = exec.Command(bin, "server",
+		"--override", fmt.Sprintf("listeners=PLAINTEXT://%s,CONTROLLER://127.0.0.1:%d", s.addr, ports[1]),
+		"--override", fmt.Sprintf("controller.quorum.voters=1@127.0.0.1:%d", ports[1]),
+		"--override", "log.dirs="+filepath.Join(dir, "data"))
+	s.cmd.Stdout = &s.log
+	s.cmd.Stderr = &s.log
+	if err := s.cmd.Start(); err != nil {
+		s.skipMsg = "start sluice server: " + err.Error()
+		return
+	}
+	if err := waitForBroker(s.addr, 30*time.Second); err != nil {
+		s.stop()
+		panic(fmt.Sprintf("sluice server at %s did not come up: %v\n%s", s.addr, err, s.log.String()))
+	}
+}
+
+// stop ends the server process (by its PID, through the exec handle) and
+// removes its files.
+func (s *testServer) stop() {
+	if s.cmd != nil && s.cmd.Process != nil {
+		s.cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { s.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			s.cmd.Process.Kill()
+			<-done
+		}
+		s.cmd = nil
+	}
+	if s.dir != "" {
+		os.RemoveAll(s.dir)
+	}
+}
+
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// waitForBroker pings until the broker answers a request.
+func waitForBroker(addr string, within time.Duration) error {
+	deadline := time.Now().Add(within)
+	for {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err = cl.Ping(ctx)
+		cancel()
+		cl.Close()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// shared is the test binary's one server: started by the first test that
+// needs it, stopped by TestMain.
+var shared testServer
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	shared.stop()
+	os.Exit(code)
+}
+
+// runCLI executes the command line in process with the given stdin and
+// returns stdout and the command's error.
+func runCLI(t *testing.T, stdin string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	root := &cobra.Command{Use: "sluice", SilenceUsage: true, SilenceErrors: true}
+	AddCommands(root)
+	var out, errOut bytes.Buffer
+	root.SetArgs(args)
+	root.SetIn(strings.NewReader(stdin))
+	root.SetOut(&out)
+	root.SetErr(&errOut)
+	err := root.ExecuteContext(ctx)
+	return out.String(), err
+}
+
+// mustRun is runCLI that fails the test on an error.
+func mustRun(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	out, err := runCLI(t, stdin, args...)
+	if err != nil {
+		t.Fatalf("sluice %s: %v\noutput:\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
+}
+
+// uniqueTopic names a topic for one test, so runs against a long-lived
+// broker do not collide.
+func uniqueTopic(t *testing.T) string {
+	name := strings.NewReplacer("/", "-", "_", "-").Replace(t.Name())
+	return fmt.Sprintf("%s-%d", strings.ToLower(name), time.Now().UnixNano()%1_000_000)
+}

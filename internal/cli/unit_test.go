@@ -1,0 +1,170 @@
+package cli
+
+import (
+	"bufio"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+func TestRecordFormat(t *testing.T) {
+	r := &kgo.Record{
+		Topic: "t", Partition: 2, Offset: 42, Key: []byte("k"), Value: []byte("v"),
+		Headers:   []kgo.RecordHeader{{Key: "a", Value: []byte("1")}, {Key: "b", Value: []byte("2")}},
+		Timestamp: time.UnixMilli(1700000000123),
+	}
+	f, err := parseRecordFormat(`%t/%p@%o %k=%v [%h] %T 100%%\n`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := string(f.append(nil, r)), "t/2@42 k=v [a=1,b=2] 1700000000123 100%\n"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	for _, bad := range []string{"%x", "abc%", `\q`} {
+		if _, err := parseRecordFormat(bad); err == nil {
+			t.Errorf("format %q accepted", bad)
+		}
+	}
+	line, err := appendJSON(nil, &kgo.Record{Topic: "t", Value: []byte("v")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"topic":"t","partition":0,"offset":0,"timestamp":-62135596800000,"key":null,"value":"v","headers":[]}` + "\n"; string(line) != want {
+		t.Fatalf("json %s, want %s", line, want)
+	}
+}
+
+func TestSplitOnDelimiter(t *testing.T) {
+	for _, tc := range []struct {
+		in, delim string
+		want      []string
+	}{
+		{"a\nb\n", "\n", []string{"a", "b"}},
+		{"a\nb", "\n", []string{"a", "b"}},
+		{"a\n\nb\n", "\n", []string{"a", "", "b"}},
+		{"a||b||c", "||", []string{"a", "b", "c"}},
+		{"", "\n", nil},
+	} {
+		s := bufio.NewScanner(strings.NewReader(tc.in))
+		s.Split(splitOn([]byte(tc.delim)))
+		var got []string
+		for s.Scan() {
+			got = append(got, s.Text())
+		}
+		if strings.Join(got, "|") != strings.Join(tc.want, "|") || len(got) != len(tc.want) {
+			t.Errorf("split %q on %q: %q, want %q", tc.in, tc.delim, got, tc.want)
+		}
+	}
+}
+
+func TestUnescape(t *testing.T) {
+	for in, want := range map[string]string{`\n`: "\n", `\0`: "\x00", `a\tb`: "a\tb", `\\0`: `\0`, `:`: ":"} {
+		got, err := unescape(in)
+		if err != nil || got != want {
+			t.Errorf("unescape(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{`\`, `\q`} {
+		if _, err := unescape(bad); err == nil {
+			t.Errorf("unescape(%q) accepted", bad)
+		}
+	}
+}
+
+func TestStartOffset(t *testing.T) {
+	for _, tc := range []struct {
+		offset      string
+		first, end  int64
+		want        int64
+		wantUnknown bool
+	}{
+		{"start", 5, 10, 5, false},
+		{"end", 5, 10, 10, false},
+		{"7", 5, 10, 7, false},
+		{"2", 5, 10, 5, false},
+		{"-3", 5, 10, 7, false},
+		{"-30", 5, 10, 5, false},
+	} {
+		o := &consumeOptions{offset: tc.offset}
+		if _, err := o.startOffset(); err != nil {
+			t.Fatalf("--offset %s: %v", tc.offset, err)
+		}
+		got, known := o.fixedStart(tc.first, tc.end)
+		if !known || got != tc.want {
+			t.Errorf("--offset %s over [%d,%d): %d (known %t), want %d", tc.offset, tc.first, tc.end, got, known, tc.want)
+		}
+	}
+	if _, err := (&consumeOptions{offset: "soon"}).startOffset(); err == nil {
+		t.Error("--offset soon accepted")
+	}
+	o := &consumeOptions{offset: "start", timestamp: "2026-11-30T10:00:00Z"}
+	if _, err := o.startOffset(); err != nil {
+		t.Fatal(err)
+	}
+	if _, known := o.fixedStart(0, 10); known {
+		t.Error("a timestamp start is known without a lookup")
+	}
+	if _, err := (&consumeOptions{timestamp: "yesterday"}).startOffset(); err == nil {
+		t.Error("--timestamp yesterday accepted")
+	}
+}
+
+func TestLatencyHistogramQuantiles(t *testing.T) {
+	var h latencyHistogram
+	for i := 1; i <= 10000; i++ {
+		h.record(time.Duration(i) * time.Microsecond)
+	}
+	for _, tc := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, 5000 * time.Microsecond}, {0.99, 9900 * time.Microsecond}, {0.999, 9990 * time.Microsecond}, {1, 10000 * time.Microsecond}} {
+		got := h.quantile(tc.q)
+		if got < tc.want || float64(got-tc.want) > 0.02*float64(tc.want) {
+			t.Errorf("q%.3f = %v, want %v within 2%% above", tc.q, got, tc.want)
+		}
+	}
+	if h.max != 10*time.Millisecond {
+		t.Errorf("max %v", h.max)
+	}
+	for us := uint64(0); us < 1<<20; us += 37 {
+		if i := bucketOf(us); bucketUpper(i) < us || (i > 0 && bucketUpper(i-1) >= us) {
+			t.Fatalf("%d µs in bucket %d whose range ends at %d", us, i, bucketUpper(i))
+		}
+	}
+}
+
+func TestKafkaErrorsAreNamedAndExplained(t *testing.T) {
+	err := describe(kerr.UnknownTopicOrPartition)
+	if got, want := err.Error(), "UNKNOWN_TOPIC_OR_PARTITION: "+kerr.UnknownTopicOrPartition.Description; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	err = serverError(kerr.InvalidConfig, "retention.ms must be a number")
+	if !strings.Contains(err.Error(), "INVALID_CONFIG") || !strings.Contains(err.Error(), "(server: retention.ms must be a number)") {
+		t.Fatalf("got %q", err)
+	}
+}
+
+func TestEveryCommandHasHelpWithExamples(t *testing.T) {
+	out := mustRunOffline(t, "completion", "bash")
+	if !strings.Contains(out, "bash completion") {
+		t.Fatalf("completion bash printed no completion script")
+	}
+	for _, args := range [][]string{
+		{"topic", "create"}, {"topic", "list"}, {"topic", "describe"}, {"topic", "delete"}, {"topic", "alter-config"},
+		{"cluster", "info"}, {"cluster", "config", "get"}, {"cluster", "config", "set"},
+		{"produce"}, {"consume"}, {"bench", "produce"}, {"bench", "consume"},
+	} {
+		out := mustRunOffline(t, append(args, "--help")...)
+		if !strings.Contains(out, "Examples:") || !strings.Contains(out, "--brokers") {
+			t.Errorf("sluice %s --help has no examples or no --brokers:\n%s", strings.Join(args, " "), out)
+		}
+	}
+}
+
+func mustRunOffline(t *testing.T, args ...string) string {
+	t.Helper()
+	return mustRun(t, "", args...)
+}
