@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"sluice/internal/cli"
 )
 
 func main() {
@@ -24,5 +26,6 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServerCommand(), newStorageCommand(), newVersionCommand())
+	cli.AddCommands(root)
 	return root
 }
