@@ -1,5 +1,6 @@
 // Command sluice is the Sluice binary: a Kafka-compatible broker
-// (`sluice server`) and its storage tool (`sluice storage`).
+// (`sluice server`), its storage tool (`sluice storage`) and client commands
+// (topic, cluster, produce, consume, bench; internal/cli).
 package main
 
 import (
