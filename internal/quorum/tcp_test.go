@@ -1,0 +1,259 @@
+package quorum
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.etcd.io/raft/v3/raftpb"
+	"google.golang.org/protobuf/proto"
+
+	"sluice/internal/vfs"
+)
+
+// tcpCluster is n voters in one process, each with a real TCPTransport on
+// its own 127.0.0.1 listener.
+type tcpCluster struct {
+	t          *testing.T
+	ids        []int32
+	addrs      map[int32]string
+	lns        map[int32]net.Listener
+	drivers    map[int32]*Driver
+	transports map[int32]*TCPTransport
+	applied    map[int32]*appliedLog
+	dirs       map[int32]string
+	stores     map[int32]*MemoryEntryStore
+}
+
+func newTCPCluster(t testing.TB, n int, timing Timing) *tcpCluster {
+	c := &tcpCluster{addrs: map[int32]string{}, lns: map[int32]net.Listener{}, drivers: map[int32]*Driver{},
+		transports: map[int32]*TCPTransport{}, applied: map[int32]*appliedLog{}, dirs: map[int32]string{}, stores: map[int32]*MemoryEntryStore{}}
+	for i := range n {
+		id := int32(i + 1)
+		c.ids = append(c.ids, id)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.lns[id], c.addrs[id] = ln, ln.Addr().String()
+		c.dirs[id], c.stores[id] = t.TempDir(), NewMemoryEntryStore()
+	}
+	for _, id := range c.ids {
+		c.start(t, id, timing)
+	}
+	t.Cleanup(func() {
+		for _, id := range c.ids {
+			c.crash(t, id)
+		}
+	})
+	return c
+}
+
+// start (re)starts a voter: a listener on its address, a transport, a driver.
+func (c *tcpCluster) start(t testing.TB, id int32, timing Timing) {
+	ln := c.lns[id]
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", c.addrs[id]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.lns[id] = nil
+	tr, err := NewTCPTransport(TCPOptions{ClusterID: "c1", NodeID: id, Voters: c.addrs, BackoffMin: 10 * time.Millisecond, BackoffMax: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.applied[id] = &appliedLog{}
+	d, err := New(Options{
+		NodeID: id, Voters: c.ids, ElectionTimeout: timing.ElectionTimeout, FetchTimeout: timing.FetchTimeout, TickInterval: timing.TickInterval,
+		FS: vfs.Default, Dir: c.dirs[id], Store: c.stores[id], Transport: tr, Apply: c.applied[id].apply,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Start(d)
+	tr.Serve(ln)
+	d.Start()
+	c.drivers[id], c.transports[id] = d, tr
+}
+
+// crash stops a voter's driver and transport (its listener closes).
+func (c *tcpCluster) crash(t testing.TB, id int32) {
+	d := c.drivers[id]
+	if d == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := d.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.transports[id].Stop()
+	delete(c.drivers, id)
+}
+
+// leader waits (wall clock) for one leader among the running voters that
+// they all agree on.
+func (c *tcpCluster) leader(t testing.TB) int32 {
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		var leader int32 = -1
+		agreed := true
+		for _, d := range c.drivers {
+			st := d.Status()
+			if st.IsLeader {
+				leader = st.NodeID
+			}
+		}
+		for _, d := range c.drivers {
+			agreed = agreed && d.Status().Leader == leader
+		}
+		if leader != -1 && agreed {
+			return leader
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatal("no leader over TCP")
+	return -1
+}
+
+func fastTiming() Timing {
+	return Timing{TickInterval: 10 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond, FetchTimeout: 200 * time.Millisecond}
+}
+
+func TestTCPTransportElectsReplicatesAndFailsOver(t *testing.T) {
+	c := newTCPCluster(t, 3, fastTiming())
+	leader := c.leader(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for i := range 5 {
+		if _, err := c.drivers[leader].Propose(ctx, []byte(fmt.Sprint("e", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.crash(t, leader)
+	next := c.leader(t)
+	if next == leader {
+		t.Fatalf("leader %d survived its crash", leader)
+	}
+	if _, err := c.drivers[next].Propose(ctx, []byte("after")); err != nil {
+		t.Fatal(err)
+	}
+	c.start(t, leader, fastTiming())
+	want := []string{"e0", "e1", "e2", "e3", "e4", "after"}
+	waitFor(t, "restarted voter to catch up over TCP", func() bool { return slices.Equal(c.applied[leader].data(), want) })
+}
+
+// dialRaw opens a connection to a voter and sends a hello.
+func dialRaw(t *testing.T, addr string, h hello) net.Conn {
+	t.Helper()
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFrame(nc, h.encode()); err != nil {
+		t.Fatal(err)
+	}
+	nc.SetDeadline(time.Now().Add(5 * time.Second))
+	return nc
+}
+
+func TestTCPTransportRefusesForeignClusterAndVoters(t *testing.T) {
+	c := newTCPCluster(t, 3, fastTiming())
+	good := hello{version: rpcVersion, clusterID: "c1", voters: VoterString(c.addrs), from: 2, to: 1}
+	for name, h := range map[string]hello{
+		"cluster": {version: rpcVersion, clusterID: "other", voters: good.voters, from: 2, to: 1},
+		"voters":  {version: rpcVersion, clusterID: "c1", voters: "2@127.0.0.1:1", from: 2, to: 1},
+		"to":      {version: rpcVersion, clusterID: "c1", voters: good.voters, from: 2, to: 3},
+		"version": {version: rpcVersion + 1, clusterID: "c1", voters: good.voters, from: 2, to: 1},
+	} {
+		nc := dialRaw(t, c.addrs[1], h)
+		f, err := readFrame(nc, maxHelloBytes)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		status, reason, err := decodeHelloReply(f)
+		if err != nil || status != helloRefused || reason == "" {
+			t.Fatalf("%s: status %d reason %q err %v", name, status, reason, err)
+		}
+		if _, err := nc.Read(make([]byte, 1)); err != io.EOF {
+			t.Fatalf("%s: connection not closed after refusal: %v", name, err)
+		}
+		nc.Close()
+	}
+	// The dialing side reports the reason too.
+	foreign, err := NewTCPTransport(TCPOptions{ClusterID: "other", NodeID: 2, Voters: c.addrs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := foreign.peers[RaftID(1)].dial(); err == nil || !strings.Contains(err.Error(), "cluster") {
+		t.Fatalf("foreign dial: %v", err)
+	}
+}
+
+func TestTCPTransportClosesOnMalformedFrames(t *testing.T) {
+	c := newTCPCluster(t, 3, fastTiming())
+	good := hello{version: rpcVersion, clusterID: "c1", voters: VoterString(c.addrs), from: 2, to: 1}
+	heartbeatFrom3, _ := proto.Marshal(&raftpb.Message{Type: raftpb.MsgHeartbeat.Enum(), From: proto.Uint64(RaftID(3)), To: proto.Uint64(RaftID(1)), Term: proto.Uint64(1)})
+	hugeLength := make([]byte, 4)
+	binary.BigEndian.PutUint32(hugeLength, 1<<31-1)
+	for name, send := range map[string][]byte{
+		"garbage proto": frameBytes([]byte{kindMessage, 0xff, 0xff, 0xff}),
+		"unknown kind":  frameBytes([]byte{9, 1, 2}),
+		"huge length":   hugeLength,
+		"wrong sender":  frameBytes(append([]byte{kindMessage}, heartbeatFrom3...)),
+	} {
+		nc := dialRaw(t, c.addrs[1], good)
+		f, err := readFrame(nc, maxHelloBytes)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if status, reason, _ := decodeHelloReply(f); status != helloAccepted {
+			t.Fatalf("%s: refused: %s", name, reason)
+		}
+		if _, err := nc.Write(send); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := nc.Read(make([]byte, 1)); err != io.EOF {
+			t.Fatalf("%s: connection not closed: %v", name, err)
+		}
+		nc.Close()
+	}
+	if c.drivers[1].Err() != nil {
+		t.Fatalf("voter failed: %v", c.drivers[1].Err())
+	}
+}
+
+func frameBytes(payload []byte) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(len(payload)))
+	return append(b, payload...)
+}
+
+func TestLargeMessagesGoInChunks(t *testing.T) {
+	server, client := net.Pipe()
+	data := make([]byte, 3*maxFrameBytes/2)
+	for i := range data {
+		data[i] = byte(i)
+	}
+	go func() {
+		writeMessage(client, data)
+		writeMessage(client, []byte("small"))
+		client.Close()
+	}()
+	got, err := readMessage(server, len(data))
+	if err != nil || !slices.Equal(got, data) {
+		t.Fatalf("chunked: %d bytes, %v", len(got), err)
+	}
+	if got, err := readMessage(server, len(data)); err != nil || string(got) != "small" {
+		t.Fatalf("small: %q %v", got, err)
+	}
+	if !IsRPCPrefix(frameBytes(hello{clusterID: "x"}.encode())[:8]) {
+		t.Fatal("hello prefix not recognised")
+	}
+}
