@@ -2,7 +2,8 @@
 # The kill -9 test (test/killtest, Go, franz-go with its default acks=all idempotent
 # producer): records keep flowing while `sluice server` is SIGKILLed and restarted on the
 # same data dir twice, ~2 s apart; every acknowledged record must read back exactly once,
-# at its acknowledged offset, in send order per partition, and records must be
+# at its acknowledged offset, in send order per partition (again after a clean restart),
+# and records must be
 # acknowledged after each restart. Bounded to 55 s by the program itself.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/sluice_lib.sh"
