@@ -3,8 +3,7 @@
 # producer): records keep flowing while `sluice server` is SIGKILLed and restarted on the
 # same data dir twice, ~2 s apart; every acknowledged record must read back exactly once,
 # at its acknowledged offset, in send order per partition (again after a clean restart),
-# and records must be
-# acknowledged after each restart. Bounded to 55 s by the program itself.
+# and records must be acknowledged after each restart. Bounded to 55 s by the program.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/sluice_lib.sh"
 sluice_init killtest
