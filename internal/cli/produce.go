@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 
@@ -115,18 +116,26 @@ func newProduceCommand() *cobra.Command {
 	return cmd
 }
 
-// lineProducer produces records asynchronously, prints their offsets when
-// verbose, and keeps the first failure.
+// lineProducer produces records asynchronously, prints their offsets in
+// input order when verbose (acknowledgements of different partitions come
+// back in any order), and keeps the first failure.
 type lineProducer struct {
 	cl      *kgo.Client
 	verbose bool
-	out     interface{ Write([]byte) (int, error) }
+	out     io.Writer
 
-	mu  sync.Mutex
-	err error
+	mu        sync.Mutex
+	err       error
+	sent      uint64                 // records handed to the client
+	printed   uint64                 // records whose line is printed
+	delivered map[uint64]*kgo.Record // acknowledged, waiting for earlier ones
 }
 
 func (p *lineProducer) produce(ctx context.Context, r *kgo.Record) {
+	p.mu.Lock()
+	seq := p.sent
+	p.sent++
+	p.mu.Unlock()
 	p.cl.Produce(ctx, r, func(r *kgo.Record, err error) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
@@ -136,8 +145,21 @@ func (p *lineProducer) produce(ctx context.Context, r *kgo.Record) {
 			}
 			return
 		}
-		if p.verbose {
-			fmt.Fprintf(p.out, "partition %d offset %d\n", r.Partition, r.Offset)
+		if !p.verbose {
+			return
+		}
+		if p.delivered == nil {
+			p.delivered = make(map[uint64]*kgo.Record)
+		}
+		p.delivered[seq] = r
+		for {
+			next, ok := p.delivered[p.printed]
+			if !ok {
+				return
+			}
+			delete(p.delivered, p.printed)
+			p.printed++
+			fmt.Fprintf(p.out, "partition %d offset %d\n", next.Partition, next.Offset)
 		}
 	})
 }
