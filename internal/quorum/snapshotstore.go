@@ -162,6 +162,9 @@ func (s *FileSnapshotStore) Save(snap *raftpb.Snapshot) error {
 	if err := s.fs.MkdirAll(s.dir, 0o755); err != nil {
 		return fmt.Errorf("quorum: snapshot directory %s: %w", s.dir, err)
 	}
+	if err := s.fs.SyncDir(filepath.Dir(s.dir)); err != nil {
+		return fmt.Errorf("quorum: snapshot directory %s: %w", s.dir, err)
+	}
 	if err := vfs.WriteFileAtomic(s.fs, filepath.Join(s.dir, name), EncodeCheckpoint(snap)); err != nil {
 		return fmt.Errorf("quorum: write snapshot %s: %w", name, err)
 	}
