@@ -2,8 +2,13 @@ package integration
 
 import (
 	"context"
+	"fmt"
+	"net"
+	"os/exec"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -212,4 +217,198 @@ func testGroupRebalanceAndRestart(t *testing.T, balancer func() kgo.GroupBalance
 	if g := groups["itest"]; g.State != "Empty" {
 		t.Fatalf("group after restart: %+v", g)
 	}
+}
+
+// BenchmarkOffsetCommitTenClients: 10 clients (kadm at default settings)
+// each commit one offset of their own group in a loop against a real
+// server; reports commits/s.
+//
+//	go test -run XXX -bench OffsetCommitTenClients -benchtime 20000x ./test/integration
+func BenchmarkOffsetCommitTenClients(b *testing.B) {
+	srv := startBenchServer(b)
+	ctx := context.Background()
+	setup := kadm.NewClient(newClientTB(b, srv.addr))
+	if _, err := setup.CreateTopic(ctx, 1, 1, nil, groupTopic); err != nil {
+		b.Fatalf("create topic: %v", err)
+	}
+	const clients = 10
+	admins := make([]*kadm.Client, clients)
+	for i := range admins {
+		admins[i] = kadm.NewClient(newClientTB(b, srv.addr))
+		// Warm up: find the coordinator, load the shard.
+		for {
+			var offs kadm.Offsets
+			offs.AddOffset(groupTopic, 0, 0, -1)
+			r, err := admins[i].CommitOffsets(ctx, "bench-"+strconv.Itoa(i), offs)
+			if err == nil && r.Ok() {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	per := b.N/clients + 1
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Go(func() {
+			for n := range per {
+				var offs kadm.Offsets
+				offs.AddOffset(groupTopic, 0, int64(n), -1)
+				r, err := admins[i].CommitOffsets(ctx, "bench-"+strconv.Itoa(i), offs)
+				if err == nil {
+					err = r.Error()
+				}
+				if err != nil {
+					b.Errorf("commit: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.ReportMetric(float64(per*clients)/b.Elapsed().Seconds(), "commits/s")
+}
+
+// BenchmarkRebalanceAfterLeave: 10 franz-go members (default settings,
+// cooperative-sticky) are stable on 20 partitions; one leaves; the time
+// until the other 9 again own all 20 partitions is reported.
+//
+//	go test -run XXX -bench RebalanceAfterLeave -benchtime 3x ./test/integration
+func BenchmarkRebalanceAfterLeave(b *testing.B) {
+	srv := startBenchServer(b)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	setup := kadm.NewClient(newClientTB(b, srv.addr))
+	if _, err := setup.CreateTopic(ctx, 20, 1, nil, groupTopic); err != nil {
+		b.Fatalf("create topic: %v", err)
+	}
+	var total time.Duration
+	for i := range b.N {
+		b.StopTimer()
+		groupID := "rebalance-" + strconv.Itoa(i)
+		members := make([]*benchMember, 10)
+		for j := range members {
+			members[j] = newBenchMember(b, srv.addr, groupID)
+		}
+		owned := func(ms []*benchMember) int {
+			n := 0
+			for _, m := range ms {
+				n += int(m.owned.Load())
+			}
+			return n
+		}
+		for ctx.Err() == nil && (owned(members) != 20 || !allOwn(members)) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		start := time.Now()
+		b.StartTimer()
+		members[0].cl.Close()
+		rest := members[1:]
+		for ctx.Err() == nil && owned(rest) != 20 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		b.StopTimer()
+		total += time.Since(start)
+		for _, m := range rest {
+			m.cl.Close()
+		}
+	}
+	b.ReportMetric(total.Seconds()/float64(b.N), "s/rebalance")
+}
+
+type benchMember struct {
+	cl    *kgo.Client
+	owned atomic.Int32
+}
+
+func newBenchMember(b *testing.B, addr, groupID string) *benchMember {
+	m := &benchMember{}
+	var err error
+	m.cl, err = kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup(groupID), kgo.ConsumeTopics(groupTopic),
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, a map[string][]int32) { m.owned.Add(int32(len(a[groupTopic]))) }),
+		kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, r map[string][]int32) { m.owned.Add(-int32(len(r[groupTopic]))) }),
+		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, l map[string][]int32) { m.owned.Add(-int32(len(l[groupTopic]))) }),
+	)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// PollFetches drives the group; a poll loop per member, ended by Close.
+	go func() {
+		for {
+			if f := m.cl.PollFetches(context.Background()); f.IsClientClosed() {
+				return
+			}
+		}
+	}()
+	return m
+}
+
+func allOwn(ms []*benchMember) bool {
+	for _, m := range ms {
+		if m.owned.Load() == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// benchServer is a sluice process for a benchmark (startServer is tied to
+// *testing.T).
+type benchServer struct{ addr string }
+
+func startBenchServer(b *testing.B) *benchServer {
+	b.Helper()
+	port, controllerPort := freePortTB(b), freePortTB(b)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	cmd := exec.Command(binaryPath, "server",
+		"--override", "log.dirs="+b.TempDir(),
+		"--override", fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", port, controllerPort),
+		"--override", fmt.Sprintf("controller.quorum.voters=1@127.0.0.1:%d", controllerPort),
+	)
+	logs := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			err = cl.Ping(ctx)
+			cancel()
+			cl.Close()
+		}
+		if err == nil {
+			return &benchServer{addr: addr}
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("server not answering: %v\n%s", err, logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func freePortTB(tb testing.TB) int {
+	tb.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func newClientTB(tb testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
+	tb.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr)}, opts...)...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(cl.Close)
+	return cl
 }

@@ -1,0 +1,57 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"sluice/internal/coordinator/group"
+	"sluice/internal/kafka"
+)
+
+// BenchmarkCommitOffsets measures the coordinator alone (in-memory log):
+// 10 clients, each committing one partition of its own group in a loop.
+//
+//	go test -run XXX -bench CommitOffsets ./internal/coordinator
+func BenchmarkCommitOffsets(b *testing.B) {
+	log := newMemLog()
+	c, err := New(Options{NodeID: testNode, Group: group.DefaultConfig(), NumPartitions: 3, Writer: log})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	// Start the shards by hand: no metadata image in a benchmark.
+	c.mu.Lock()
+	for p := range int32(3) {
+		c.mu.shards[p] = newShard(&c.opts, p, 0)
+	}
+	c.mu.Unlock()
+	ctx := context.Background()
+	const clients = 10
+	for i := range clients {
+		for {
+			if _, code := c.FetchOffsets(ctx, fmt.Sprintf("g%d", i), nil); code == 0 {
+				break
+			}
+		}
+	}
+	b.ResetTimer()
+	var wg sync.WaitGroup
+	per := b.N/clients + 1
+	for i := range clients {
+		wg.Go(func() {
+			req := group.CommitRequest{GroupID: fmt.Sprintf("g%d", i), GenerationID: -1,
+				Partitions: []group.CommitPartition{{TP: kafka.TopicPartition{Topic: "t"}, LeaderEpoch: -1}}}
+			for n := range per {
+				req.Partitions[0].Offset = int64(n)
+				if res := c.CommitOffsets(ctx, req); res.Errors[0] != 0 {
+					b.Errorf("commit: %d", res.Errors[0])
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.ReportMetric(float64(per*clients)/b.Elapsed().Seconds(), "commits/s")
+}
