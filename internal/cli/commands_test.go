@@ -1,12 +1,17 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
 func TestTopicLifecycle(t *testing.T) {
@@ -255,4 +260,63 @@ func hasRowPrefix(out, first string) bool {
 		}
 	}
 	return false
+}
+
+// TestConsumeFollowsUntilInterrupted: without -n or -e consume keeps
+// following; cancelling its context (what Ctrl-C does) ends it cleanly,
+// after records produced meanwhile were printed.
+func TestConsumeFollowsUntilInterrupted(t *testing.T) {
+	addr := shared.broker(t)
+	topic := uniqueTopic(t)
+	mustRun(t, "", "topic", "create", topic, "-p", "1", "--brokers", addr)
+	defer runCLI(t, "", "topic", "delete", topic, "--brokers", addr)
+	requireDataPlane(t, addr, topic)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	root := &cobra.Command{Use: "sluice", SilenceUsage: true, SilenceErrors: true}
+	AddCommands(root)
+	out := &syncBuffer{}
+	root.SetArgs([]string{"consume", topic, "--brokers", addr})
+	root.SetOut(out)
+	done := make(chan error, 1)
+	go func() { done <- root.ExecuteContext(ctx) }()
+
+	mustRun(t, "later\n", "produce", topic, "--brokers", addr)
+	eventually(t, func() (bool, string) {
+		s := out.String()
+		return s == "probe\nlater\n", s
+	})
+	select {
+	case err := <-done:
+		t.Fatalf("consume returned before it was interrupted: %v", err)
+	default:
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("consume after interrupt: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("consume did not stop within 10 s of the interrupt")
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a command writes to it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
