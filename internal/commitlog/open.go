@@ -99,6 +99,9 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 // loadSegments removes leftovers of interrupted operations, opens the
 // segments and recovers those that need it.
 func (l *Log) loadSegments(st StartState) ([]*segment, error) {
+	if err := l.finishInterruptedSwaps(); err != nil {
+		return nil, err
+	}
 	names, err := l.fsys.List(l.dir)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", l.dir, err)
@@ -106,7 +109,7 @@ func (l *Log) loadSegments(st StartState) ([]*segment, error) {
 	var bases []int64
 	for _, name := range names {
 		switch {
-		case strings.HasSuffix(name, deletedSuffix), strings.HasSuffix(name, ".tmp"), strings.HasSuffix(name, ".cleaned"):
+		case strings.HasSuffix(name, deletedSuffix), strings.HasSuffix(name, ".tmp"), strings.HasSuffix(name, cleanedSuffix):
 			// Deletions and temporary files interrupted by the stop are finished now.
 			if err := l.fsys.Remove(filepath.Join(l.dir, name)); err != nil && !vfs.IsNotExist(err) {
 				return nil, fmt.Errorf("remove leftover %s: %w", name, err)

@@ -32,6 +32,27 @@ type Options struct {
 	FileDeleteDelay time.Duration
 	// MaxMessageBytes is max.message.bytes, the largest batch accepted.
 	MaxMessageBytes int
+
+	// Compact says cleanup.policy holds "compact": the log cleaner keeps
+	// the latest record of each key (package commitlog/cleaner).
+	Compact bool
+	// SkipRetention says cleanup.policy lacks "delete" (compact only, or
+	// empty): retention.ms and retention.bytes delete nothing, as in Kafka.
+	// The zero value keeps Kafka's default policy, delete.
+	SkipRetention bool
+	// MinCleanableDirtyRatio is min.cleanable.dirty.ratio: the cleaner
+	// takes a log once this share of its cleanable bytes is uncleaned.
+	MinCleanableDirtyRatio float64
+	// MinCompactionLag is min.compaction.lag.ms: records younger than this
+	// are not cleaned.
+	MinCompactionLag time.Duration
+	// MaxCompactionLag is max.compaction.lag.ms: a log whose oldest
+	// uncleaned record is older than this is cleaned whatever its dirty
+	// ratio; 0 or less means never.
+	MaxCompactionLag time.Duration
+	// DeleteRetention is delete.retention.ms: how long a tombstone (and a
+	// transaction marker) survives after the cleaner first sees it.
+	DeleteRetention time.Duration
 }
 
 // DefaultOptions returns Kafka's defaults.
@@ -48,6 +69,11 @@ func DefaultOptions() Options {
 		FlushMs:            1<<63 - 1,
 		FileDeleteDelay:    time.Minute,
 		MaxMessageBytes:    1048588,
+
+		MinCleanableDirtyRatio: 0.5,
+		MinCompactionLag:       0,
+		MaxCompactionLag:       1<<63 - 1,
+		DeleteRetention:        24 * time.Hour,
 	}
 }
 

@@ -55,6 +55,10 @@ func (l *Log) ApplyRetention(now time.Time) (deleted int, err error) {
 	if err != nil {
 		return deleted, err
 	}
+	if opts.SkipRetention {
+		// cleanup.policy without delete: only the log start offset removes data.
+		return deleted, nil
+	}
 	if opts.RetentionMs >= 0 {
 		cutoff := now.Add(-opts.RetentionMs).UnixMilli()
 		n, err = l.deleteSegmentsLocked(func(s *segment, _ int64) bool {

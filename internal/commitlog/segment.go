@@ -40,6 +40,10 @@ type segment struct {
 	created    time.Time
 	rollJitter time.Duration
 
+	// fileSuffix follows every file name of a segment the log cleaner is
+	// still writing (".cleaned"); empty for a live segment.
+	fileSuffix string
+
 	size atomic.Int64 // valid bytes of the .log file
 
 	// Fields below are changed only under the log's write lock.
@@ -51,38 +55,47 @@ type segment struct {
 }
 
 func (s *segment) path(suffix string) string {
-	return filepath.Join(s.dir, segmentFileName(s.baseOffset, suffix))
+	return filepath.Join(s.dir, segmentFileName(s.baseOffset, suffix)+s.fileSuffix)
 }
 
 // createSegment makes a new, empty, active segment.
 func createSegment(fsys vfs.FS, dir string, baseOffset int64, opts Options, now time.Time, jitter time.Duration) (*segment, error) {
 	s := &segment{fsys: fsys, dir: dir, baseOffset: baseOffset, created: now, rollJitter: jitter,
 		nextOffset: baseOffset, maxTimestamp: -1, offsetOfMaxTimestamp: baseOffset, firstBatchTimestamp: -1}
-	f, err := fsys.Create(s.path(logSuffix))
+	if err := s.createFiles(opts); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// createFiles creates the empty files of a new segment (under its
+// fileSuffix) with preallocated, resident indexes.
+func (s *segment) createFiles(opts Options) error {
+	f, err := s.fsys.Create(s.path(logSuffix))
 	if err != nil {
-		return nil, fmt.Errorf("create segment %s: %w", s.path(logSuffix), err)
+		return fmt.Errorf("create segment %s: %w", s.path(logSuffix), err)
 	}
 	s.log = f
 	// Stale index files of an earlier segment at this offset must not survive.
 	for _, suffix := range []string{indexSuffix, timeIndexSuffix, txnIndexSuffix} {
-		if err := fsys.Remove(s.path(suffix)); err != nil && !vfs.IsNotExist(err) {
+		if err := s.fsys.Remove(s.path(suffix)); err != nil && !vfs.IsNotExist(err) {
 			f.Close()
-			return nil, fmt.Errorf("remove stale %s: %w", s.path(suffix), err)
+			return fmt.Errorf("remove stale %s: %w", s.path(suffix), err)
 		}
 	}
 	if err := s.openIndexes(opts); err != nil {
 		f.Close()
-		return nil, err
+		return err
 	}
 	if err := errors.Join(s.index.ensureResident(), s.timeIndex.ensureResident()); err != nil {
 		s.close()
-		return nil, err
+		return err
 	}
 	if err := s.preallocateIndexes(); err != nil {
 		s.close()
-		return nil, err
+		return err
 	}
-	return s, nil
+	return nil
 }
 
 // openSegment opens an existing segment. Its indexes are loaded as found;

@@ -1,0 +1,207 @@
+package cleaner
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"sluice/internal/records"
+)
+
+// batchFilter decides, batch by batch, what a clean keeps (Kafka's
+// LogCleaner filter over MemoryRecords.filterTo):
+//   - a record at or above mapEnd is kept: the offset map does not cover it;
+//   - a record without a key goes (a compacted log cannot hold one);
+//   - a record older than the latest offset of its key goes;
+//   - a tombstone (null value) stays until its batch's delete horizon
+//     (KIP-534) has passed. A kept batch with tombstones and no horizon
+//     yet gets one, now + delete.retention.ms, in its header;
+//   - control batches (transaction markers) are kept as they are;
+//   - a batch left with no record goes, unless it is the last data batch
+//     of a producer the log still tracks: it then stays as an empty batch
+//     (header only, offsets and sequences kept), so the producer's last
+//     sequence survives, as in Kafka.
+//
+// Kept batches keep their base offset and last offset delta, producer id,
+// epoch, base sequence and leader epoch; survivors' offsets never change.
+type batchFilter struct {
+	offsets           *offsetMap
+	mapEnd            int64
+	nowMs             int64
+	deleteRetentionMs int64
+	producerLast      map[int64]int64
+	// abortedData, when set, says a transactional batch belongs to an
+	// aborted transaction, whose records a clean drops (Kafka's
+	// CleanedTransactionMetadata). The hook for transactions: markers
+	// themselves are kept until then.
+	abortedData func(h records.Header) bool
+	comp        *compressor
+
+	kept    []records.Record
+	recBuf  []byte
+	body    []byte // scratch for one record's body
+	stats   filterStats
+	horizon int64 // earliest delete horizon among kept tombstone batches; -1 when none
+}
+
+// filterStats count what the filter saw and kept.
+type filterStats struct {
+	batchesRead, recordsRead, recordsKept int64
+}
+
+// filter appends what survives of batch (header h) to dst.
+func (f *batchFilter) filter(dst, batch []byte, h records.Header) ([]byte, error) {
+	f.stats.batchesRead++
+	if h.IsControl() {
+		return append(dst, batch...), nil
+	}
+	discardAll := h.IsTransactional() && f.abortedData != nil && f.abortedData(h)
+	f.kept = f.kept[:0]
+	removed, tombstones := false, false
+	err := records.ForEachRecord(batch, func(r records.Record) error {
+		f.stats.recordsRead++
+		if discardAll || !f.retain(h, r) {
+			removed = true
+			return nil
+		}
+		if r.Value == nil {
+			tombstones = true
+		}
+		f.kept = append(f.kept, r)
+		return nil
+	})
+	if err != nil {
+		return dst, fmt.Errorf("batch at offset %d: %w", h.BaseOffset, err)
+	}
+	f.stats.recordsKept += int64(len(f.kept))
+	if len(f.kept) == 0 {
+		if last, ok := f.producerLast[h.ProducerID]; ok && h.HasProducerID() && last == h.LastOffset() {
+			return appendEmptyBatch(dst, h), nil
+		}
+		return dst, nil
+	}
+	setHorizon := tombstones && !h.HasDeleteHorizon()
+	if tombstones {
+		horizon := h.BaseTimestamp
+		if setHorizon {
+			horizon = f.nowMs + f.deleteRetentionMs
+		}
+		if f.horizon < 0 || horizon < f.horizon {
+			f.horizon = horizon
+		}
+	}
+	if !removed && !setHorizon {
+		return append(dst, batch...), nil
+	}
+	return f.rebuild(dst, h, setHorizon)
+}
+
+// retain is Kafka's shouldRetainRecord for a data batch.
+func (f *batchFilter) retain(h records.Header, r records.Record) bool {
+	offset := r.Offset(h)
+	if offset >= f.mapEnd {
+		return true
+	}
+	if r.Key == nil {
+		return false
+	}
+	if latest := f.offsets.get(r.Key); latest >= 0 && offset < latest {
+		return false
+	}
+	if r.Value == nil && h.HasDeleteHorizon() && f.nowMs >= h.BaseTimestamp {
+		return false
+	}
+	return true
+}
+
+// rebuild writes a batch of the kept records: same offsets (record offset
+// deltas and the batch's last offset delta are kept), same codec, and
+// record timestamps unchanged (their deltas are re-based on the new base
+// timestamp, which is the delete horizon when the batch carries one).
+func (f *batchFilter) rebuild(dst []byte, h records.Header, setHorizon bool) ([]byte, error) {
+	attrs := uint16(h.Attributes)
+	var baseTs int64
+	switch {
+	case setHorizon:
+		attrs |= records.DeleteHorizonBit
+		baseTs = f.nowMs + f.deleteRetentionMs
+	case h.HasDeleteHorizon():
+		baseTs = h.BaseTimestamp
+	default:
+		baseTs = h.BaseTimestamp + f.kept[0].TimestampDelta
+	}
+	maxTs := int64(-1)
+	f.recBuf = f.recBuf[:0]
+	for _, r := range f.kept {
+		ts := h.BaseTimestamp + r.TimestampDelta
+		maxTs = max(maxTs, ts)
+		f.recBuf, f.body = appendRecord(f.recBuf, f.body[:0], r, ts-baseTs)
+	}
+	if h.IsLogAppendTime() {
+		maxTs = h.MaxTimestamp
+	}
+	start := len(dst)
+	dst = append(dst, make([]byte, records.HeaderSize)...)
+	dst, err := f.comp.compress(dst, h.Compression(), f.recBuf)
+	if err != nil {
+		return dst[:start], fmt.Errorf("batch at offset %d: %w", h.BaseOffset, err)
+	}
+	b := dst[start:]
+	putHeader(b, h, attrs, baseTs, maxTs, int32(len(f.kept)))
+	return dst, nil
+}
+
+// appendEmptyBatch appends the header-only batch Kafka keeps for a
+// producer's last batch once all its records are gone.
+func appendEmptyBatch(dst []byte, h records.Header) []byte {
+	start := len(dst)
+	dst = append(dst, make([]byte, records.HeaderSize)...)
+	attrs := uint16(h.Attributes) & (records.TimestampTypeBit | records.TransactionalBit | records.ControlBit)
+	putHeader(dst[start:], h, attrs, h.MaxTimestamp, h.MaxTimestamp, 0)
+	return dst
+}
+
+// putHeader fills the header of batch b (records already after it) from
+// the original header h and the new fields, and sets the CRC.
+func putHeader(b []byte, h records.Header, attrs uint16, baseTs, maxTs int64, count int32) {
+	be := binary.BigEndian
+	be.PutUint64(b[records.OffsetBaseOffset:], uint64(h.BaseOffset))
+	be.PutUint32(b[records.OffsetBatchLength:], uint32(len(b)-records.LogOverhead))
+	be.PutUint32(b[records.OffsetPartitionLeaderEpoch:], uint32(h.PartitionLeaderEpoch))
+	b[records.OffsetMagic] = records.CurrentMagic
+	be.PutUint16(b[records.OffsetAttributes:], attrs)
+	be.PutUint32(b[records.OffsetLastOffsetDelta:], uint32(h.LastOffsetDelta))
+	be.PutUint64(b[records.OffsetBaseTimestamp:], uint64(baseTs))
+	be.PutUint64(b[records.OffsetMaxTimestamp:], uint64(maxTs))
+	be.PutUint64(b[records.OffsetProducerID:], uint64(h.ProducerID))
+	be.PutUint16(b[records.OffsetProducerEpoch:], uint16(h.ProducerEpoch))
+	be.PutUint32(b[records.OffsetBaseSequence:], uint32(h.BaseSequence))
+	be.PutUint32(b[records.OffsetRecordCount:], uint32(count))
+	records.UpdateCRC(b)
+}
+
+// appendRecord encodes a record of a v2 batch: length, attributes,
+// timestamp delta, offset delta, key, value, headers (zig-zag varints).
+// body is scratch space, returned for reuse.
+func appendRecord(dst, body []byte, r records.Record, tsDelta int64) ([]byte, []byte) {
+	body = append(body, byte(r.Attributes))
+	body = binary.AppendVarint(body, tsDelta)
+	body = binary.AppendVarint(body, int64(r.OffsetDelta))
+	body = appendBytesField(body, r.Key)
+	body = appendBytesField(body, r.Value)
+	body = binary.AppendVarint(body, int64(len(r.Headers)))
+	for _, hd := range r.Headers {
+		body = binary.AppendVarint(body, int64(len(hd.Key)))
+		body = append(body, hd.Key...)
+		body = appendBytesField(body, hd.Value)
+	}
+	dst = binary.AppendVarint(dst, int64(len(body)))
+	return append(dst, body...), body
+}
+
+func appendBytesField(dst, b []byte) []byte {
+	if b == nil {
+		return binary.AppendVarint(dst, -1)
+	}
+	dst = binary.AppendVarint(dst, int64(len(b)))
+	return append(dst, b...)
+}
