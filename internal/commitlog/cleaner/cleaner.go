@@ -50,7 +50,7 @@ type Cleaner struct {
 		inProgress  map[kafka.TopicPartition]bool
 		checkpoints map[string]map[kafka.TopicPartition]int64 // per log dir
 		horizons    map[kafka.TopicPartition]int64            // earliest pending delete horizon
-		retryAt     map[kafka.TopicPartition]time.Time         // after a failed clean
+		retryAt     map[kafka.TopicPartition]time.Time        // after a failed clean
 		cancel      context.CancelFunc
 		done        chan struct{}
 	}
