@@ -382,6 +382,12 @@ func (n *Node) Close() error {
 
 func (n *Node) close() error {
 	var errs []error
+	// The group coordinator stops first: JoinGroup and SyncGroup requests
+	// parked for a rebalance are answered (NOT_COORDINATOR) instead of
+	// holding the listeners' drain until its deadline.
+	if n.groups != nil {
+		n.groups.Close()
+	}
 	if n.server != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		if err := n.server.Shutdown(ctx); err != nil {
@@ -398,9 +404,6 @@ func (n *Node) close() error {
 			errs = append(errs, fmt.Errorf("stop metadata quorum: %w", err))
 		}
 		cancel()
-	}
-	if n.groups != nil {
-		n.groups.Close()
 	}
 	if n.replicas != nil {
 		n.replicas.Close()
