@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"sluice/internal/clock"
 	"sluice/internal/coordinator/group"
 	"sluice/internal/kafka"
 	"sluice/internal/metadata"
@@ -346,5 +347,67 @@ func TestCreateTopicsCreator(t *testing.T) {
 	code = kerr.InvalidReplicationFactor.Code
 	if err := create(context.Background(), OffsetsTopic, 50, 3, nil); err == nil {
 		t.Fatal("want an error")
+	}
+}
+
+// TestSessionExpiryOnTheShardClock: a member that stops heartbeating is
+// removed by the shard's own timer once its session passes on the clock,
+// and the survivor's heartbeat then reports the rebalance.
+func TestSessionExpiryOnTheShardClock(t *testing.T) {
+	log := newMemLog()
+	clk := clock.NewManual(time.Unix(1700000000, 0))
+	image := offsetsImage(t, 3, testNode, 0)
+	c, err := New(Options{NodeID: testNode, Group: testGroupConfig(), NumPartitions: 3, Writer: log, Clock: clk,
+		Image: func() *metadata.Image { return image }, TickInterval: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.ApplyImage(image)
+	ctx := context.Background()
+	waitLoaded(t, c, "g")
+	join := func(member, client string) group.JoinResult {
+		r := joinReq("g", member, client)
+		r.RequireKnownMemberID = false
+		return c.JoinGroup(ctx, r)
+	}
+	a := join("", "a")
+	c.SyncGroup(ctx, group.SyncRequest{GroupID: "g", MemberID: a.MemberID, GenerationID: a.GenerationID})
+	var wg sync.WaitGroup
+	var b group.JoinResult
+	wg.Go(func() { b = join("", "b") })
+	waitState(t, c, "g", group.PreparingRebalance)
+	a = join(a.MemberID, "a")
+	wg.Wait()
+	if a.GenerationID != 2 || b.GenerationID != 2 {
+		t.Fatalf("generations %d %d", a.GenerationID, b.GenerationID)
+	}
+	wg.Go(func() {
+		c.SyncGroup(ctx, group.SyncRequest{GroupID: "g", MemberID: b.MemberID, GenerationID: 2})
+	})
+	c.SyncGroup(ctx, group.SyncRequest{GroupID: "g", MemberID: a.MemberID, GenerationID: 2})
+	wg.Wait()
+	// b stays silent; a heartbeats every 4 s of a 10 s session.
+	for range 2 {
+		clk.Advance(4 * time.Second)
+		if code := c.Heartbeat(ctx, group.HeartbeatRequest{GroupID: "g", MemberID: a.MemberID, GenerationID: 2}); code != 0 {
+			t.Fatalf("heartbeat: %v", kerr.ErrorForCode(code))
+		}
+	}
+	clk.Advance(3 * time.Second)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		code := c.Heartbeat(ctx, group.HeartbeatRequest{GroupID: "g", MemberID: a.MemberID, GenerationID: 2})
+		if code == kerr.RebalanceInProgress.Code {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no rebalance after b's session expired: %v", kerr.ErrorForCode(code))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	d := c.DescribeGroup(ctx, "g")
+	if len(d.Members) != 1 || d.Members[0].MemberID != a.MemberID {
+		t.Fatalf("members after expiry: %+v", d.Members)
 	}
 }
