@@ -127,15 +127,22 @@ func (x *indexFile) entry(i int) []byte {
 // yields a zero entry, which sends lookups to the segment start: reading
 // the log itself then reports the disk failure.
 func (x *indexFile) entryLocked(i int) []byte {
-	e := make([]byte, x.entrySize)
-	if x.resident {
-		copy(e, x.buf[i*x.entrySize:])
-		return e
-	}
-	if _, err := x.file.ReadAt(e, int64(i*x.entrySize)); err != nil {
+	e, ok := x.readEntryLocked(i)
+	if !ok {
 		clear(e)
 	}
 	return e
+}
+
+// readEntryLocked reads entry i; ok is false when the file read failed.
+func (x *indexFile) readEntryLocked(i int) ([]byte, bool) {
+	e := make([]byte, x.entrySize)
+	if x.resident {
+		copy(e, x.buf[i*x.entrySize:])
+		return e, true
+	}
+	_, err := x.file.ReadAt(e, int64(i*x.entrySize))
+	return e, err == nil
 }
 
 // search returns the index of the last entry for which before(entry) is
@@ -147,7 +154,14 @@ func (x *indexFile) search(before func(e []byte) bool) int {
 	lo, hi := 0, x.entriesLocked() // find the first i where !before
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		if before(x.entryLocked(mid)) {
+		e, ok := x.readEntryLocked(mid)
+		if !ok {
+			// An unreadable entry cannot steer the search (a zero entry
+			// would send it past the target, and a read would skip
+			// data): start from the segment's beginning instead.
+			return -1
+		}
+		if before(e) {
 			lo = mid + 1
 		} else {
 			hi = mid
