@@ -162,9 +162,12 @@ func runBenchProduce(cmd *cobra.Command, conn *connection, o *benchProduceOption
 		return err
 	}
 	switch {
+	case ctx.Err() != nil:
+		// Interrupted: the records cut short are not failures of the server.
+		return nil
 	case firstErr != nil:
 		return fmt.Errorf("produce to %s: %w", topic, describe(firstErr))
-	case flushErr != nil && ctx.Err() == nil:
+	case flushErr != nil:
 		return fmt.Errorf("flush: %w", describe(flushErr))
 	}
 	return nil

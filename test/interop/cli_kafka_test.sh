@@ -117,11 +117,37 @@ for b in "$kafka_bootstrap" "$sluice_bootstrap"; do
   fi
 done
 
-check "bench produce --json against both"
+check "consume follows until SIGINT, then exits 0 with what it read"
 for b in "$kafka_bootstrap" "$sluice_bootstrap"; do
-  "$SLUICE_BIN" bench produce cli-bench --count 2000 --record-size 100 --json --brokers "$b" > "$work/bench.json" \
-    || fail "bench produce against $b"
+  : > "$work/follow.txt"
+  "$SLUICE_BIN" consume cli-g --brokers "$b" > "$work/follow.txt" 2> "$work/follow.err" &
+  follower=$!
+  waited=0
+  until [[ "$(cat "$work/follow.txt" 2>/dev/null)" == one ]]; do
+    if ((waited >= 150)); then
+      kill -KILL "$follower" 2>/dev/null || true
+      cat "$work/follow.err" 2>/dev/null || true
+      fail "consume against $b did not print the record within 30 s"
+    fi
+    sleep 0.2
+    waited=$((waited + 1))
+  done
+  kill -0 "$follower" 2>/dev/null || fail "consume against $b exited instead of following"
+  kill -INT "$follower"
+  rc=0
+  wait "$follower" || rc=$?
+  [[ $rc -eq 0 ]] || { cat "$work/follow.err" || true; fail "consume against $b exited $rc after SIGINT, want 0"; }
+done
+step "consume stopped by SIGINT with status 0 against both"
+
+check "bench produce and consume --json against both; no progress line when stderr is not a terminal"
+for b in "$kafka_bootstrap" "$sluice_bootstrap"; do
+  "$SLUICE_BIN" bench produce cli-bench --count 2000 --record-size 100 --json --brokers "$b" > "$work/bench.json" 2> "$work/bench.err" \
+    || { cat "$work/bench.err"; fail "bench produce against $b"; }
   grep -q '"records":2000,' "$work/bench.json" || { cat "$work/bench.json"; fail "bench produce against $b: not 2000 records"; }
+  [[ ! -s "$work/bench.err" ]] || { cat "$work/bench.err"; fail "bench produce wrote to a stderr that is not a terminal"; }
   step "bench produce against $b: $(cat "$work/bench.json")"
+  "$SLUICE_BIN" bench consume cli-bench --json --brokers "$b" > "$work/bench.json" || fail "bench consume against $b"
+  grep -q '"records":2000,' "$work/bench.json" || { cat "$work/bench.json"; fail "bench consume against $b: not 2000 records"; }
 done
 step "PASS"
