@@ -53,7 +53,8 @@ func newBenchProduceCommand(conn *connection) *cobra.Command {
 			"when it is a terminal; the final table (or --json) goes to stdout.",
 		Example: `  sluice bench produce perf --count 1000000 --record-size 100 --partitions 6
   sluice bench produce perf --duration 30s --rate 20000 --acks 1 --linger 0 --json`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeTopics(conn, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBenchProduce(cmd, conn, o, args[0])
 		},

@@ -28,7 +28,8 @@ func newBenchConsumeCommand(conn *connection) *cobra.Command {
 		Example: `  sluice bench consume perf
   sluice bench consume perf --count 1000000 --json
   sluice bench produce perf -d 30s & sluice bench consume perf -d 30s   # live end-to-end latency`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeTopics(conn, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBenchConsume(cmd, conn, o, args[0])
 		},

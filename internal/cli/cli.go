@@ -154,3 +154,32 @@ func openAdmin(cmd *cobra.Command, conn *connection) (context.Context, *kadm.Cli
 	ctx, cancel := conn.requestContext(base)
 	return ctx, adm, func() { cancel(); adm.Close() }, nil
 }
+
+// completeTopics completes topic names by asking the cluster (within a short
+// timeout; nothing is offered when it cannot be reached). single stops after
+// the first argument, for commands that take one topic.
+func completeTopics(conn *connection, single bool) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, prefix string) ([]string, cobra.ShellCompDirective) {
+		if single && len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		quick := *conn
+		quick.timeout = min(conn.timeout, 3*time.Second)
+		ctx, adm, done, err := openAdmin(cmd, &quick)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		defer done()
+		topics, err := adm.ListTopics(ctx)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var names []string
+		for _, t := range topics.Sorted() {
+			if strings.HasPrefix(t.Topic, prefix) {
+				names = append(names, t.Topic)
+			}
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}

@@ -320,3 +320,18 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+func TestShellCompletionOffersTopics(t *testing.T) {
+	addr := shared.broker(t)
+	topic := uniqueTopic(t)
+	mustRun(t, "", "topic", "create", topic, "--brokers", addr)
+	defer runCLI(t, "", "topic", "delete", topic, "--brokers", addr)
+	eventually(t, func() (bool, string) {
+		out := mustRun(t, "", "__complete", "consume", "--brokers", addr, topic[:len(topic)-3])
+		return strings.Contains(out, topic+"\n"), out
+	})
+	out := mustRun(t, "", "__complete", "consume", "--brokers", addr, topic, "")
+	if strings.Contains(out, topic) {
+		t.Fatalf("consume takes one topic, yet a second is offered:\n%s", out)
+	}
+}

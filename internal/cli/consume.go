@@ -42,7 +42,8 @@ func newConsumeCommand() *cobra.Command {
   sluice consume orders --timestamp 2026-11-30T10:00:00Z -f '%p/%o %k=%v (%h)\n'
   sluice consume orders --json | jq .value
   sluice consume orders --group billing --offset end`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeTopics(conn, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runConsume(cmd, conn, o, args[0])
 		},
@@ -319,7 +320,7 @@ func (o *consumeOptions) fixedStart(first, end int64) (int64, bool) {
 	return max(n, first), true
 }
 
-// requireGroupAPIs fails with a clear message when the broker does not
+// requireGroupAPIs fails with a clear message when a broker does not
 // advertise the consumer group requests.
 func requireGroupAPIs(ctx context.Context, adm *kadm.Client) error {
 	versions, err := adm.ApiVersions(ctx)
@@ -330,13 +331,24 @@ func requireGroupAPIs(ctx context.Context, adm *kadm.Client) error {
 		if v.Err != nil {
 			return fmt.Errorf("api versions of broker %d: %w", v.NodeID, describe(v.Err))
 		}
-		// FindCoordinator, JoinGroup, Heartbeat, LeaveGroup, SyncGroup,
-		// OffsetCommit, OffsetFetch: what a classic group member sends.
-		for _, key := range []int16{10, 11, 12, 13, 14, 8, 9} {
-			if _, ok := v.KeyMaxVersion(key); !ok {
-				return fmt.Errorf("--group: broker %d does not serve consumer groups (it does not advertise %s, API key %d)",
-					v.NodeID, kmsg.NameForKey(key), key)
-			}
+		if err := missingGroupAPI(v.NodeID, func(key int16) bool {
+			_, ok := v.KeyMaxVersion(key)
+			return ok
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// missingGroupAPI names the first request a classic group member sends
+// (FindCoordinator, JoinGroup, Heartbeat, LeaveGroup, SyncGroup,
+// OffsetCommit, OffsetFetch) that a broker does not advertise.
+func missingGroupAPI(broker int32, advertised func(key int16) bool) error {
+	for _, key := range []int16{10, 11, 12, 13, 14, 8, 9} {
+		if !advertised(key) {
+			return fmt.Errorf("--group: broker %d does not serve consumer groups (it does not advertise %s, API key %d)",
+				broker, kmsg.NameForKey(key), key)
 		}
 	}
 	return nil

@@ -35,7 +35,8 @@ func newProduceCommand() *cobra.Command {
 		Example: `  seq 1 100 | sluice produce numbers
   printf 'k1:v1\nk2:v2\n' | sluice produce orders --key-separator : -H source=cli -v
   cat payloads.bin | sluice produce blobs --delimiter '\0' --acks 1 --compression zstd`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeTopics(conn, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			topic := args[0]
 			delim, err := unescape(delimiter)

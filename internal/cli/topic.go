@@ -125,10 +125,11 @@ func newTopicListCommand(conn *connection) *cobra.Command {
 
 func newTopicDeleteCommand(conn *connection) *cobra.Command {
 	return &cobra.Command{
-		Use:     "delete TOPIC...",
-		Short:   "Delete topics",
-		Example: `  sluice topic delete orders events`,
-		Args:    cobra.MinimumNArgs(1),
+		Use:               "delete TOPIC...",
+		Short:             "Delete topics",
+		Example:           `  sluice topic delete orders events`,
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeTopics(conn, false),
 		RunE: func(cmd *cobra.Command, topics []string) error {
 			ctx, adm, done, err := openAdmin(cmd, conn)
 			if err != nil {
@@ -163,7 +164,8 @@ func newTopicAlterConfigCommand(conn *connection) *cobra.Command {
 		Short: "Set or delete topic configs (incremental: other configs stay as they are)",
 		Example: `  sluice topic alter-config orders -c retention.ms=3600000 -c cleanup.policy=compact
   sluice topic alter-config orders --delete retention.ms`,
-		Args: cobra.MinimumNArgs(1),
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeTopics(conn, false),
 		RunE: func(cmd *cobra.Command, topics []string) error {
 			alters, err := alterations(sets, deletes)
 			if err != nil {

@@ -23,7 +23,8 @@ func newTopicDescribeCommand(conn *connection) *cobra.Command {
 		Short: "Show a topic's partitions (leader, replicas, ISR, offsets) and its non-default configs",
 		Example: `  sluice topic describe orders
   sluice topic describe orders --all-configs`,
-		Args: cobra.MinimumNArgs(1),
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeTopics(conn, false),
 		RunE: func(cmd *cobra.Command, topics []string) error {
 			ctx, adm, done, err := openAdmin(cmd, conn)
 			if err != nil {

@@ -168,3 +168,16 @@ func mustRunOffline(t *testing.T, args ...string) string {
 	t.Helper()
 	return mustRun(t, "", args...)
 }
+
+func TestMissingGroupAPIIsNamed(t *testing.T) {
+	all := func(int16) bool { return true }
+	if err := missingGroupAPI(1, all); err != nil {
+		t.Fatalf("every key advertised: %v", err)
+	}
+	noCoordinator := func(key int16) bool { return key != 10 }
+	err := missingGroupAPI(3, noCoordinator)
+	want := "--group: broker 3 does not serve consumer groups (it does not advertise FindCoordinator, API key 10)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+}
