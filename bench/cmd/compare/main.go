@@ -1,0 +1,122 @@
+// Command compare runs Sluice and the pinned Apache Kafka side by side on this machine with
+// Kafka's own perf tools (issue 10) and writes a results file of medians, spreads and
+// Sluice/Kafka ratios. bench/compare builds the binaries and runs it; see that script.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "compare:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		profileName = flag.String("profile", "quick", "quick (under 10 minutes) or full (under 45)")
+		rounds      = flag.Int("rounds", 0, "rounds per system (default: the profile's, 3; at least 3 for a results file)")
+		repo        = flag.String("repo", ".", "repository root (for bench/kafka-ref, bench/storage, KAFKA_VERSION)")
+		sluiceBin   = flag.String("sluice", "", "sluice binary to benchmark (required)")
+		commit      = flag.String("commit", "", "what the sluice binary was built from, for the report")
+		out         = flag.String("out", "", "results file (default: print only)")
+		scratch     = flag.String("scratch", "", "scratch dir for data dirs (default: a new dir under TMPDIR)")
+		skipMachine = flag.Bool("skip-machine", false, "skip the machine figures (for checking the suite)")
+		phases      = flag.String("phases", "produce,catch-up", "phases to run, comma-separated (for checking the suite)")
+		command     = flag.String("command", "", "the command line to print in the report")
+	)
+	flag.Parse()
+	prof, err := profileNamed(*profileName)
+	if err != nil {
+		return err
+	}
+	if *rounds > 0 {
+		prof.Rounds = *rounds
+	}
+	if *sluiceBin == "" {
+		return fmt.Errorf("--sluice is required")
+	}
+	root, err := filepath.Abs(*repo)
+	if err != nil {
+		return err
+	}
+	bin, err := filepath.Abs(*sluiceBin)
+	if err != nil {
+		return err
+	}
+	if *scratch == "" {
+		if *scratch, err = os.MkdirTemp("", "sluice-compare-"); err != nil {
+			return fmt.Errorf("scratch dir: %w", err)
+		}
+		defer os.RemoveAll(*scratch)
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	started := time.Now().UTC()
+	info := runInfo{
+		Command:    *command,
+		Commit:     *commit,
+		Started:    started.Format("2006-01-02 15:04 UTC"),
+		LoadBefore: load(),
+		Facts:      collectFacts(root),
+		Prof:       prof,
+	}
+	if info.Command == "" {
+		info.Command = "bench/compare --profile " + prof.Name
+	}
+	if !*skipMachine {
+		log.Info("machine figures", "load", load())
+		info.Machine = measureMachine(ctx, root, *scratch, prof.Name == "quick", prof.IperfSecs)
+	}
+
+	s := &suite{prof: prof, kafkaRef: filepath.Join(root, "bench", "kafka-ref"), sluiceBin: bin, scratch: *scratch, res: newResults(), log: log}
+	want := make(map[string]bool)
+	for _, ph := range strings.Split(*phases, ",") {
+		want[strings.TrimSpace(ph)] = true
+	}
+	if want["produce"] {
+		for r := 1; r <= prof.Rounds && ctx.Err() == nil; r++ {
+			s.produceSession(ctx, sysSluice, r)
+			s.produceSession(ctx, sysKafka, r)
+		}
+		if err := s.setRate(); err != nil {
+			s.res.note("%v", err)
+		}
+	}
+	if want["catch-up"] {
+		for r := 1; r <= prof.Rounds && ctx.Err() == nil; r++ {
+			s.catchUpSession(ctx, sysSluice, r)
+			s.catchUpSession(ctx, sysKafka, r)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("interrupted: %w", err)
+	}
+	info.LoadAfter = load()
+	info.Elapsed = time.Since(started).Round(time.Second).String()
+	report := renderReport(info, s.res)
+	fmt.Print(report)
+	if *out != "" {
+		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", *out, err)
+		}
+		log.Info("wrote results", "file", *out)
+	}
+	return nil
+}

@@ -1,0 +1,360 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"strings"
+	"time"
+)
+
+// profile fixes every size and duration of a run.
+type profile struct {
+	Name        string
+	Rounds      int
+	Warm        int   // warm-up windows (seconds) of a full-speed produce run
+	Measure     int   // measurement windows (seconds) of a full-speed produce run
+	RateWarm    int   // warm-up seconds of the fixed-rate run
+	RateMeasure int   // measured seconds of the fixed-rate run
+	FillBytes   int64 // log written before the catch-up read and the restarts
+	IperfSecs   int
+}
+
+func profileNamed(name string) (profile, error) {
+	switch name {
+	case "quick":
+		return profile{Name: name, Rounds: 3, Warm: 2, Measure: 5, RateWarm: 2, RateMeasure: 6, FillBytes: 256 << 20, IperfSecs: 3}, nil
+	case "full":
+		return profile{Name: name, Rounds: 3, Warm: 5, Measure: 20, RateWarm: 5, RateMeasure: 30, FillBytes: 2 << 30, IperfSecs: 10}, nil
+	}
+	return profile{}, fmt.Errorf("unknown profile %q (quick or full)", name)
+}
+
+// produceSpecs are the four full-speed rows, in the order they run.
+var produceSpecs = []produceSpec{
+	{AcksAll: false, Partitions: 1},
+	{AcksAll: false, Partitions: 16},
+	{AcksAll: true, Partitions: 1},
+	{AcksAll: true, Partitions: 16},
+}
+
+// latencySpec is the configuration of the fixed-rate run and of the row whose maxima set
+// its rate: the Java producer's default (acks=all, idempotent), one partition.
+var latencySpec = produceSpec{AcksAll: true, Partitions: 1}
+
+const catchUpPartitions = 16
+
+// suite runs the workloads. Its fields are fixed before the first session except
+// groupConsumer (decided in the first Sluice session) and rate (after phase 1).
+type suite struct {
+	prof      profile
+	kafkaRef  string
+	sluiceBin string
+	scratch   string
+	res       *results
+	log       *slog.Logger
+
+	groupConsumerDecided bool
+	groupConsumer        bool // consumer-perf-test (groups) rather than the kgo reader
+	rate                 int  // records/s of the fixed-rate run
+}
+
+func (s *suite) newBroker(sys system) (broker, error) {
+	if sys == sysSluice {
+		return newSluiceBroker(s.sluiceBin, s.scratch)
+	}
+	return newKafkaBroker(s.kafkaRef, s.scratch)
+}
+
+func load() string {
+	raw, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(raw))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+func mb(records int64) float64 { return float64(records) * recordSize / 1e6 }
+
+// Rows. Keys are stable; labels say exactly what was measured.
+func produceRow(sp produceSpec) row {
+	return row{Key: "produce-" + sp.key(), Label: "Produce throughput, " + sp.label(), Unit: "MB/s", Format: "%.1f", HigherIsBetter: true}
+}
+
+func produceCPURow(sp produceSpec) row {
+	return row{Key: "cpu-produce-" + sp.key(), Label: "Broker CPU per GB produced, " + sp.label(), Unit: "CPU s/GB", Format: "%.2f"}
+}
+
+var (
+	rowRSSProduce = row{Key: "rss-produce", Label: "Broker peak RSS (VmHWM) after the four produce runs", Unit: "MiB", Format: "%.0f"}
+	rowRSSCatchUp = row{Key: "rss-catchup", Label: "Broker peak RSS (VmHWM) after fixed-rate run, fill and catch-up read", Unit: "MiB", Format: "%.0f"}
+	rowCPULatency = row{Key: "cpu-fixed-rate", Label: "Broker CPU per GB produced at the fixed rate", Unit: "CPU s/GB", Format: "%.2f"}
+	rowCPUFill    = row{Key: "cpu-fill", Label: "Broker CPU per GB produced, fill (acks=1, 16 partitions, to completion)", Unit: "CPU s/GB", Format: "%.2f"}
+	rowFill       = row{Key: "fill", Label: "Fill throughput (acks=1, not idempotent, 16 partitions, whole run)", Unit: "MB/s", Format: "%.1f", HigherIsBetter: true}
+	rowCPUConsume = row{Key: "cpu-consume", Label: "Broker CPU per GB read in the catch-up read", Unit: "CPU s/GB", Format: "%.2f"}
+	rowShutdown   = row{Key: "shutdown", Label: "Clean shutdown (SIGTERM to exit) with the filled log, after the kill -9 restart", Unit: "s", Format: "%.2f"}
+	rowLogSize    = row{Key: "log-size", Label: "Log segment bytes (*.log) in the data dir at the restarts (informational)", Unit: "MiB", Format: "%.0f"}
+)
+
+func latencyRow(which string) row {
+	return row{Key: "latency-" + which, Label: "Fixed-rate produce latency " + which, Unit: "ms", Format: "%.0f"}
+}
+
+func (s *suite) consumeRow() row {
+	how := "kgo reader, assigned partitions, no group"
+	if s.groupConsumer {
+		how = "consumer-perf-test, classic group"
+	}
+	return row{Key: "consume", Label: fmt.Sprintf("Catch-up read of %d MiB, %d partitions (%s)", s.prof.FillBytes>>20, catchUpPartitions, how), Unit: "MB/s", Format: "%.1f", HigherIsBetter: true}
+}
+
+func startupRow(afterKill bool) row {
+	if afterKill {
+		return row{Key: "startup-kill", Label: "Start-up to first acknowledged produce after kill -9", Unit: "s", Format: "%.2f"}
+	}
+	return row{Key: "startup-clean", Label: "Start-up to first acknowledged produce after a clean stop", Unit: "s", Format: "%.2f"}
+}
+
+// session starts a fresh broker, runs fn against it, and always closes it.
+func (s *suite) session(ctx context.Context, sys system, round int, phase string, fn func(broker) error) {
+	b, err := s.newBroker(sys)
+	if err != nil {
+		s.res.note("round %d %s %s: %v", round, sys, phase, err)
+		return
+	}
+	defer func() {
+		if err := b.Close(); err != nil {
+			s.log.Warn("closing broker", "system", sys, "err", err)
+		}
+	}()
+	s.log.Info("session", "phase", phase, "round", round, "system", sys, "load", load())
+	if err := b.Start(ctx); err != nil {
+		s.res.note("round %d %s %s: start failed: %v", round, sys, phase, err)
+		return
+	}
+	if err := fn(b); err != nil {
+		s.res.note("round %d %s %s: %v", round, sys, phase, err)
+	}
+}
+
+// produceSession: the four full-speed produce runs, then peak RSS.
+func (s *suite) produceSession(ctx context.Context, sys system, round int) {
+	s.session(ctx, sys, round, "produce", func(b broker) error {
+		if sys == sysSluice && !s.groupConsumerDecided {
+			s.decideConsumer(ctx, b)
+		}
+		for _, sp := range produceSpecs {
+			topic := "perf-" + sp.key()
+			if err := createTopic(ctx, b.Bootstrap(), topic, sp.Partitions); err != nil {
+				s.res.fail(produceRow(sp), sys, round, err.Error())
+				continue
+			}
+			run, err := runProducerWindows(ctx, s.kafkaRef, b, topic, sp, s.prof.Warm, s.prof.Measure)
+			if err != nil {
+				s.res.fail(produceRow(sp), sys, round, err.Error())
+				continue
+			}
+			l := load()
+			s.res.add(produceRow(sp), sys, round, run.Stats.RecordsPerSec*recordSize/1e6, l)
+			s.res.add(produceCPURow(sp), sys, round, run.CPUSeconds/(mb(run.Stats.Records)/1e3), l)
+			s.log.Info("produce", "system", sys, "spec", sp.label(), "MB/s", fmt.Sprintf("%.1f", run.Stats.RecordsPerSec*recordSize/1e6), "cpu_s", run.CPUSeconds)
+		}
+		return s.recordRSS(b, rowRSSProduce, sys, round)
+	})
+}
+
+func (s *suite) recordRSS(b broker, rw row, sys system, round int) error {
+	rss, err := peakRSSBytes(b.PID())
+	if err != nil {
+		s.res.fail(rw, sys, round, err.Error())
+		return nil
+	}
+	s.res.add(rw, sys, round, float64(rss)/(1<<20), load())
+	return nil
+}
+
+// decideConsumer uses Kafka's consumer-perf-test only if Sluice advertises what a classic
+// group consumer needs; otherwise both systems are read by the kgo reader, so the read
+// row still compares like with like.
+func (s *suite) decideConsumer(ctx context.Context, b broker) {
+	s.groupConsumerDecided = true
+	resp, err := apiVersions(ctx, b.Bootstrap())
+	if err != nil {
+		s.res.note("could not read Sluice's ApiVersions (%v); the catch-up read uses the kgo reader", err)
+		return
+	}
+	need := map[int16]string{10: "FindCoordinator", 11: "JoinGroup", 12: "Heartbeat", 14: "SyncGroup", 8: "OffsetCommit", 9: "OffsetFetch"}
+	have := make(map[int16]bool)
+	for _, k := range resp.ApiKeys {
+		have[k.ApiKey] = true
+	}
+	var missing []string
+	for key, name := range need {
+		if !have[key] {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) == 0 {
+		s.groupConsumer = true
+		s.res.note("Sluice advertises the classic group APIs, so the catch-up read is Kafka's consumer-perf-test on both systems.")
+		return
+	}
+	s.res.note("Sluice does not advertise %s yet, so Kafka's consumer-perf-test (which joins a group) cannot run against it; the catch-up read uses a kgo reader with assigned partitions and no group on both systems.", strings.Join(sortedStrings(missing), ", "))
+}
+
+// setRate picks the fixed rate: half the lower of the two systems' median maxima on the
+// latency row's configuration.
+func (s *suite) setRate() error {
+	rw := produceRow(latencySpec)
+	sl, okS := s.res.median(rw.Key, sysSluice)
+	kf, okK := s.res.median(rw.Key, sysKafka)
+	if !okS || !okK {
+		return fmt.Errorf("no maximum for %s on both systems; the fixed-rate run is skipped", latencySpec.label())
+	}
+	lower := math.Min(sl, kf) * 1e6 / recordSize
+	s.rate = max(int(lower/2), 1)
+	s.res.note("Fixed rate: %d records/s (%.1f MB/s), half the lower of the median maxima for %s (Sluice %.1f MB/s, Kafka %.1f MB/s).",
+		s.rate, float64(s.rate)*recordSize/1e6, latencySpec.label(), sl, kf)
+	return nil
+}
+
+// catchUpSession: the fixed-rate latency run, the fill, the catch-up read, peak RSS, then
+// a clean stop and restart and a kill -9 and restart, each timed to the first produce.
+func (s *suite) catchUpSession(ctx context.Context, sys system, round int) {
+	s.session(ctx, sys, round, "catch-up", func(b broker) error {
+		if s.rate > 0 {
+			s.fixedRate(ctx, b, sys, round)
+		}
+		if err := s.fillAndRead(ctx, b, sys, round); err != nil {
+			return err
+		}
+		if err := s.recordRSS(b, rowRSSCatchUp, sys, round); err != nil {
+			return err
+		}
+		return s.restarts(ctx, b, sys, round)
+	})
+}
+
+func (s *suite) fixedRate(ctx context.Context, b broker, sys system, round int) {
+	if err := createTopic(ctx, b.Bootstrap(), "fixed-rate", latencySpec.Partitions); err != nil {
+		s.res.fail(latencyRow("p99"), sys, round, err.Error())
+		return
+	}
+	run, err := runProducerFixedRate(ctx, s.kafkaRef, b, "fixed-rate", latencySpec, s.rate, s.prof.RateWarm, s.prof.RateMeasure)
+	if err != nil {
+		s.res.fail(latencyRow("p99"), sys, round, err.Error())
+		return
+	}
+	l := load()
+	sum := run.Summary
+	s.res.add(latencyRow("p50"), sys, round, sum.P50Ms, l)
+	s.res.add(latencyRow("p99"), sys, round, sum.P99Ms, l)
+	s.res.add(latencyRow("p99.9"), sys, round, sum.P999Ms, l)
+	s.res.add(latencyRow("max"), sys, round, sum.MaxLatencyMs, l)
+	if run.Records > 0 {
+		s.res.add(rowCPULatency, sys, round, run.CPUSeconds/(mb(run.Records)/1e3), l)
+	}
+	if sum.RecordsPerSec < 0.9*float64(s.rate) {
+		s.res.note("round %d %s: the fixed-rate run reached only %.0f of %d records/s, so its latencies include queueing in the producer.", round, sys, sum.RecordsPerSec, s.rate)
+	}
+}
+
+func (s *suite) fillAndRead(ctx context.Context, b broker, sys system, round int) error {
+	const topic = "catch-up"
+	if err := createTopic(ctx, b.Bootstrap(), topic, catchUpPartitions); err != nil {
+		return fmt.Errorf("fill: %w", err)
+	}
+	n := s.prof.FillBytes / recordSize
+	sum, cpu, err := runProducerFill(ctx, s.kafkaRef, b, topic, n)
+	if err != nil {
+		return err
+	}
+	s.res.add(rowFill, sys, round, sum.RecordsPerSec*recordSize/1e6, load())
+	s.res.add(rowCPUFill, sys, round, cpu/(mb(n)/1e3), load())
+	ends, err := endOffsets(ctx, b.Bootstrap(), topic)
+	if err != nil {
+		return err
+	}
+	var total int64
+	for _, e := range ends {
+		total += e
+	}
+	if total < n {
+		return fmt.Errorf("fill: the log holds %d of %d records written", total, n)
+	}
+	cpu0, err := cpuSeconds(b.PID())
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	var records int64
+	if s.groupConsumer {
+		res, err := runConsumerPerf(ctx, s.kafkaRef, b.Bootstrap(), topic, fmt.Sprintf("bench-%d", round), total)
+		if err != nil {
+			s.res.fail(s.consumeRow(), sys, round, err.Error())
+			return nil
+		}
+		records = res.Records
+		s.res.add(s.consumeRow(), sys, round, mb(res.Records)/(res.FetchTimeMs/1e3), load())
+	} else {
+		readCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+		got, _, err := catchUpRead(readCtx, b.Bootstrap(), topic, ends)
+		cancel()
+		if err != nil {
+			s.res.fail(s.consumeRow(), sys, round, err.Error())
+			return nil
+		}
+		records = got
+		s.res.add(s.consumeRow(), sys, round, mb(got)/time.Since(t0).Seconds(), load())
+	}
+	cpu1, err := cpuSeconds(b.PID())
+	if err != nil {
+		return err
+	}
+	s.res.add(rowCPUConsume, sys, round, (cpu1-cpu0)/(mb(records)/1e3), load())
+	return nil
+}
+
+// restarts times start-up twice on the filled log: first after kill -9 of the broker
+// that wrote it (its tail is unflushed, as after a crash), then after a clean stop of the
+// restarted broker.
+func (s *suite) restarts(ctx context.Context, b broker, sys system, round int) error {
+	size, err := segmentBytes(b.DataDir())
+	if err != nil {
+		return err
+	}
+	s.res.add(rowLogSize, sys, round, float64(size)/(1<<20), load())
+
+	if err := b.Kill(ctx); err != nil {
+		return fmt.Errorf("kill -9: %w", err)
+	}
+	if err := s.timeStartup(ctx, b, sys, round, true); err != nil {
+		return err
+	}
+	stopCtx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	t0 := time.Now()
+	err = b.Stop(stopCtx)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("clean stop: %w", err)
+	}
+	s.res.add(rowShutdown, sys, round, time.Since(t0).Seconds(), load())
+	return s.timeStartup(ctx, b, sys, round, false)
+}
+
+func (s *suite) timeStartup(ctx context.Context, b broker, sys system, round int, afterKill bool) error {
+	d, err := timeToFirstProduce(ctx, b, "catch-up")
+	if err != nil {
+		s.res.fail(startupRow(afterKill), sys, round, err.Error())
+		return fmt.Errorf("restart: %w", err)
+	}
+	s.res.add(startupRow(afterKill), sys, round, d.Seconds(), load())
+	s.log.Info("start-up", "system", sys, "after_kill", afterKill, "seconds", d.Seconds())
+	return nil
+}
