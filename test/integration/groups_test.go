@@ -412,3 +412,133 @@ func newClientTB(tb testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
 	tb.Cleanup(cl.Close)
 	return cl
 }
+
+// TestGroupsChurnUnderLoad: two groups of three cooperative-sticky members
+// each read a topic while it is written; members join one after another
+// and two leave mid-stream. Every member commits what it read when
+// partitions are revoked, so each group must read every record exactly
+// once: nothing lost, nothing read twice.
+func TestGroupsChurnUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: real server, six consumers")
+	}
+	srv := startServer(t, t.TempDir(), freePort(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(newClient(t, srv.addr))
+	if _, err := adm.CreateTopic(ctx, 6, 1, nil, groupTopic); err != nil {
+		t.Fatalf("create topic: %v", err)
+	}
+	const total = 3000
+	producerDone := make(chan struct{})
+	go func() {
+		defer close(producerDone)
+		cl := newClient(t, srv.addr, kgo.DefaultProduceTopic(groupTopic))
+		for i := 0; i < total; i += 100 {
+			recs := make([]*kgo.Record, 100)
+			for j := range recs {
+				v := strconv.Itoa(i + j)
+				recs[j] = &kgo.Record{Key: []byte("k" + v), Value: []byte(v)}
+			}
+			if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+				t.Errorf("produce: %v", err)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+
+	type groupRun struct {
+		mu      sync.Mutex
+		seen    map[string]int
+		members []*churnMember
+	}
+	runs := []*groupRun{{seen: map[string]int{}}, {seen: map[string]int{}}}
+	for gi, run := range runs {
+		for range 3 {
+			run.members = append(run.members, startChurnMember(t, ctx, srv.addr, "churn-"+strconv.Itoa(gi), func(v string) {
+				run.mu.Lock()
+				run.seen[v]++
+				run.mu.Unlock()
+			}))
+			time.Sleep(300 * time.Millisecond)
+		}
+	}
+	time.Sleep(time.Second)
+	// One member of each group leaves while records keep coming.
+	for _, run := range runs {
+		run.members[0].stop()
+	}
+	<-producerDone
+	for gi, run := range runs {
+		for ctx.Err() == nil {
+			run.mu.Lock()
+			n := len(run.seen)
+			run.mu.Unlock()
+			if n == total {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		for _, m := range run.members[1:] {
+			m.stop()
+		}
+		run.mu.Lock()
+		dups := 0
+		for i := range total {
+			switch n := run.seen[strconv.Itoa(i)]; {
+			case n == 0:
+				t.Errorf("group %d: record %d never read", gi, i)
+			case n > 1:
+				dups++
+			}
+		}
+		run.mu.Unlock()
+		if dups > 0 {
+			t.Errorf("group %d: %d records read more than once despite commits on revoke", gi, dups)
+		}
+	}
+}
+
+// churnMember is a consumer that commits what it read on revoke.
+type churnMember struct {
+	cl   *kgo.Client
+	done chan struct{}
+}
+
+func startChurnMember(t *testing.T, ctx context.Context, addr, groupID string, record func(string)) *churnMember {
+	t.Helper()
+	m := &churnMember{done: make(chan struct{})}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup(groupID), kgo.ConsumeTopics(groupTopic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.AutoCommitMarks(), kgo.BlockRebalanceOnPoll(),
+		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, _ map[string][]int32) {
+			if err := cl.CommitMarkedOffsets(ctx); err != nil {
+				t.Logf("%s: commit on revoke: %v", groupID, err)
+			}
+		}),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.cl = cl
+	go func() {
+		defer close(m.done)
+		for {
+			fetches := cl.PollFetches(ctx)
+			if fetches.IsClientClosed() || ctx.Err() != nil {
+				return
+			}
+			fetches.EachRecord(func(r *kgo.Record) {
+				record(string(r.Value))
+				cl.MarkCommitRecords(r)
+			})
+			cl.AllowRebalance()
+		}
+	}()
+	return m
+}
+
+func (m *churnMember) stop() {
+	m.cl.Close()
+	<-m.done
+}
