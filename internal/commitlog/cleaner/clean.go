@@ -108,7 +108,7 @@ func (w *worker) buildOffsetMap(ctx context.Context, l *commitlog.Log, from, to 
 			end = h.NextOffset()
 			return nil
 		}
-		if w.offsets.used+int(h.RecordCount) > w.offsets.limit {
+		if w.offsets.used+int(h.RecordCount) > w.offsets.capacity() {
 			full = true
 			return nil
 		}
@@ -129,7 +129,7 @@ func (w *worker) buildOffsetMap(ctx context.Context, l *commitlog.Log, from, to 
 	}
 	if end == from && full {
 		return from, read, fmt.Errorf("log.cleaner.dedupe.buffer.size holds %d keys, too few for one batch at %d of %s",
-			w.offsets.limit, from, l.TopicPartition())
+			w.offsets.capacity(), from, l.TopicPartition())
 	}
 	if !full {
 		end = to

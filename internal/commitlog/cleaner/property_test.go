@@ -13,8 +13,6 @@ import (
 	"sluice/internal/vfs"
 )
 
-var debugProperty = false
-
 var errInjected = errors.New("injected I/O failure")
 
 // TestPropertyAgainstModel runs random appends, deletes (tombstones),
@@ -82,17 +80,10 @@ func runProperty(t *testing.T, seed uint64, steps int) {
 			if err := l.Flush(); err != nil {
 				t.Fatalf("seed %d step %d: flush: %v", seed, step, err)
 			}
-			if debugProperty {
-				got, _ := readAll(t, l)
-				t.Logf("before clean: %+v segments %+v", got, l.Segments())
-			}
 			var ops atomic.Int64
 			k := int64(1 + rng.IntN(60))
 			efs.SetInjector(vfs.InjectorFunc(func(op vfs.Op, path string, _ int) error {
 				if ops.Add(1) == k {
-					if debugProperty {
-						t.Logf("injecting at %s %s", op, path)
-					}
 					return fmt.Errorf("%w: %s %s", errInjected, op, path)
 				}
 				return nil
@@ -103,11 +94,6 @@ func runProperty(t *testing.T, seed uint64, steps int) {
 				t.Fatalf("seed %d step %d: clean failed without the injected error: %v", seed, step, err)
 			}
 			crash()
-			if debugProperty {
-				got, hs := readAll(t, l)
-				names, _ := mem.List(testDir)
-				t.Logf("after crash: %d records, %d batches, segments %+v files %v", len(got), len(hs), l.Segments(), names)
-			}
 			what = fmt.Sprintf("crash at operation %d of a clean (err %v)", k, err)
 		default:
 			if err := l.Flush(); err != nil {
