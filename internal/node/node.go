@@ -320,10 +320,32 @@ func (n *Node) start(ctx context.Context) error {
 	mgrCtx, cancel := context.WithCancel(context.Background())
 	n.mgr.Start(mgrCtx)
 	n.managerStarted = cancel
+	if !advertisesEphemeralPort(n.cfg) {
+		// Registered and unfenced before the first client connects, so
+		// no client sees this broker without its partitions' leader.
+		if err := n.registerBroker(ctx); err != nil {
+			return err
+		}
+		return n.server.Start()
+	}
+	// An ephemeral port is known only once bound: clients may connect a
+	// moment before the registration that advertises it.
 	if err := n.server.Start(); err != nil {
 		return err
 	}
 	return n.registerBroker(ctx)
+}
+
+// advertisesEphemeralPort reports whether a broker listener is advertised
+// with port 0, whose real port the registration must take from the bound
+// listener.
+func advertisesEphemeralPort(cfg *config.Config) bool {
+	for _, l := range cfg.AdvertisedListeners() {
+		if l.Port == 0 && !isControllerListener(cfg, l.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 // awaitLeadership waits until this voter leads the quorum: a single voter
