@@ -175,6 +175,45 @@ func TestProduceConsumeRoundTrip(t *testing.T) {
 	if out := mustRun(t, "", append([]string{"consume", topic, "-e", "-o", "-2"}, b...)...); out != "a\nb\n" {
 		t.Fatalf("consume after NUL-delimited produce printed %q", out)
 	}
+	out = mustRun(t, "fire-and-forget\n", append([]string{"produce", topic, "--acks", "0", "-v"}, b...)...)
+	if out != "partition 0 offset unknown (acks=0)\n" {
+		t.Fatalf("produce --acks 0 -v printed %q", out)
+	}
+	eventually(t, func() (bool, string) {
+		out := mustRun(t, "", append([]string{"consume", topic, "-e", "-o", "-1", "-f", `%o %v\n`}, b...)...)
+		return out == "6 fire-and-forget\n", out
+	})
+}
+
+// TestProduceVerboseFollowsInputOrder: -v prints one line per input record,
+// in input order, even though partitions acknowledge in any order.
+func TestProduceVerboseFollowsInputOrder(t *testing.T) {
+	addr := shared.broker(t)
+	topic := uniqueTopic(t)
+	b := []string{"--brokers", addr}
+	mustRun(t, "", append([]string{"topic", "create", topic, "-p", "3"}, b...)...)
+	defer runCLI(t, "", "topic", "delete", topic, "--brokers", addr)
+	requireDataPlane(t, addr, topic)
+
+	var in strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&in, "key-%d:%d\n", i, i)
+	}
+	produced := strings.Split(strings.TrimSuffix(mustRun(t, in.String(), append([]string{"produce", topic, "-k", ":", "-v"}, b...)...), "\n"), "\n")
+	if len(produced) != 60 {
+		t.Fatalf("produce -v printed %d lines, want 60", len(produced))
+	}
+	consumed := mustRun(t, "", append([]string{"consume", topic, "-e", "-f", `partition %p offset %o=%v\n`}, b...)...)
+	at := make(map[string]string) // "partition P offset O" -> value
+	for _, line := range strings.Split(strings.TrimSuffix(consumed, "\n"), "\n") {
+		where, value, _ := strings.Cut(line, "=")
+		at[where] = value
+	}
+	for i, where := range produced {
+		if at[where] != fmt.Sprint(i) {
+			t.Fatalf("line %d of produce -v is %q, which holds %q, not record %d", i, where, at[where], i)
+		}
+	}
 }
 
 func TestConsumeGroup(t *testing.T) {

@@ -73,7 +73,7 @@ func newProduceCommand() *cobra.Command {
 			if err := conn.ping(ctx, cmd, cl); err != nil {
 				return err
 			}
-			p := &lineProducer{cl: cl, verbose: verbose, out: cmd.OutOrStdout()}
+			p := &lineProducer{cl: cl, verbose: verbose, noAcks: acks == "0", out: cmd.OutOrStdout()}
 			scanner := bufio.NewScanner(cmd.InOrStdin())
 			scanner.Buffer(make([]byte, 64<<10), maxInputRecord)
 			scanner.Split(splitOn([]byte(delim)))
@@ -123,6 +123,7 @@ func newProduceCommand() *cobra.Command {
 type lineProducer struct {
 	cl      *kgo.Client
 	verbose bool
+	noAcks  bool // acks=0: the broker answers nothing, so offsets are unknown
 	out     io.Writer
 
 	mu        sync.Mutex
@@ -160,7 +161,11 @@ func (p *lineProducer) produce(ctx context.Context, r *kgo.Record) {
 			}
 			delete(p.delivered, p.printed)
 			p.printed++
-			fmt.Fprintf(p.out, "partition %d offset %d\n", next.Partition, next.Offset)
+			if p.noAcks {
+				fmt.Fprintf(p.out, "partition %d offset unknown (acks=0)\n", next.Partition)
+			} else {
+				fmt.Fprintf(p.out, "partition %d offset %d\n", next.Partition, next.Offset)
+			}
 		}
 	})
 }
