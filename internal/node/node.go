@@ -25,7 +25,6 @@ import (
 	"sluice/internal/config"
 	"sluice/internal/controller"
 	"sluice/internal/coordinator"
-	"sluice/internal/coordinator/group"
 	"sluice/internal/metadata"
 	"sluice/internal/quorum"
 	"sluice/internal/replication"
@@ -153,30 +152,16 @@ func (n *Node) open() error {
 		Configs:                  configPolicy{cfg: n.cfg},
 	})
 	n.control = newControlLoop(n.driver, n.loader.Image)
-	if n.groups, err = coordinator.New(coordinator.Options{
-		NodeID: n.cfg.NodeID(),
-		Group: group.Config{
-			MinSessionTimeout:             millis(n.cfg.Long("group.min.session.timeout.ms")),
-			MaxSessionTimeout:             millis(n.cfg.Long("group.max.session.timeout.ms")),
-			InitialRebalanceDelay:         millis(n.cfg.Long("group.initial.rebalance.delay.ms")),
-			MaxSize:                       int(n.cfg.Int("group.max.size")),
-			OffsetsRetention:              time.Duration(n.cfg.Long("offsets.retention.minutes")) * time.Minute,
-			OffsetsRetentionCheckInterval: millis(n.cfg.Long("offsets.retention.check.interval.ms")),
-			MaxMetadataSize:               int(n.cfg.Int("offset.metadata.max.bytes")),
-			NewMemberJoinTimeout:          group.DefaultConfig().NewMemberJoinTimeout,
-		},
-		NumPartitions:     n.cfg.Int("offsets.topic.num.partitions"),
-		ReplicationFactor: int16(n.cfg.Int("offsets.topic.replication.factor")),
-		SegmentBytes:      n.cfg.Long("offsets.topic.segment.bytes"),
-		WriteTimeout:      millis(n.cfg.Long("offsets.commit.timeout.ms")),
-		Writer:            coordinator.ReplicaWriter{Replicas: n.replicas},
-		Image:             n.loader.Image,
-		CreateTopic:       coordinator.CreateTopicsCreator(n.CreateTopics),
-		Clock:             n.clk,
-		Logger:            n.logger.With("component", "group-coordinator"),
-	}); err != nil {
+	if n.groups, err = n.newGroupCoordinator(); err != nil {
 		return fmt.Errorf("group coordinator: %w", err)
 	}
+	return n.newServer()
+}
+
+// newServer builds the request handlers over the node's components and the
+// listeners that serve them.
+func (n *Node) newServer() error {
+	var err error
 	n.registry, err = api.NewRegistry(api.Deps{
 		Features:     n,
 		ClusterID:    n.clusterID,
