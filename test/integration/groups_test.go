@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 const groupTopic = "grouped"
@@ -541,4 +543,87 @@ func startChurnMember(t *testing.T, ctx context.Context, addr, groupID string, r
 func (m *churnMember) stop() {
 	m.cl.Close()
 	<-m.done
+}
+
+// TestKilledMemberExpires: a member that stops heartbeating without leaving
+// (as if killed) is removed after its session timeout, and the surviving
+// franz-go member is given its partitions.
+func TestKilledMemberExpires(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: waits out a 6 s session timeout")
+	}
+	srv := startServer(t, t.TempDir(), freePort(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(newClient(t, srv.addr))
+	if _, err := adm.CreateTopic(ctx, 4, 1, nil, groupTopic); err != nil {
+		t.Fatalf("create topic: %v", err)
+	}
+	survivor := startMember(t, srv.addr, kgo.CooperativeStickyBalancer())
+	for ctx.Err() == nil && survivor.assignedCount() != 4 {
+		survivor.poll(ctx)
+	}
+
+	// The doomed member speaks the protocol by hand: join (twice, KIP-394),
+	// sync, then silence.
+	raw := newClient(t, srv.addr)
+	sub := kmsg.NewConsumerMemberMetadata()
+	sub.Topics = []string{groupTopic}
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.ProtocolType = "itest", "consumer"
+	join.SessionTimeoutMillis, join.RebalanceTimeoutMillis = 6000, 30000
+	proto := kmsg.NewJoinGroupRequestProtocol()
+	proto.Name, proto.Metadata = "cooperative-sticky", sub.AppendTo(nil)
+	join.Protocols = append(join.Protocols, proto)
+	first, err := join.RequestWith(ctx, raw)
+	if err != nil || first.ErrorCode != kerr.MemberIDRequired.Code {
+		t.Fatalf("first join: %v %+v", err, first)
+	}
+	join.MemberID = first.MemberID
+	joined := make(chan *kmsg.JoinGroupResponse, 1)
+	go func() {
+		r, err := join.RequestWith(ctx, raw)
+		if err != nil {
+			t.Errorf("join: %v", err)
+		}
+		joined <- r
+	}()
+	var jr *kmsg.JoinGroupResponse
+	for jr == nil && ctx.Err() == nil {
+		survivor.poll(ctx)
+		select {
+		case jr = <-joined:
+		default:
+		}
+	}
+	if jr == nil || jr.ErrorCode != 0 {
+		t.Fatalf("join: %+v", jr)
+	}
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Group, sync.MemberID, sync.Generation = "itest", jr.MemberID, jr.Generation
+	if _, err := sync.RequestWith(ctx, raw); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	// The survivor keeps polling; once the silent member's session ends it
+	// must own all four partitions again.
+	start := time.Now()
+	for ctx.Err() == nil && survivor.assignedCount() != 4 {
+		survivor.poll(ctx)
+	}
+	for ctx.Err() == nil {
+		d, err := adm.DescribeGroups(ctx, "itest")
+		if err == nil && len(d["itest"].Members) == 1 && d["itest"].State == "Stable" {
+			break
+		}
+		survivor.poll(ctx)
+	}
+	for ctx.Err() == nil && survivor.assignedCount() != 4 {
+		survivor.poll(ctx)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("survivor never took the partitions back (holds %d)", survivor.assignedCount())
+	}
+	if waited := time.Since(start); waited < 5*time.Second {
+		t.Fatalf("silent member removed after %v, before its 6 s session", waited)
+	}
 }
