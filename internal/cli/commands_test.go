@@ -183,6 +183,13 @@ func TestProduceConsumeRoundTrip(t *testing.T) {
 		out := mustRun(t, "", append([]string{"consume", topic, "-e", "-o", "-1", "-f", `%o %v\n`}, b...)...)
 		return out == "6 fire-and-forget\n", out
 	})
+	if out := mustRun(t, "", append([]string{"consume", topic, "-e", "--timestamp", "2100-01-01T00:00:00Z"}, b...)...); out != "" {
+		t.Fatalf("consume from a time after every record printed %q", out)
+	}
+	out = mustRun(t, "", append([]string{"consume", topic, "-e", "--timestamp", "0", "-f", `%o,`}, b...)...)
+	if out != "0,1,2,3,4,5,6," {
+		t.Fatalf("consume from time 0 printed %q", out)
+	}
 }
 
 // TestProduceVerboseFollowsInputOrder: -v prints one line per input record,

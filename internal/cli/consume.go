@@ -277,17 +277,38 @@ func (p *consumePlan) listEnds(ctx context.Context, adm *kadm.Client, o *consume
 	if err != nil {
 		return fmt.Errorf("start offsets of %s: %w", topic, describe(err))
 	}
+	var afterTime kadm.ListedOffsets
+	if o.timestamp != "" {
+		ms, err := parseTimestamp(o.timestamp)
+		if err != nil {
+			return err
+		}
+		if afterTime, err = adm.ListOffsetsAfterMilli(ctx, ms, topic); err != nil {
+			return fmt.Errorf("offsets of %s after %s: %w", topic, o.timestamp, describe(err))
+		}
+	}
 	p.remaining = make(map[int32]int64)
 	for _, part := range p.partitions {
 		end, ok := ends.Lookup(topic, part)
-		if !ok || end.Err != nil {
+		if !ok {
+			return fmt.Errorf("end offset of %s/%d: no answer for this partition", topic, part)
+		}
+		if end.Err != nil {
 			return fmt.Errorf("end offset of %s/%d: %w", topic, part, describe(end.Err))
 		}
 		first := int64(0)
 		if s, ok := starts.Lookup(topic, part); ok && s.Err == nil {
 			first = s.Offset
 		}
-		if from, known := o.fixedStart(first, end.Offset); known && from >= end.Offset {
+		from, known := o.fixedStart(first, end.Offset)
+		if t, ok := afterTime.Lookup(topic, part); ok && t.Err == nil {
+			// No record at or after the time: the offset is -1 or the end.
+			from, known = t.Offset, true
+			if from < 0 {
+				from = end.Offset
+			}
+		}
+		if known && from >= end.Offset {
 			continue
 		}
 		p.remaining[part] = end.Offset

@@ -6,9 +6,10 @@
 # and the two transcripts must be equal once what legitimately differs is normalised:
 # cluster and topic ids, ports, timestamps, the server's free-text error details, and
 # broker-level configs that come from each server's own setup rather than the topic.
-# --group is the one documented difference while Sluice serves no consumer groups: against
-# Kafka it consumes, against Sluice it must fail naming the missing API; it is checked
-# separately, outside the compared transcripts.
+# --group is checked outside the compared transcripts: against Kafka it must consume;
+# against a Sluice that does not serve consumer groups it must fail naming the missing API
+# (and consume once Sluice serves them). Then consume must exit 0 on SIGINT, and bench
+# produce/consume must count right against both.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/sluice_lib.sh"
 sluice_init cli_kafka
