@@ -67,6 +67,18 @@
 // readable. Any other I/O error takes the log offline (ErrOffline from then
 // on); under a Manager the whole log dir goes offline.
 //
+// # Compaction hooks
+//
+// The log cleaner (package commitlog/cleaner) reads a log through
+// CleanState and Read, writes each compacted group of segments with
+// BeginCleanedSegment / CleanedSegment.Append, and swaps it in with
+// ReplaceSegments: the ".cleaned" files are synced and renamed ".swap"
+// (the commit point), the replaced segments renamed ".deleted", then the
+// ".swap" files take their live names. Open removes ".cleaned" leftovers
+// and finishes a committed swap (a "<base>.log.swap"): live segments inside
+// its offset range go, its files are renamed. Without the delete policy
+// (Options.SkipRetention) retention.ms and retention.bytes delete nothing.
+//
 // # Manager
 //
 //	m, err := commitlog.NewManager(fsys, commitlog.DefaultManagerOptions(dirs...), clk, logger)
