@@ -627,3 +627,60 @@ func TestKilledMemberExpires(t *testing.T) {
 		t.Fatalf("silent member removed after %v, before its 6 s session", waited)
 	}
 }
+
+// TestStaticMemberRestartWithoutRebalance: a static member (KIP-345) that
+// restarts within its session gets its partitions back, and the other
+// member never has a partition revoked.
+func TestStaticMemberRestartWithoutRebalance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: real server")
+	}
+	srv := startServer(t, t.TempDir(), freePort(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	adm := kadm.NewClient(newClient(t, srv.addr))
+	if _, err := adm.CreateTopic(ctx, 4, 1, nil, groupTopic); err != nil {
+		t.Fatalf("create topic: %v", err)
+	}
+	var revokedFromStayer atomic.Int32
+	static := func(instance string, assigned *atomic.Int32, revoked *atomic.Int32) *kgo.Client {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(srv.addr), kgo.ConsumerGroup("static"), kgo.ConsumeTopics(groupTopic),
+			kgo.InstanceID(instance), kgo.SessionTimeout(30*time.Second),
+			kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, a map[string][]int32) { assigned.Add(int32(len(a[groupTopic]))) }),
+			kgo.OnPartitionsRevoked(func(_ context.Context, _ *kgo.Client, r map[string][]int32) {
+				if revoked != nil {
+					revoked.Add(int32(len(r[groupTopic])))
+				}
+			}),
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for !cl.PollFetches(ctx).IsClientClosed() && ctx.Err() == nil {
+			}
+		}()
+		return cl
+	}
+	var stayerOwned, leaverOwned, restartedOwned atomic.Int32
+	stayer := static("stayer", &stayerOwned, &revokedFromStayer)
+	defer stayer.Close()
+	leaver := static("leaver", &leaverOwned, nil)
+	for ctx.Err() == nil && (leaverOwned.Load() == 0 || stayerOwned.Load()-revokedFromStayer.Load()+leaverOwned.Load() != 4) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	revokedBefore := revokedFromStayer.Load()
+	leaver.Close() // a static member does not leave the group on close
+	restarted := static("leaver", &restartedOwned, nil)
+	defer restarted.Close()
+	for ctx.Err() == nil && restartedOwned.Load() != leaverOwned.Load() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("restarted member owns %d partitions, had %d", restartedOwned.Load(), leaverOwned.Load())
+	}
+	time.Sleep(time.Second)
+	if got := revokedFromStayer.Load(); got != revokedBefore {
+		t.Fatalf("the other member lost %d partitions: the restart rebalanced", got-revokedBefore)
+	}
+}
