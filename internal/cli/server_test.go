@@ -27,7 +27,8 @@ const testBrokersEnv = "SLUICE_TEST_BROKERS"
 type testServer struct {
 	once    sync.Once
 	addr    string
-	skipMsg string
+	skipMsg string // why no server can be had yet (it does not build)
+	failMsg string // why the server that was built did not come up
 	cmd     *exec.Cmd
 	dir     string
 	log     bytes.Buffer
@@ -40,6 +41,9 @@ func (s *testServer) broker(t *testing.T) string {
 	s.once.Do(s.start)
 	if s.skipMsg != "" {
 		t.Skip(s.skipMsg)
+	}
+	if s.failMsg != "" {
+		t.Fatal(s.failMsg)
 	}
 	return s.addr
 }
@@ -80,7 +84,7 @@ func (s *testServer) start() {
 	}
 	if err := waitForBroker(s.addr, 30*time.Second); err != nil {
 		s.stop()
-		panic(fmt.Sprintf("sluice server at %s did not come up: %v\n%s", s.addr, err, s.log.String()))
+		s.failMsg = fmt.Sprintf("sluice server at %s did not come up: %v\n%s", s.addr, err, s.log.String())
 	}
 }
 
