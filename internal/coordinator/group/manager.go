@@ -62,9 +62,16 @@ func (m *Manager) TakeWrites() []Write {
 // Tick fires expired timers: join and sync deadlines, session timeouts,
 // pending member ids and, every OffsetsRetentionCheckInterval, offset expiry.
 func (m *Manager) Tick(now time.Time) {
-	for _, id := range m.GroupIDs() {
-		g := m.groups[id]
+	// Groups with a due timer fire in id order, so runs are repeatable.
+	var due []string
+	for id, g := range m.groups {
 		if next := g.nextDeadline(); !next.IsZero() && !now.Before(next) {
+			due = append(due, id)
+		}
+	}
+	slices.Sort(due)
+	for _, id := range due {
+		if g, ok := m.groups[id]; ok {
 			g.tick(now)
 		}
 	}
