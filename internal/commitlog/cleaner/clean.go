@@ -70,9 +70,14 @@ func (w *worker) cleanLog(ctx context.Context, l *commitlog.Log, firstDirty int6
 	opts := l.Options()
 	res := cleanResult{firstDirty: firstDirty, mapEnd: firstDirty, horizon: -1, segmentsBefore: len(st.Segments) + 1}
 	uncleanable := uncleanableOffset(st, opts, firstDirty, now)
+	txns, err := l.CollectAbortedTxns(st.LogStartOffset, st.LogEndOffset)
+	if err != nil {
+		return res, err
+	}
+	aborted := newAbortedTxns(txns)
 	w.offsets.clear()
 	if firstDirty < uncleanable {
-		end, read, err := w.buildOffsetMap(ctx, l, firstDirty, uncleanable)
+		end, read, err := w.buildOffsetMap(ctx, l, firstDirty, uncleanable, aborted)
 		res.bytesRead += read
 		if err != nil {
 			return res, err
@@ -81,7 +86,7 @@ func (w *worker) cleanLog(ctx context.Context, l *commitlog.Log, firstDirty int6
 	}
 	filter := &batchFilter{offsets: w.offsets, mapEnd: res.mapEnd, nowMs: now.UnixMilli(),
 		deleteRetentionMs: opts.DeleteRetention.Milliseconds(), producerLast: st.ProducerLastOffsets,
-		comp: &w.comp, horizon: -1}
+		aborted: aborted, comp: &w.comp, horizon: -1}
 	for _, g := range groupSegments(st, opts, res.mapEnd) {
 		if err := w.cleanGroup(ctx, l, g, st.LogStartOffset, filter, &res); err != nil {
 			return res, err
@@ -95,16 +100,17 @@ func (w *worker) cleanLog(ctx context.Context, l *commitlog.Log, firstDirty int6
 	return res, nil
 }
 
-// buildOffsetMap records the latest offset of every key in [from, to) and
-// returns where it stopped: to, or the first batch that did not fit.
-func (w *worker) buildOffsetMap(ctx context.Context, l *commitlog.Log, from, to int64) (int64, int64, error) {
+// buildOffsetMap records the latest offset of every key in [from, to),
+// skipping control batches and aborted transactions' data, and returns
+// where it stopped: to, or the first batch that did not fit.
+func (w *worker) buildOffsetMap(ctx context.Context, l *commitlog.Log, from, to int64, aborted abortedTxns) (int64, int64, error) {
 	end := from
 	full := false
 	read, err := w.forEachBatch(ctx, l, from, to, func(h records.Header, batch []byte) error {
 		if full {
 			return nil
 		}
-		if h.IsControl() {
+		if h.IsControl() || aborted.aborted(h) {
 			end = h.NextOffset()
 			return nil
 		}

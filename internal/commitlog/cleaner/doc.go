@@ -39,9 +39,13 @@
 //
 // Tombstones stay for delete.retention.ms after the clean that first sees
 // them, which stamps the KIP-534 delete horizon into their batch header.
-// Control batches are kept as they are. Data of aborted transactions is
-// kept too until the batchFilter.abortedData hook is wired to the
-// transaction index (Kafka then drops it, and later the markers).
+// Data batches of aborted transactions (found through the transaction
+// index) are dropped and never enter the offset map. Control batches
+// (transaction markers) are kept as they are: Kafka removes a marker once
+// its transaction's data is gone and its delete horizon passed, Sluice
+// does not yet (see batchFilter.filter, where that belongs). The last data
+// batch of each producer the log tracks is kept, emptied if need be, so
+// its sequence survives.
 //
 // # Observability
 //

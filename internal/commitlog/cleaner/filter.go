@@ -15,7 +15,10 @@ import (
 //   - a tombstone (null value) stays until its batch's delete horizon
 //     (KIP-534) has passed. A kept batch with tombstones and no horizon
 //     yet gets one, now + delete.retention.ms, in its header;
-//   - control batches (transaction markers) are kept as they are;
+//   - data batches of aborted transactions go;
+//   - control batches (transaction markers) are kept as they are (Kafka
+//     drops a marker once its transaction's data is gone and its delete
+//     horizon passed; Sluice keeps them);
 //   - a batch left with no record goes, unless it is the last data batch
 //     of a producer the log still tracks: it then stays as an empty batch
 //     (header only, offsets and sequences kept), so the producer's last
@@ -29,11 +32,7 @@ type batchFilter struct {
 	nowMs             int64
 	deleteRetentionMs int64
 	producerLast      map[int64]int64
-	// abortedData, when set, says a transactional batch belongs to an
-	// aborted transaction, whose records a clean drops (Kafka's
-	// CleanedTransactionMetadata). The hook for transactions: markers
-	// themselves are kept until then.
-	abortedData func(h records.Header) bool
+	aborted           abortedTxns
 	comp        *compressor
 
 	kept    []records.Record
@@ -54,7 +53,7 @@ func (f *batchFilter) filter(dst, batch []byte, h records.Header) ([]byte, error
 	if h.IsControl() {
 		return append(dst, batch...), nil
 	}
-	discardAll := h.IsTransactional() && f.abortedData != nil && f.abortedData(h)
+	discardAll := f.aborted.aborted(h)
 	f.kept = f.kept[:0]
 	removed, tombstones := false, false
 	err := records.ForEachRecord(batch, func(r records.Record) error {

@@ -133,7 +133,8 @@ type readRecord struct {
 	tombstone  bool
 }
 
-// readAll reads every record from the log start offset.
+// readAll reads every data record from the log start offset, and every
+// batch header.
 func readAll(t testing.TB, l *commitlog.Log) ([]readRecord, []records.Header) {
 	t.Helper()
 	var out []readRecord
@@ -156,6 +157,9 @@ func readAll(t testing.TB, l *commitlog.Log) ([]readRecord, []records.Header) {
 				return err
 			}
 			headers = append(headers, h)
+			if h.IsControl() {
+				return nil // consumers never see control records
+			}
 			return records.ForEachRecord(b, func(r records.Record) error {
 				if r.Offset(h) < off {
 					return nil
