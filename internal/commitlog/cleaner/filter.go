@@ -33,7 +33,7 @@ type batchFilter struct {
 	deleteRetentionMs int64
 	producerLast      map[int64]int64
 	aborted           abortedTxns
-	comp        *compressor
+	comp              *compressor
 
 	kept    []records.Record
 	recBuf  []byte
