@@ -95,6 +95,16 @@ func (o Options) normalized() Options {
 	return o
 }
 
+// maxSegmentMs is the age that rolls a segment: segment.ms or, on a
+// compacted log, max.compaction.lag.ms when smaller, so dirty records leave
+// the active segment (never cleaned) in time (Kafka's maxSegmentMs).
+func (o Options) maxSegmentMs() time.Duration {
+	if o.Compact && o.MaxCompactionLag > 0 && o.MaxCompactionLag < o.SegmentMs {
+		return o.MaxCompactionLag
+	}
+	return o.SegmentMs
+}
+
 func (o Options) flushMessagesEnabled() bool {
 	return o.FlushMessages > 0 && o.FlushMessages < 1<<63-1
 }

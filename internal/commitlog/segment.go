@@ -397,7 +397,7 @@ func (s *segment) shouldRoll(opts Options, size int64, maxTimestamp, lastOffset 
 	if cur > opts.SegmentBytes-size {
 		return true
 	}
-	if s.timeWaitedForRoll(now, maxTimestamp) > opts.SegmentMs-s.rollJitter {
+	if s.timeWaitedForRoll(now, maxTimestamp) > opts.maxSegmentMs()-s.rollJitter {
 		return true
 	}
 	return s.index.isFull() || s.timeIndex.entries() >= s.timeIndex.maxEntries-1 ||
