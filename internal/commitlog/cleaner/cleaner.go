@@ -51,6 +51,7 @@ type Cleaner struct {
 		checkpoints map[string]map[kafka.TopicPartition]int64 // per log dir
 		horizons    map[kafka.TopicPartition]int64            // earliest pending delete horizon
 		retryAt     map[kafka.TopicPartition]time.Time        // after a failed clean
+		gauged      map[kafka.TopicPartition]bool             // partitions with a dirty ratio series
 		cancel      context.CancelFunc
 		done        chan struct{}
 	}
@@ -76,6 +77,7 @@ func New(fsys vfs.FS, src LogSource, opts Options, clk clock.Clock, reg promethe
 	c.mu.checkpoints = map[string]map[kafka.TopicPartition]int64{}
 	c.mu.horizons = map[kafka.TopicPartition]int64{}
 	c.mu.retryAt = map[kafka.TopicPartition]time.Time{}
+	c.mu.gauged = map[kafka.TopicPartition]bool{}
 	return c, nil
 }
 
@@ -229,6 +231,7 @@ func (c *Cleaner) grabFilthiest(now time.Time) (candidate, bool) {
 	var best, tombstones candidate
 	found, foundTombstones := false, false
 	maxRatio := 0.0
+	gauged := map[kafka.TopicPartition]bool{}
 	for _, l := range c.logs.Logs() {
 		if l.Offline() {
 			continue
@@ -237,7 +240,6 @@ func (c *Cleaner) grabFilthiest(now time.Time) (candidate, bool) {
 		tp := l.TopicPartition()
 		labels := prometheus.Labels{"topic": tp.Topic, "partition": strconv.Itoa(int(tp.Partition))}
 		if !opts.Compact {
-			c.metrics.dirtyRatio.Delete(labels)
 			continue
 		}
 		st, err := l.CleanState()
@@ -251,6 +253,7 @@ func (c *Cleaner) grabFilthiest(now time.Time) (candidate, bool) {
 			ratio = float64(dirty) / float64(clean+dirty)
 		}
 		c.metrics.dirtyRatio.With(labels).Set(ratio)
+		gauged[tp] = true
 		maxRatio = max(maxRatio, ratio)
 		c.mu.Lock()
 		busy := c.mu.inProgress[tp] || now.Before(c.mu.retryAt[tp])
@@ -269,6 +272,7 @@ func (c *Cleaner) grabFilthiest(now time.Time) (candidate, bool) {
 		}
 	}
 	c.metrics.maxDirty.Set(maxRatio)
+	c.pruneGauges(gauged)
 	if !found {
 		// Nothing dirty enough: use the quiet time to drop tombstones
 		// whose delete horizon passed, as Kafka does.
@@ -285,6 +289,19 @@ func (c *Cleaner) grabFilthiest(now time.Time) (candidate, bool) {
 	}
 	c.mu.inProgress[tp] = true
 	return best, true
+}
+
+// pruneGauges drops the dirty ratio series of partitions that are gone or
+// no longer compacted.
+func (c *Cleaner) pruneGauges(current map[kafka.TopicPartition]bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for tp := range c.mu.gauged {
+		if !current[tp] {
+			c.metrics.dirtyRatio.DeleteLabelValues(tp.Topic, strconv.Itoa(int(tp.Partition)))
+		}
+	}
+	c.mu.gauged = current
 }
 
 // cleanableBytes sums the segments already clean (below firstDirty) and
