@@ -123,8 +123,13 @@ func (c *Cleaner) Stop(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("stop log cleaner: %w", ctx.Err())
 	}
+	// Every worker is idle now: release their encoders (made again if the
+	// cleaner restarts).
+	idle := make([]*worker, 0, c.opts.Threads)
 	for range c.opts.Threads {
-		w := <-c.workers
+		idle = append(idle, <-c.workers)
+	}
+	for _, w := range idle {
 		w.comp.close()
 		c.workers <- w
 	}
