@@ -126,12 +126,21 @@ func (c *Cleaner) Stop(ctx context.Context) error {
 	// Every worker is idle now: release their encoders (made again if the
 	// cleaner restarts).
 	idle := make([]*worker, 0, c.opts.Threads)
+	defer func() {
+		for _, w := range idle {
+			c.workers <- w
+		}
+	}()
 	for range c.opts.Threads {
-		idle = append(idle, <-c.workers)
+		select {
+		case w := <-c.workers:
+			idle = append(idle, w)
+		case <-ctx.Done(): // a CleanOnce of the caller's still runs
+			return fmt.Errorf("stop log cleaner: %w", ctx.Err())
+		}
 	}
 	for _, w := range idle {
 		w.comp.close()
-		c.workers <- w
 	}
 	return nil
 }
