@@ -54,7 +54,7 @@ func runBenchConsume(cmd *cobra.Command, conn *connection, o *benchConsumeOption
 	for _, p := range plan.partitions {
 		assign[p] = kgo.NewOffset().AtStart()
 	}
-	cl, err := conn.client(cmd, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}))
+	cl, err := conn.client(cmd, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}), kgo.KeepControlRecords())
 	if err != nil {
 		return err
 	}
@@ -84,9 +84,12 @@ func runBenchConsume(cmd *cobra.Command, conn *connection, o *benchConsumeOption
 			if plan.done() {
 				return
 			}
+			plan.reached(r)
+			if r.Attrs.IsControl() {
+				return
+			}
 			stats.add(len(r.Key)+len(r.Value), now.Sub(r.Timestamp))
 			seen++
-			plan.seen(r, int(seen))
 			if o.count > 0 && seen >= o.count {
 				plan.finished = true
 			}

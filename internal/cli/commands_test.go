@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func TestTopicLifecycle(t *testing.T) {
@@ -379,5 +381,54 @@ func TestShellCompletionOffersTopics(t *testing.T) {
 	out := mustRun(t, "", "__complete", "consume", "--brokers", addr, topic, "")
 	if strings.Contains(out, topic) {
 		t.Fatalf("consume takes one topic, yet a second is offered:\n%s", out)
+	}
+}
+
+// TestConsumeExitAfterTransactionMarker: a partition whose log ends with a
+// commit marker has its end offset past the last data record; --exit must
+// still end there, and the marker is never printed.
+func TestConsumeExitAfterTransactionMarker(t *testing.T) {
+	addr := shared.broker(t)
+	topic := uniqueTopic(t)
+	mustRun(t, "", "topic", "create", topic, "-p", "1", "--brokers", addr)
+	defer runCLI(t, "", "topic", "delete", topic, "--brokers", addr)
+
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.TransactionalID(topic+"-txn"), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	// A new Kafka creates __transaction_state on first use and answers
+	// COORDINATOR_NOT_AVAILABLE meanwhile.
+	for probeUntil := time.Now().Add(5 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		err = kadm.NewClient(cl).FindTxnCoordinators(ctx, topic+"-txn").Error()
+		if err == nil || time.Now().After(probeUntil) {
+			break
+		}
+	}
+	if err == nil {
+		err = cl.BeginTransaction()
+	}
+	if err == nil {
+		err = cl.ProduceSync(ctx, &kgo.Record{Value: []byte("t1")}, &kgo.Record{Value: []byte("t2")}).FirstErr()
+	}
+	if err == nil {
+		err = cl.EndTransaction(ctx, kgo.TryCommit)
+	}
+	if err != nil {
+		if os.Getenv(testBrokersEnv) == "" {
+			t.Skipf("the sluice server does not serve transactions yet: %v", err)
+		}
+		t.Fatalf("transactional produce: %v", err)
+	}
+	started := time.Now()
+	out := mustRun(t, "", "consume", topic, "-e", "--brokers", addr)
+	if out != "t1\nt2\n" {
+		t.Fatalf("consume -e printed %q, want the two transactional records", out)
+	}
+	if took := time.Since(started); took > 15*time.Second {
+		t.Fatalf("consume -e took %v: it waited past the commit marker", took)
 	}
 }

@@ -119,7 +119,9 @@ func runConsume(cmd *cobra.Command, conn *connection, o *consumeOptions, topic s
 	if err != nil {
 		return err
 	}
-	var opts []kgo.Opt
+	// Control records (transaction markers) are kept only to see how far
+	// a partition was read; they are never printed.
+	opts := []kgo.Opt{kgo.KeepControlRecords()}
 	if o.group != "" {
 		opts = append(opts, kgo.ConsumerGroup(o.group), kgo.ConsumeTopics(topic),
 			kgo.ConsumeStartOffset(start), kgo.AutoCommitMarks())
@@ -151,6 +153,13 @@ func runConsume(cmd *cobra.Command, conn *connection, o *consumeOptions, topic s
 		iter := fetches.RecordIter()
 		for !iter.Done() && !plan.done() {
 			r := iter.Next()
+			if o.group != "" {
+				cl.MarkCommitRecords(r)
+			}
+			if r.Attrs.IsControl() {
+				plan.reached(r)
+				continue
+			}
 			if o.json {
 				if buf, err = appendJSON(buf[:0], r); err != nil {
 					return err
@@ -161,11 +170,9 @@ func runConsume(cmd *cobra.Command, conn *connection, o *consumeOptions, topic s
 			if _, err := out.Write(buf); err != nil {
 				return fmt.Errorf("write output: %w", err)
 			}
-			if o.group != "" {
-				cl.MarkCommitRecords(r)
-			}
 			printed++
-			plan.seen(r, printed)
+			plan.counted(printed)
+			plan.reached(r)
 		}
 		if err := out.Flush(); err != nil {
 			return fmt.Errorf("write output: %w", err)
@@ -208,10 +215,17 @@ type consumePlan struct {
 
 func (p *consumePlan) done() bool { return p.finished }
 
-func (p *consumePlan) seen(r *kgo.Record, printed int) {
+// counted notes that printed records were output; -n may be reached.
+func (p *consumePlan) counted(printed int) {
 	if p.count > 0 && printed >= p.count {
 		p.finished = true
 	}
+}
+
+// reached notes the consumer got to r (a data or control record); --exit
+// may be satisfied. Control records count here: a partition whose log ends
+// with a transaction marker has its end offset after the last data record.
+func (p *consumePlan) reached(r *kgo.Record) {
 	if p.remaining != nil {
 		if end, ok := p.remaining[r.Partition]; ok && r.Offset+1 >= end {
 			delete(p.remaining, r.Partition)
