@@ -123,7 +123,7 @@ func (c *Cleaner) Stop(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("stop log cleaner: %w", ctx.Err())
 	}
-	// Every worker is idle now: release their encoders (made again if the
+	// Once every worker is idle, release their encoders (made again if the
 	// cleaner restarts).
 	idle := make([]*worker, 0, c.opts.Threads)
 	defer func() {
