@@ -96,6 +96,7 @@ func produceTo(t *testing.T, ctx context.Context, addr string, from, n int) {
 // other takes everything over, nothing is lost, and the committed offsets
 // survive a server restart.
 func TestConsumerGroupRebalanceAndRestart(t *testing.T) {
+	t.Parallel() // mostly waiting on group timers; each test has its own server
 	for _, tc := range []struct {
 		name     string
 		balancer func() kgo.GroupBalancer
@@ -104,6 +105,7 @@ func TestConsumerGroupRebalanceAndRestart(t *testing.T) {
 		{"eager-range", kgo.RangeBalancer},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			testGroupRebalanceAndRestart(t, tc.balancer)
 		})
 	}
@@ -421,6 +423,7 @@ func newClientTB(tb testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
 // partitions are revoked, so each group must read every record exactly
 // once: nothing lost, nothing read twice.
 func TestGroupsChurnUnderLoad(t *testing.T) {
+	t.Parallel() // mostly waiting on group timers; each test has its own server
 	if testing.Short() {
 		t.Skip("slow: real server, six consumers")
 	}
@@ -549,6 +552,7 @@ func (m *churnMember) stop() {
 // (as if killed) is removed after its session timeout, and the surviving
 // franz-go member is given its partitions.
 func TestKilledMemberExpires(t *testing.T) {
+	t.Parallel() // mostly waiting on group timers; each test has its own server
 	if testing.Short() {
 		t.Skip("slow: waits out a 6 s session timeout")
 	}
@@ -632,6 +636,7 @@ func TestKilledMemberExpires(t *testing.T) {
 // restarts within its session gets its partitions back, and the other
 // member never has a partition revoked.
 func TestStaticMemberRestartWithoutRebalance(t *testing.T) {
+	t.Parallel() // mostly waiting on group timers; each test has its own server
 	if testing.Short() {
 		t.Skip("slow: real server")
 	}
