@@ -243,6 +243,16 @@ func TestConsumeGroup(t *testing.T) {
 	if out != "probe\n" {
 		t.Fatalf("consume --group printed %q, want the probe record", out)
 	}
+	// The group committed what was printed: a member resumes after it, and
+	// with -e stops at the end, even when the commit is the end already.
+	mustRun(t, "second\n", append([]string{"produce", topic}, b...)...)
+	group := append([]string{"consume", topic, "--group", topic + "-g", "-e"}, b...)
+	if out := mustRun(t, "", group...); out != "second\n" {
+		t.Fatalf("consume --group -e after the commit printed %q, want the one new record", out)
+	}
+	if out := mustRun(t, "", group...); out != "" {
+		t.Fatalf("consume --group -e with everything committed printed %q", out)
+	}
 }
 
 func TestBenchProduceAndConsumeJSON(t *testing.T) {

@@ -301,6 +301,13 @@ func (p *consumePlan) listEnds(ctx context.Context, adm *kadm.Client, o *consume
 			return fmt.Errorf("offsets of %s after %s: %w", topic, o.timestamp, describe(err))
 		}
 	}
+	var committed kadm.OffsetResponses
+	if o.group != "" {
+		// A group member resumes at the group's commits, where they exist.
+		if committed, err = adm.FetchOffsets(ctx, o.group); err != nil {
+			return fmt.Errorf("committed offsets of group %s: %w", o.group, describe(err))
+		}
+	}
 	p.remaining = make(map[int32]int64)
 	for _, part := range p.partitions {
 		end, ok := ends.Lookup(topic, part)
@@ -321,6 +328,9 @@ func (p *consumePlan) listEnds(ctx context.Context, adm *kadm.Client, o *consume
 			if from < 0 {
 				from = end.Offset
 			}
+		}
+		if c, ok := committed.Lookup(topic, part); ok && c.Err == nil && c.At >= 0 {
+			from, known = c.At, true
 		}
 		if known && from >= end.Offset {
 			continue
