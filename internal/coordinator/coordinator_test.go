@@ -14,6 +14,7 @@ import (
 	"sluice/internal/coordinator/group"
 	"sluice/internal/kafka"
 	"sluice/internal/metadata"
+	"sluice/internal/records"
 )
 
 const testNode int32 = 1
@@ -409,5 +410,32 @@ func TestSessionExpiryOnTheShardClock(t *testing.T) {
 	d := c.DescribeGroup(ctx, "g")
 	if len(d.Members) != 1 || d.Members[0].MemberID != a.MemberID {
 		t.Fatalf("members after expiry: %+v", d.Members)
+	}
+}
+
+// TestLoadSkipsUndecodableRecords: a corrupt group record does not keep the
+// partition from loading; the other records still replay.
+func TestLoadSkipsUndecodableRecords(t *testing.T) {
+	log := newMemLog()
+	p := PartitionFor("g", 3)
+	b := records.NewBuilder(records.NonIdempotent(records.NoCompression))
+	bad := kmsg.GroupMetadataKey{Version: 2, Group: "g"}
+	b.Add(0, bad.AppendTo(nil), []byte{0, 3, 1}, nil)
+	good := kmsg.OffsetCommitKey{Version: 1, Group: "g", Topic: "t", Partition: 0}
+	val := kmsg.NewOffsetCommitValue()
+	val.Version, val.Offset, val.Metadata = 3, 9, "m"
+	b.Add(0, good.AppendTo(nil), val.AppendTo(nil), nil)
+	batch, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := log.Append(context.Background(), p, batch); err != nil {
+		t.Fatal(err)
+	}
+	c := startCoordinator(t, log, testGroupConfig())
+	waitLoaded(t, c.Coordinator, "g")
+	offs, code := c.FetchOffsets(context.Background(), "g", []kafka.TopicPartition{{Topic: "t"}})
+	if code != 0 || offs[0].Offset != 9 {
+		t.Fatalf("after load: %+v %v", offs, kerr.ErrorForCode(code))
 	}
 }

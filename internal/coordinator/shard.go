@@ -111,14 +111,18 @@ func (s *shard) run() {
 // retrying while the partition is not readable yet (the replica manager may
 // learn of its leadership after us).
 func (s *shard) load() (*group.Manager, error) {
-	for {
+	for attempt := 0; ; attempt++ {
 		mgr := group.NewManager(s.opts.Group, s.opts.Clock.Now())
 		err := s.replay(mgr)
 		if err == nil {
 			mgr.FinishLoad(s.opts.Clock.Now())
 			return mgr, nil
 		}
-		s.log.Warn("replaying group coordinator partition; retrying", "err", err)
+		level := slog.LevelDebug
+		if attempt == 0 {
+			level = slog.LevelWarn
+		}
+		s.log.Log(s.ctx, level, "replaying group coordinator partition; retrying", "err", err)
 		select {
 		case <-s.ctx.Done():
 			return nil, s.ctx.Err()
@@ -151,7 +155,13 @@ func (s *shard) replay(mgr *group.Manager) error {
 				if r.Offset(h) < offset || r.Offset(h) >= hw {
 					return nil
 				}
-				return mgr.Replay(now, r.Key, r.Value)
+				if err := mgr.Replay(now, r.Key, r.Value); err != nil {
+					// A record we cannot decode is skipped, as Kafka's loader
+					// skips unknown record types: refusing to load would keep
+					// every group of the partition unavailable.
+					s.log.Error("skipping undecodable offsets record", "offset", r.Offset(h), "err", err)
+				}
+				return nil
 			})
 			next = h.LastOffset() + 1
 			return err
