@@ -119,7 +119,9 @@ func (m *Manager) Describe(id string) Description {
 		return Description{ErrorCode: kerr.GroupIDNotFound.Code, State: Dead}
 	}
 	d := Description{State: g.state, ProtocolType: g.protocolType}
-	if g.state == Stable || g.state == CompletingRebalance {
+	if g.state == Stable {
+		// Kafka shows the protocol, like the members' metadata, only once
+		// the assignment is out.
 		d.Protocol = g.protocolName
 	}
 	for _, mid := range g.order {
