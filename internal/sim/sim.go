@@ -117,7 +117,9 @@ func New(cfg Config) (*Sim, error) {
 		opReq: make(chan proposeRequest), trace: hashWriter{h: fnv.New64a()},
 	}
 	s.net = &network{rng: s.rng, now: s.clk.Now, dropRate: cfg.DropRate, maxDelay: cfg.MaxDelay, cut: map[[2]int32]bool{},
-		report: func(from, to int32, _, failed bool) { s.reports = append(s.reports, report{from: from, to: to, failed: failed}) }}
+		report: func(from, to int32, _, failed bool) {
+			s.reports = append(s.reports, report{from: from, to: to, failed: failed})
+		}}
 	s.ctrl = controller.New(controller.Options{NumPartitions: 1, DefaultReplicationFactor: 1, Configs: anyConfig{}, NewTopicID: func() (kafka.UUID, error) { return s.topicID(), nil }})
 	for i := range cfg.Voters {
 		s.ids = append(s.ids, int32(i))

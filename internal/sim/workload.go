@@ -275,4 +275,3 @@ func (anyConfig) Default(metadata.ConfigResourceType, string) string        { re
 type hashWriter struct{ h hash.Hash64 }
 
 func (w *hashWriter) Write(p []byte) (int, error) { return w.h.Write(p) }
-
