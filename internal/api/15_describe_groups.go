@@ -48,6 +48,9 @@ func describeGroups(ctx context.Context, gp GroupPlane, req *kmsg.DescribeGroups
 		if rg.ErrorCode != 0 {
 			if req.Version >= 6 {
 				msg := kerr.ErrorForCode(rg.ErrorCode).(*kerr.Error).Description
+				if rg.ErrorCode == kerr.GroupIDNotFound.Code {
+					msg = "Group " + id + " not found." // Kafka's words
+				}
 				rg.ErrorMessage = &msg
 			}
 			if d.ErrorCode != kerr.GroupIDNotFound.Code {

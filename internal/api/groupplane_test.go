@@ -231,8 +231,12 @@ func TestGroupHandlersEndToEnd(t *testing.T) {
 	if g := dr.Groups[0]; g.State != "Stable" || g.Protocol != "range" || len(g.Members) != 1 || string(g.Members[0].MemberAssignment) != "A" || g.AuthorizedOperations != allGroupOperations {
 		t.Fatalf("describe: %+v", g)
 	}
-	if g := dr.Groups[1]; g.ErrorCode != kerr.GroupIDNotFound.Code || g.State != "Dead" {
+	if g := dr.Groups[1]; g.ErrorCode != kerr.GroupIDNotFound.Code || g.State != "Dead" || *g.ErrorMessage != "Group missing not found." {
 		t.Fatalf("describe missing: %+v", g)
+	}
+	desc.SetVersion(5)
+	if g := reply[*kmsg.DescribeGroupsResponse](t, gf.reg, desc).Groups[1]; g.ErrorCode != 0 || g.State != "Dead" {
+		t.Fatalf("describe missing v5: %+v", g)
 	}
 	list := kmsg.NewPtrListGroupsRequest()
 	list.SetVersion(5)
