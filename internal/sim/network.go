@@ -23,9 +23,8 @@ type network struct {
 	cut      map[[2]int32]bool // directed links that lose messages
 	queue    msgQueue
 	seq      uint64
-	// report tells a sender's voter a snapshot reached its peer or not, and
-	// that a peer was unreachable.
-	report func(from, to int32, snapshot, failed bool)
+	// snapshotLost tells a sender's voter its snapshot did not reach the peer.
+	snapshotLost func(from, to int32)
 }
 
 type inFlight struct {
@@ -80,7 +79,7 @@ func (t simTransport) Send(msgs []*raftpb.Message) {
 // lost accounts for a message that will not arrive.
 func (n *network) lost(from, to int32, m *raftpb.Message) {
 	if m.GetType() == raftpb.MsgSnap {
-		n.report(from, to, true, true)
+		n.snapshotLost(from, to)
 	}
 }
 

@@ -21,6 +21,8 @@ import (
 	"slices"
 	"time"
 
+	"go.etcd.io/raft/v3/raftpb"
+
 	"sluice/internal/clock"
 	"sluice/internal/controller"
 	"sluice/internal/kafka"
@@ -54,6 +56,8 @@ type Config struct {
 // Stats count what a run did.
 type Stats struct {
 	Steps, Commits, AckedOps, FailedOps, Crashes, Partitions, Leaders int
+	// SnapshotsSent counts snapshots delivered to a lagging voter.
+	SnapshotsSent int
 	// Trace hashes the run's events: equal seeds give equal traces.
 	Trace uint64
 }
@@ -117,9 +121,7 @@ func New(cfg Config) (*Sim, error) {
 		opReq: make(chan proposeRequest), trace: hashWriter{h: fnv.New64a()},
 	}
 	s.net = &network{rng: s.rng, now: s.clk.Now, dropRate: cfg.DropRate, maxDelay: cfg.MaxDelay, cut: map[[2]int32]bool{},
-		report: func(from, to int32, _, failed bool) {
-			s.reports = append(s.reports, report{from: from, to: to, failed: failed})
-		}}
+		snapshotLost: func(from, to int32) { s.reports = append(s.reports, report{from: from, to: to, failed: true}) }}
 	s.ctrl = controller.New(controller.Options{NumPartitions: 1, DefaultReplicationFactor: 1, Configs: anyConfig{}, NewTopicID: func() (kafka.UUID, error) { return s.topicID(), nil }})
 	for i := range cfg.Voters {
 		s.ids = append(s.ids, int32(i))
@@ -184,7 +186,8 @@ func (s *Sim) step() {
 			s.fail("node %d refused %s from %d: %v", to.id, m.msg.GetType(), m.from, err)
 		}
 		s.process(to)
-		if m.msg.GetType().String() == "MsgSnap" {
+		if m.msg.GetType() == raftpb.MsgSnap {
+			s.stats.SnapshotsSent++
 			s.reports = append(s.reports, report{from: m.from, to: to.id})
 		}
 		s.flushReports()

@@ -96,7 +96,7 @@ func (s *Sim) propose(n *node, req proposeRequest) {
 
 // workload starts a random controller operation on the leader now and then.
 func (s *Sim) workload() {
-	if s.rng.Float64() >= 0.1 {
+	if s.rng.Float64() >= 0.2 {
 		return
 	}
 	n := s.leader()
