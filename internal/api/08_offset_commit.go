@@ -81,7 +81,7 @@ func offsetCommit(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetCommi
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
-	if len(cr.Partitions) == 0 && req.Group != "" {
+	if len(cr.Partitions) == 0 {
 		return resp
 	}
 	res := gd.Coordinator.CommitOffsets(ctx, cr)

@@ -5,9 +5,11 @@ package api
 //
 // v8+ fetches several groups; v10 names topics by id. Null topics mean all
 // of the group's offsets. A group that does not exist has no offsets (-1),
-// without an error, as in Kafka. require_stable (v7+) would wait out
-// pending transactional commits; there are none while transactions are not
-// built, so it changes nothing. Group-level errors (NOT_COORDINATOR,
+// without an error, as in Kafka. With require_stable (v7+) the answer waits
+// for the coordinator's writes in flight, as Kafka's does (it runs such a
+// fetch as a write operation), so commits not yet durable are seen once they
+// are; there are no pending transactional commits while transactions are
+// not built. Group-level errors (NOT_COORDINATOR,
 // COORDINATOR_LOAD_IN_PROGRESS) are the response's error from v2 and each
 // partition's in v1.
 
@@ -55,7 +57,7 @@ func offsetFetch(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetFetchR
 				topics = append(topics, fetchTopic{name: t.Topic, partitions: t.Partitions})
 			}
 		}
-		g, code := fetchGroupOffsets(ctx, gd.Coordinator, im, req.Version, req.Group, topics)
+		g, code := fetchGroupOffsets(ctx, gd.Coordinator, im, req.Version, req.Group, topics, req.RequireStable)
 		if req.Version >= 2 {
 			resp.ErrorCode = code
 		}
@@ -86,7 +88,7 @@ func offsetFetch(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetFetchR
 				topics = append(topics, ft)
 			}
 		}
-		g, code := fetchGroupOffsets(ctx, gd.Coordinator, im, req.Version, rg.Group, topics)
+		g, code := fetchGroupOffsets(ctx, gd.Coordinator, im, req.Version, rg.Group, topics, req.RequireStable)
 		g.Group = rg.Group
 		g.ErrorCode = code
 		if code != 0 {
@@ -99,7 +101,7 @@ func offsetFetch(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetFetchR
 
 // fetchGroupOffsets answers one group in the v8+ shape (the older shape is
 // copied from it); nil topics means all.
-func fetchGroupOffsets(ctx context.Context, gp GroupPlane, im *metadata.Image, version int16, groupID string, topics []fetchTopic) (kmsg.OffsetFetchResponseGroup, int16) {
+func fetchGroupOffsets(ctx context.Context, gp GroupPlane, im *metadata.Image, version int16, groupID string, topics []fetchTopic, requireStable bool) (kmsg.OffsetFetchResponseGroup, int16) {
 	g := kmsg.NewOffsetFetchResponseGroup()
 	var parts []kafka.TopicPartition
 	for _, t := range topics {
@@ -113,7 +115,7 @@ func fetchGroupOffsets(ctx context.Context, gp GroupPlane, im *metadata.Image, v
 	var fetched []group.FetchedOffset
 	var code int16
 	if topics == nil || len(parts) > 0 {
-		fetched, code = gp.FetchOffsets(ctx, groupID, parts)
+		fetched, code = gp.FetchOffsets(ctx, groupID, parts, requireStable)
 	}
 	byTP := make(map[kafka.TopicPartition]group.FetchedOffset, len(fetched))
 	for _, f := range fetched {

@@ -4,7 +4,8 @@ package api
 //
 // v3+ removes several members at once, by member id or by group instance
 // id (KIP-345), each with its own error; before v3 the one member's error is
-// the response's.
+// the response's. Leaving a group that does not exist gives each member
+// UNKNOWN_MEMBER_ID, as in Kafka.
 
 import (
 	"context"

@@ -25,7 +25,7 @@ type GroupPlane interface {
 	Heartbeat(ctx context.Context, req group.HeartbeatRequest) int16
 	LeaveGroup(ctx context.Context, groupID string, members []group.LeaveMember) group.LeaveResult
 	CommitOffsets(ctx context.Context, req group.CommitRequest) group.CommitResult
-	FetchOffsets(ctx context.Context, groupID string, parts []kafka.TopicPartition) ([]group.FetchedOffset, int16)
+	FetchOffsets(ctx context.Context, groupID string, parts []kafka.TopicPartition, requireStable bool) ([]group.FetchedOffset, int16)
 	DeleteOffsets(ctx context.Context, groupID string, parts []kafka.TopicPartition) (int16, []int16)
 	DescribeGroup(ctx context.Context, groupID string) group.Description
 	ListGroups(ctx context.Context) ([]group.Listing, int16)

@@ -109,7 +109,8 @@ func (gf *groupFixture) findCoordinator(t *testing.T, key string) {
 			gf.coord.ApplyImage(gf.f.image)
 			hb := kmsg.NewPtrHeartbeatRequest()
 			hb.Group, hb.MemberID = key, "x"
-			if r := reply[*kmsg.HeartbeatResponse](t, gf.reg, hb); r.ErrorCode == kerr.UnknownMemberID.Code {
+			// (Kafka answers heartbeats blindly while loading.)
+			if r := reply[*kmsg.HeartbeatResponse](t, gf.reg, hb); r.ErrorCode == kerr.UnknownMemberID.Code || r.ErrorCode == kerr.InvalidGroupID.Code {
 				return
 			}
 		} else if c.ErrorCode != kerr.CoordinatorNotAvailable.Code {
@@ -336,5 +337,58 @@ func TestJoinGroupV0BlocksForRebalance(t *testing.T) {
 	b := <-done
 	if a2.Generation != 2 || b.Generation != 2 || b.ErrorCode != 0 || len(a2.Members) != 2 {
 		t.Fatalf("rebalance: %+v %+v", a2, b)
+	}
+}
+
+// TestGroupRequestsEdgeCases: Kafka's answers for empty group ids, leaving
+// a group that does not exist, and a commit to an empty group id.
+func TestGroupRequestsEdgeCases(t *testing.T) {
+	gf := newGroupFixture(t)
+	gf.findCoordinator(t, "g")
+	gf.findCoordinator(t, "")
+
+	hb := kmsg.NewPtrHeartbeatRequest()
+	hb.MemberID = "m"
+	if r := reply[*kmsg.HeartbeatResponse](t, gf.reg, hb); r.ErrorCode != kerr.InvalidGroupID.Code {
+		t.Fatalf("heartbeat without group: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.MemberID = "m"
+	if r := reply[*kmsg.SyncGroupResponse](t, gf.reg, sync); r.ErrorCode != kerr.InvalidGroupID.Code {
+		t.Fatalf("sync without group: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+	join := joinRequest(5, "")
+	join.Group = ""
+	if r := reply[*kmsg.JoinGroupResponse](t, gf.reg, join); r.ErrorCode != kerr.InvalidGroupID.Code {
+		t.Fatalf("join without group: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+
+	leave := kmsg.NewPtrLeaveGroupRequest()
+	leave.SetVersion(3)
+	leave.Group = "nope"
+	leave.Members = []kmsg.LeaveGroupRequestMember{{MemberID: "a"}, {MemberID: "b"}}
+	lr := reply[*kmsg.LeaveGroupResponse](t, gf.reg, leave)
+	if lr.ErrorCode != 0 || len(lr.Members) != 2 || lr.Members[1].ErrorCode != kerr.UnknownMemberID.Code {
+		t.Fatalf("leave unknown group v3: %+v", lr)
+	}
+	leave0 := kmsg.NewPtrLeaveGroupRequest()
+	leave0.Group, leave0.MemberID = "nope", "a"
+	if r := reply[*kmsg.LeaveGroupResponse](t, gf.reg, leave0); r.ErrorCode != kerr.UnknownMemberID.Code {
+		t.Fatalf("leave unknown group v0: %v", kerr.ErrorForCode(r.ErrorCode))
+	}
+
+	// Kafka treats an empty group id in OffsetCommit as a group that does
+	// not exist: GROUP_ID_NOT_FOUND from v9, ILLEGAL_GENERATION before.
+	for version, want := range map[int16]int16{8: kerr.IllegalGeneration.Code, 9: kerr.GroupIDNotFound.Code} {
+		req := kmsg.NewPtrOffsetCommitRequest()
+		req.SetVersion(version)
+		req.MemberID, req.Generation = "m", 1
+		rt := kmsg.NewOffsetCommitRequestTopic()
+		rt.Topic = "t"
+		rt.Partitions = []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 1}}
+		req.Topics = append(req.Topics, rt)
+		if got := reply[*kmsg.OffsetCommitResponse](t, gf.reg, req).Topics[0].Partitions[0].ErrorCode; got != want {
+			t.Errorf("commit v%d to empty group id: %v, want %v", version, kerr.ErrorForCode(got), kerr.ErrorForCode(want))
+		}
 	}
 }

@@ -31,7 +31,7 @@ func BenchmarkCommitOffsets(b *testing.B) {
 	const clients = 10
 	for i := range clients {
 		for {
-			if _, code := c.FetchOffsets(ctx, fmt.Sprintf("g%d", i), nil); code == 0 {
+			if _, code := c.FetchOffsets(ctx, fmt.Sprintf("g%d", i), nil, false); code == 0 {
 				break
 			}
 		}

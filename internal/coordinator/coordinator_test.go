@@ -73,7 +73,7 @@ func waitLoaded(t *testing.T, c *Coordinator, groupID string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		if _, code := c.FetchOffsets(context.Background(), groupID, nil); code == 0 {
+		if _, code := c.FetchOffsets(context.Background(), groupID, nil, false); code == 0 {
 			return
 		}
 		time.Sleep(time.Millisecond)
@@ -219,7 +219,7 @@ func describeAll(t *testing.T, c *Coordinator) string {
 		for _, m := range d.Members {
 			out += fmt.Sprintf("  %s %q\n", m.MemberID, m.Assignment)
 		}
-		offs, code := c.FetchOffsets(ctx, l.GroupID, nil)
+		offs, code := c.FetchOffsets(ctx, l.GroupID, nil, false)
 		if code != 0 {
 			t.Fatalf("fetch: %v", kerr.ErrorForCode(code))
 		}
@@ -245,7 +245,7 @@ func TestNotCoordinatorAndFailedWrites(t *testing.T) {
 		t.Fatalf("commit with failing log: %v", kerr.ErrorForCode(res.Errors[0]))
 	}
 	log.setFail(nil)
-	offs, _ := c.FetchOffsets(ctx, "g", []kafka.TopicPartition{{Topic: "t"}})
+	offs, _ := c.FetchOffsets(ctx, "g", []kafka.TopicPartition{{Topic: "t"}}, false)
 	if offs[0].Offset != -1 {
 		t.Fatalf("failed commit visible: %+v", offs[0])
 	}
@@ -313,7 +313,7 @@ func TestCommitsCoalesce(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	offs, _ := c.FetchOffsets(ctx, "g", nil)
+	offs, _ := c.FetchOffsets(ctx, "g", nil, true)
 	if len(offs) != 50 {
 		t.Fatalf("%d offsets", len(offs))
 	}
@@ -434,8 +434,55 @@ func TestLoadSkipsUndecodableRecords(t *testing.T) {
 	}
 	c := startCoordinator(t, log, testGroupConfig())
 	waitLoaded(t, c.Coordinator, "g")
-	offs, code := c.FetchOffsets(context.Background(), "g", []kafka.TopicPartition{{Topic: "t"}})
+	offs, code := c.FetchOffsets(context.Background(), "g", []kafka.TopicPartition{{Topic: "t"}}, true)
 	if code != 0 || offs[0].Offset != 9 {
 		t.Fatalf("after load: %+v %v", offs, kerr.ErrorForCode(code))
+	}
+}
+
+// TestRequireStableWaitsForCommitsInFlight: a plain fetch answers from the
+// durable offsets at once; a require_stable fetch waits for the commit in
+// flight and sees it.
+func TestRequireStableWaitsForCommitsInFlight(t *testing.T) {
+	log := newMemLog()
+	c := startCoordinator(t, log, testGroupConfig())
+	ctx := context.Background()
+	waitLoaded(t, c.Coordinator, "g")
+	gate := make(chan struct{})
+	log.mu.Lock()
+	log.gate = gate
+	log.mu.Unlock()
+	tp := kafka.TopicPartition{Topic: "t"}
+	committed := make(chan group.CommitResult, 1)
+	go func() {
+		committed <- c.CommitOffsets(ctx, group.CommitRequest{GroupID: "g", GenerationID: -1,
+			Partitions: []group.CommitPartition{{TP: tp, Offset: 42, LeaderEpoch: -1}}})
+	}()
+	// Wait until the commit's append is held at the gate.
+	for held := 0; held == 0; {
+		time.Sleep(time.Millisecond)
+		log.mu.Lock()
+		held = log.held
+		log.mu.Unlock()
+	}
+	if offs, _ := c.FetchOffsets(ctx, "g", []kafka.TopicPartition{tp}, false); offs[0].Offset != -1 {
+		t.Fatalf("commit visible before it is durable: %+v", offs[0])
+	}
+	stable := make(chan []group.FetchedOffset, 1)
+	go func() {
+		offs, _ := c.FetchOffsets(ctx, "g", []kafka.TopicPartition{tp}, true)
+		stable <- offs
+	}()
+	select {
+	case offs := <-stable:
+		t.Fatalf("require_stable fetch answered while a commit was in flight: %+v", offs)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(gate)
+	if res := <-committed; res.Errors[0] != 0 {
+		t.Fatalf("commit: %v", kerr.ErrorForCode(res.Errors[0]))
+	}
+	if offs := <-stable; offs[0].Offset != 42 {
+		t.Fatalf("require_stable fetch: %+v", offs[0])
 	}
 }

@@ -16,13 +16,30 @@ type memLog struct {
 	next    map[int32]int64
 	fail    error
 	appends int
+	// gate, when set, holds every Append until it is closed; held counts
+	// the appends that reached it.
+	gate chan struct{}
+	held int
 }
 
 func newMemLog() *memLog {
 	return &memLog{parts: make(map[int32][][]byte), next: make(map[int32]int64)}
 }
 
-func (l *memLog) Append(_ context.Context, partition int32, batch []byte) (int64, error) {
+func (l *memLog) Append(ctx context.Context, partition int32, batch []byte) (int64, error) {
+	l.mu.Lock()
+	gate := l.gate
+	if gate != nil {
+		l.held++
+	}
+	l.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.fail != nil {

@@ -72,10 +72,16 @@ func (c *Coordinator) Heartbeat(ctx context.Context, req group.HeartbeatRequest)
 	res, code := call(ctx, c, req.GroupID, func(now time.Time, m *group.Manager, reply func(int16)) {
 		reply(m.Heartbeat(now, req))
 	})
-	if code != 0 {
+	switch code {
+	case 0:
+		return res
+	case kerr.CoordinatorLoadInProgress.Code:
+		// Kafka answers heartbeats blindly while the group loads, so that
+		// members are not sent to rejoin by a coordinator move.
+		return 0
+	default:
 		return code
 	}
-	return res
 }
 
 // LeaveGroup serves a LeaveGroup.
@@ -105,10 +111,16 @@ func (c *Coordinator) CommitOffsets(ctx context.Context, req group.CommitRequest
 }
 
 // FetchOffsets serves one group of an OffsetFetch; nil parts asks for all
-// of the group's offsets. The code is the group-level error.
-func (c *Coordinator) FetchOffsets(ctx context.Context, groupID string, parts []kafka.TopicPartition) ([]group.FetchedOffset, int16) {
+// of the group's offsets. With requireStable the answer waits for the
+// shard's writes in flight, so that it includes commits not yet durable when
+// it arrived. The code is the group-level error.
+func (c *Coordinator) FetchOffsets(ctx context.Context, groupID string, parts []kafka.TopicPartition, requireStable bool) ([]group.FetchedOffset, int16) {
 	return call(ctx, c, groupID, func(_ time.Time, m *group.Manager, reply func([]group.FetchedOffset)) {
-		reply(m.FetchOffsets(groupID, parts))
+		if !requireStable {
+			reply(m.FetchOffsets(groupID, parts))
+			return
+		}
+		m.AfterWrites(func() { reply(m.FetchOffsets(groupID, parts)) })
 	})
 }
 
@@ -150,9 +162,9 @@ func (c *Coordinator) DeleteGroup(ctx context.Context, groupID string) int16 {
 	return res
 }
 
-// ListGroups lists the groups of every shard; the code is
-// COORDINATOR_LOAD_IN_PROGRESS when a shard is still loading (the groups
-// of the loaded ones are returned all the same, as Kafka does).
+// ListGroups lists the groups of every shard. A shard that cannot answer
+// (still loading) makes the whole answer that error with no groups, as in
+// Kafka; shards that just lost their partition are left out.
 func (c *Coordinator) ListGroups(ctx context.Context) ([]group.Listing, int16) {
 	c.mu.Lock()
 	shards := make([]*shard, 0, len(c.mu.shards))
@@ -180,6 +192,9 @@ func (c *Coordinator) ListGroups(ctx context.Context) ([]group.Listing, int16) {
 		})
 	}
 	wg.Wait()
+	if firstErr != 0 {
+		return nil, firstErr
+	}
 	slices.SortFunc(all, func(a, b group.Listing) int {
 		switch {
 		case a.GroupID < b.GroupID:

@@ -192,7 +192,7 @@ func (s *shard) runWriter() {
 			continue
 		}
 		n, batch, err := s.buildBatch(pending)
-		if err == nil {
+		if err == nil && batch != nil {
 			err = s.append(batch)
 		}
 		done := pending[:n]
@@ -222,7 +222,8 @@ func (s *shard) append(batch []byte) error {
 }
 
 // buildBatch puts the first writes, up to MaxBatchBytes (at least one
-// write), into one batch; it returns how many writes it took.
+// write), into one batch; it returns how many writes it took. The batch is
+// nil when they hold no records (AfterWrites markers).
 func (s *shard) buildBatch(writes []group.Write) (int, []byte, error) {
 	b := records.NewBuilder(records.NonIdempotent(records.NoCompression))
 	ts := s.opts.Clock.Now().UnixMilli()
@@ -240,6 +241,9 @@ func (s *shard) buildBatch(writes []group.Write) (int, []byte, error) {
 		}
 		size += wsize
 		n++
+	}
+	if b.Count() == 0 {
+		return n, nil, nil
 	}
 	batch, err := b.Build()
 	if err != nil {

@@ -51,6 +51,13 @@ func (m *Manager) emit(recs []Record, done func(error)) {
 	m.writes = append(m.writes, Write{Records: recs, Done: done})
 }
 
+// AfterWrites runs fn once every write emitted so far is durable (or has
+// failed): OffsetFetch with require_stable waits so, as Kafka's does, to see
+// commits still in flight.
+func (m *Manager) AfterWrites(fn func()) {
+	m.emit(nil, func(error) { fn() })
+}
+
 // TakeWrites returns the writes produced since the last call, in order.
 // The caller appends each and then runs its Done.
 func (m *Manager) TakeWrites() []Write {

@@ -23,10 +23,6 @@ func (m *Manager) CommitOffsets(now time.Time, req CommitRequest, reply func(Com
 		}
 		reply(res)
 	}
-	if req.GroupID == "" {
-		all(kerr.InvalidGroupID.Code)
-		return
-	}
 	g, ok := m.groups[req.GroupID]
 	if !ok {
 		if req.GenerationID >= 0 || req.MemberID != "" {

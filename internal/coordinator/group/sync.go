@@ -13,6 +13,10 @@ import (
 // durable.
 func (m *Manager) Sync(now time.Time, req SyncRequest, reply func(SyncResult)) {
 	fail := func(code int16) { reply(SyncResult{ErrorCode: code}) }
+	if req.GroupID == "" {
+		fail(kerr.InvalidGroupID.Code)
+		return
+	}
 	g, ok := m.groups[req.GroupID]
 	if !ok {
 		fail(kerr.UnknownMemberID.Code)
@@ -102,6 +106,9 @@ func (m *Manager) storeAssignment(g *Group, now time.Time, assignments map[strin
 
 // Heartbeat handles a Heartbeat request and returns its error code.
 func (m *Manager) Heartbeat(now time.Time, req HeartbeatRequest) int16 {
+	if req.GroupID == "" {
+		return kerr.InvalidGroupID.Code
+	}
 	g, ok := m.groups[req.GroupID]
 	if !ok {
 		return kerr.UnknownMemberID.Code
@@ -129,10 +136,15 @@ func (m *Manager) Heartbeat(now time.Time, req HeartbeatRequest) int16 {
 }
 
 // Leave handles a LeaveGroup request (one member before v3, several from v3).
+// As in Kafka, leaving a group that does not exist is no group-level error:
+// each member gets UNKNOWN_MEMBER_ID.
 func (m *Manager) Leave(now time.Time, groupID string, leaving []LeaveMember) LeaveResult {
+	if groupID == "" {
+		return LeaveResult{ErrorCode: kerr.InvalidGroupID.Code}
+	}
 	g, ok := m.groups[groupID]
 	if !ok {
-		return LeaveResult{ErrorCode: kerr.UnknownMemberID.Code}
+		return LeaveResult{Members: slices.Repeat([]int16{kerr.UnknownMemberID.Code}, len(leaving))}
 	}
 	if g.state == Dead {
 		return LeaveResult{ErrorCode: kerr.CoordinatorNotAvailable.Code}
