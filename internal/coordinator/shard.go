@@ -191,6 +191,9 @@ func (s *shard) runWriter() {
 			}
 			continue
 		}
+		if s.ctx.Err() != nil {
+			return // stopped: nothing more is appended for this shard
+		}
 		n, batch, err := s.buildBatch(pending)
 		if err == nil && batch != nil {
 			err = s.append(batch)
