@@ -61,14 +61,21 @@ func (c *Coordinator) ApplyImage(image *metadata.Image) {
 			delete(c.mu.shards, p)
 		}
 	}
+	c.mu.Unlock()
+	// Old shards stop before new ones start: a shard reloading its
+	// partition on a new epoch must see every record the old one wrote.
+	for _, s := range stopping {
+		s.stop()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.closed {
+		return
+	}
 	for p, epoch := range led {
 		if _, ok := c.mu.shards[p]; !ok {
 			c.mu.shards[p] = newShard(&c.opts, p, epoch)
 		}
-	}
-	c.mu.Unlock()
-	for _, s := range stopping {
-		s.stop()
 	}
 }
 

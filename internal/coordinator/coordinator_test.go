@@ -486,3 +486,27 @@ func TestRequireStableWaitsForCommitsInFlight(t *testing.T) {
 		t.Fatalf("require_stable fetch: %+v", offs[0])
 	}
 }
+
+// TestNewLeaderEpochReloads: a new leader epoch on this node restarts the
+// shard, which replays what the old one wrote.
+func TestNewLeaderEpochReloads(t *testing.T) {
+	log := newMemLog()
+	c := startCoordinator(t, log, testGroupConfig())
+	ctx := context.Background()
+	waitLoaded(t, c.Coordinator, "g")
+	tp := kafka.TopicPartition{Topic: "t"}
+	if res := c.CommitOffsets(ctx, group.CommitRequest{GroupID: "g", GenerationID: -1,
+		Partitions: []group.CommitPartition{{TP: tp, Offset: 5, LeaderEpoch: -1}}}); res.Errors[0] != 0 {
+		t.Fatalf("commit: %v", kerr.ErrorForCode(res.Errors[0]))
+	}
+	old, _ := c.shardFor("g")
+	c.image = offsetsImage(t, 3, testNode, 1)
+	c.ApplyImage(c.image)
+	if s, _ := c.shardFor("g"); s == old || s.epoch != 1 {
+		t.Fatalf("shard not restarted on the new epoch")
+	}
+	waitLoaded(t, c.Coordinator, "g")
+	if offs, _ := c.FetchOffsets(ctx, "g", []kafka.TopicPartition{tp}, false); offs[0].Offset != 5 {
+		t.Fatalf("after reload: %+v", offs[0])
+	}
+}
