@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"hash"
@@ -149,8 +148,11 @@ func (s *Sim) opRegister(id int32) func(context.Context, *controller.Executor) e
 		resp, err := controller.Execute(ctx, ex, func(im *metadata.Image) ([]metadata.Record, *kmsg.BrokerRegistrationResponse) {
 			return s.ctrl.RegisterBroker(im, req)
 		})
-		if err != nil || resp.ErrorCode != 0 {
-			return cmp.Or(err, fmt.Errorf("register: error code %d", resp.ErrorCode))
+		if err != nil {
+			return err
+		}
+		if resp.ErrorCode != 0 {
+			return fmt.Errorf("register: error code %d", resp.ErrorCode)
 		}
 		_, err = controller.Execute(ctx, ex, func(im *metadata.Image) ([]metadata.Record, error) {
 			return s.ctrl.UnfenceBroker(im, id, resp.BrokerEpoch)
