@@ -85,8 +85,11 @@ func (s *shard) run() {
 	}
 	s.loaded.Store(true)
 	s.log.Info("group coordinator partition loaded", "groups", len(mgr.GroupIDs()))
-	ticker := time.NewTicker(s.opts.TickInterval)
-	defer ticker.Stop()
+	// The loop wakes every TickInterval while some group has a timer
+	// running, and otherwise only for the offset expiry check, so idle
+	// partitions cost nothing.
+	timer := time.NewTimer(s.opts.TickInterval)
+	defer timer.Stop()
 	for {
 		select {
 		case <-s.ctx.Done():
@@ -97,14 +100,26 @@ func (s *shard) run() {
 			for _, fn := range s.events.drain() {
 				fn(now, mgr)
 			}
-		case <-ticker.C:
+		case <-timer.C:
 		}
 		now := s.opts.Clock.Now()
 		mgr.Tick(now)
 		for _, w := range mgr.TakeWrites() {
 			s.writes.push(w)
 		}
+		timer.Reset(s.nextWake(mgr))
 	}
+}
+
+// nextWake is how long the loop may sleep when no event comes.
+func (s *shard) nextWake(mgr *group.Manager) time.Duration {
+	if mgr.HasTimers() {
+		return s.opts.TickInterval
+	}
+	if d := s.opts.Group.OffsetsRetentionCheckInterval; d > 0 {
+		return d
+	}
+	return time.Minute
 }
 
 // load replays the partition from its start up to the high watermark,

@@ -88,6 +88,17 @@ func (m *Manager) Tick(now time.Time) {
 	}
 }
 
+// HasTimers reports whether some group has a timer running: a member
+// session, a join or sync deadline, a pending member id.
+func (m *Manager) HasTimers() bool {
+	for _, g := range m.groups {
+		if (g.state != Empty && g.state != Dead) || len(g.pending) > 0 || !g.joinDeadline.IsZero() || !g.syncDeadline.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
 // NextDeadline returns the earliest timer of any group, or zero if none.
 func (m *Manager) NextDeadline() time.Time {
 	var next time.Time
