@@ -10,4 +10,14 @@
 // Writes of one shard go out in order from one writer goroutine, which
 // coalesces the writes waiting at that moment into one batch: under load
 // many commits share one append and one wait for the high watermark.
+//
+// Differences from Kafka's coordinator, which keeps its state in timeline
+// data structures and rolls back what a failed write changed:
+//   - Offsets become visible only once durable (as in Kafka), but group
+//     membership changes are applied at once; when the write of an
+//     assignment fails, the waiting members get the error and the group
+//     rebalances, and a static member's new id is kept (Kafka reverts it).
+//   - Transactional offset commits are not served (no transactions yet).
+//   - Only classic groups: KIP-848 consumer groups, share and streams groups
+//     are not served; their records in the log are skipped at load.
 package coordinator
