@@ -145,15 +145,7 @@ func loopbackTCP(ctx context.Context, secs int) (string, []float64, string) {
 	command := "iperf3 -s -1 -B 127.0.0.1 -p " + port + " & " + strings.Join(client, " ")
 	var vals []float64
 	for range 3 {
-		server := exec.CommandContext(ctx, "iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", port)
-		if err := server.Start(); err != nil {
-			return command, vals, fmt.Sprintf("iperf3 server: %v", err)
-		}
-		v, err := iperfOnce(ctx, client)
-		if err != nil {
-			_ = server.Process.Kill()
-		}
-		_ = server.Wait()
+		v, err := iperfRound(ctx, port, client)
 		if err != nil {
 			return command, vals, err.Error()
 		}
@@ -162,17 +154,31 @@ func loopbackTCP(ctx context.Context, secs int) (string, []float64, string) {
 	return command, vals, ""
 }
 
-func iperfOnce(ctx context.Context, client []string) (float64, error) {
-	var out []byte
-	var err error
-	// The server needs a moment to listen; retry the client briefly.
-	for attempt := 0; attempt < 20; attempt++ {
-		out, err = exec.CommandContext(ctx, client[0], client[1:]...).Output()
-		if err == nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
+// iperfRound starts a one-off server, waits until it listens, runs the client once and
+// makes sure the server is gone afterwards (a one-off server that saw a broken session can
+// wait forever).
+func iperfRound(ctx context.Context, port string, client []string) (float64, error) {
+	server := exec.CommandContext(ctx, "iperf3", "-s", "-1", "-B", "127.0.0.1", "-p", port)
+	if err := server.Start(); err != nil {
+		return 0, fmt.Errorf("iperf3 server: %w", err)
 	}
+	exited := make(chan struct{})
+	go func() {
+		_ = server.Wait()
+		close(exited)
+	}()
+	defer func() {
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			_ = server.Process.Kill()
+			<-exited
+		}
+	}()
+	if err := waitListening(ctx, "127.0.0.1:"+port, exited); err != nil {
+		return 0, err
+	}
+	out, err := exec.CommandContext(ctx, client[0], client[1:]...).Output()
 	if err != nil {
 		return 0, fmt.Errorf("iperf3 client: %v: %s", err, truncate(string(out), 300))
 	}
@@ -187,4 +193,22 @@ func iperfOnce(ctx context.Context, client []string) (float64, error) {
 		return 0, fmt.Errorf("iperf3 JSON: %w", err)
 	}
 	return res.End.SumReceived.BitsPerSecond / 8 / 1e6, nil
+}
+
+// waitListening polls until something accepts on addr. iperf3's one-off server takes a
+// connection as its test, so this probe uses ss instead of connecting.
+func waitListening(ctx context.Context, addr string, exited <-chan struct{}) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		out, err := exec.CommandContext(ctx, "ss", "-Hltn", "src", addr).Output()
+		if err == nil && strings.TrimSpace(string(out)) != "" {
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("iperf3 server exited before listening")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("iperf3 server not listening on %s after 10 s", addr)
 }

@@ -17,6 +17,13 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "serve-profiled" {
+		if err := serveProfiled(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "serve-profiled:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)
@@ -33,8 +40,9 @@ func run() error {
 		out         = flag.String("out", "", "results file (default: print only)")
 		scratch     = flag.String("scratch", "", "scratch dir for data dirs (default: a new dir under TMPDIR)")
 		skipMachine = flag.Bool("skip-machine", false, "skip the machine figures (for checking the suite)")
-		phases      = flag.String("phases", "produce,catch-up", "phases to run, comma-separated (for checking the suite)")
+		phases      = flag.String("phases", "produce,catch-up", "phases to run, comma-separated: produce, catch-up, pprof (one more Sluice session, profiled, on the row with the lowest Sluice/Kafka ratio)")
 		command     = flag.String("command", "", "the command line to print in the report")
+		pprofDir    = flag.String("pprof-dir", "", "where the pprof phase keeps its profiles (default: the scratch dir)")
 	)
 	flag.Parse()
 	prof, err := profileNamed(*profileName)
@@ -83,6 +91,9 @@ func run() error {
 	}
 
 	s := &suite{prof: prof, kafkaRef: filepath.Join(root, "bench", "kafka-ref"), sluiceBin: bin, scratch: *scratch, res: newResults(), log: log}
+	if *pprofDir == "" {
+		*pprofDir = *scratch
+	}
 	want := make(map[string]bool)
 	for _, ph := range strings.Split(*phases, ",") {
 		want[strings.TrimSpace(ph)] = true
@@ -101,6 +112,9 @@ func run() error {
 			s.catchUpSession(ctx, sysSluice, r)
 			s.catchUpSession(ctx, sysKafka, r)
 		}
+	}
+	if want["pprof"] {
+		info.Profiles = s.profileWorstRow(ctx, *pprofDir)
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("interrupted: %w", err)

@@ -14,6 +14,7 @@ type runInfo struct {
 	Elapsed    string
 	LoadBefore string
 	LoadAfter  string
+	Profiles   string
 	Facts      machineFacts
 	Machine    machineLimits
 	Prof       profile
@@ -89,6 +90,12 @@ func renderReport(info runInfo, res *results) string {
 		for _, f := range res.failures {
 			p("| %d | %s | %s | %s |", f.Round, f.System, f.Row, strings.ReplaceAll(truncate(f.Reason, 400), "|", "\\|"))
 		}
+		p("")
+	}
+	if info.Profiles != "" {
+		p("## Profile of Sluice on its worst row")
+		p("")
+		p("%s", strings.TrimRight(info.Profiles, "\n"))
 		p("")
 	}
 	p("## Every value")

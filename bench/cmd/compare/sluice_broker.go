@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -12,8 +13,8 @@ import (
 // sluiceBroker runs `sluice server` from a freshly built binary: combined broker and
 // controller, data in its own dir under the suite's scratch dir, free ports.
 type sluiceBroker struct {
-	bin     string
-	dir     string // removed by Close
+	command []string // the server command before its --override flags
+	dir     string   // removed by Close
 	port    int
 	ctrl    int
 	proc    *proc
@@ -25,7 +26,22 @@ func newSluiceBroker(bin, scratch string) (*sluiceBroker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sluice session dir: %w", err)
 	}
-	return &sluiceBroker{bin: bin, dir: dir, logPath: filepath.Join(dir, "server.log")}, nil
+	return &sluiceBroker{command: []string{bin, "server"}, dir: dir, logPath: filepath.Join(dir, "server.log")}, nil
+}
+
+// newProfiledSluiceBroker runs the node inside this program (serve-profiled) with CPU and
+// allocation profiles written to the given files when it stops.
+func newProfiledSluiceBroker(scratch, cpuProfile, allocProfile string) (*sluiceBroker, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("own executable: %w", err)
+	}
+	b, err := newSluiceBroker(self, scratch)
+	if err != nil {
+		return nil, err
+	}
+	b.command = []string{self, "serve-profiled", "--cpu-profile", cpuProfile, "--alloc-profile", allocProfile}
+	return b, nil
 }
 
 func (s *sluiceBroker) System() system    { return sysSluice }
@@ -40,14 +56,13 @@ func (s *sluiceBroker) PID() int {
 }
 
 func (s *sluiceBroker) argv() []string {
-	return []string{
-		s.bin, "server",
-		"--override", "log.dirs=" + s.DataDir(),
+	return append(slices.Clone(s.command),
+		"--override", "log.dirs="+s.DataDir(),
 		"--override", fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", s.port, s.ctrl),
 		"--override", fmt.Sprintf("controller.quorum.voters=1@127.0.0.1:%d", s.ctrl),
 		// The reference kit sets the same for Kafka, so a group (if used) joins at once.
 		"--override", "group.initial.rebalance.delay.ms=0",
-	}
+	)
 }
 
 func (s *sluiceBroker) Start(ctx context.Context) error {
