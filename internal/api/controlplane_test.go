@@ -326,3 +326,20 @@ func TestDeleteTopicsDisabled(t *testing.T) {
 		t.Fatal("topic deleted though deletion is disabled")
 	}
 }
+
+func TestControlPlaneErrorCode(t *testing.T) {
+	cases := []struct {
+		err  error
+		want int16
+	}{
+		{fmt.Errorf("wait: %w", context.DeadlineExceeded), kerr.RequestTimedOut.Code},
+		{fmt.Errorf("propose: %w", ErrNotController), kerr.NotController.Code},
+		{fmt.Errorf("alloc: %w", kerr.CoordinatorLoadInProgress), kerr.CoordinatorLoadInProgress.Code},
+		{fmt.Errorf("disk on fire"), kerr.UnknownServerError.Code},
+	}
+	for _, c := range cases {
+		if got := ControlPlaneErrorCode(c.err); got != c.want {
+			t.Errorf("%v: code %d, want %d", c.err, got, c.want)
+		}
+	}
+}
