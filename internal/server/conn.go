@@ -27,8 +27,9 @@ type conn struct {
 	state    api.ConnState
 	log      *slog.Logger
 
-	// ctx is cancelled when the connection is force-closed, so a handler
-	// parked on a long wait gives up.
+	// ctx is cancelled when the server starts draining (a handler parked
+	// on a long wait returns its answer now) or the connection is
+	// force-closed (the answer is then never written).
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -48,7 +49,7 @@ type outgoing struct {
 }
 
 func newConn(s *Server, listener string, nc net.Conn) *conn {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(s.draining)
 	return &conn{
 		srv:      s,
 		nc:       nc,

@@ -64,6 +64,13 @@ type Server struct {
 	connections sync.WaitGroup
 	// stopped is closed when Shutdown begins, so acceptors stop waiting for slots.
 	stopped chan struct{}
+	// draining is the parent of every connection's handler context and is
+	// cancelled when Shutdown begins: a request parked on a long wait (a
+	// fetch's max.wait.ms, acks=all) returns what it has at once and its
+	// answer is written, as Kafka answers parked requests when it stops,
+	// instead of holding the drain for the wait's full length.
+	draining    context.Context
+	stopDrained context.CancelFunc
 }
 
 // New validates the options and registers the metrics; it binds nothing.
@@ -93,13 +100,16 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	draining, stopDrained := context.WithCancel(context.Background())
 	s := &Server{
-		opts:      opts,
-		log:       opts.Logger,
-		metrics:   m,
-		listeners: make(map[string]net.Listener),
-		conns:     make(map[*conn]struct{}),
-		stopped:   make(chan struct{}),
+		opts:        opts,
+		log:         opts.Logger,
+		metrics:     m,
+		listeners:   make(map[string]net.Listener),
+		conns:       make(map[*conn]struct{}),
+		stopped:     make(chan struct{}),
+		draining:    draining,
+		stopDrained: stopDrained,
 	}
 	if opts.MaxConnections > 0 {
 		s.slots = make(chan struct{}, opts.MaxConnections)
@@ -219,8 +229,10 @@ func (s *Server) startConn(listener string, nc net.Conn) {
 }
 
 // Shutdown stops accepting, lets each connection finish the request it is
-// serving (no new request is read), and closes it. When ctx ends first the
-// remaining connections are closed at once and ctx's error is returned.
+// serving (no new request is read), and closes it. Handlers' contexts are
+// cancelled at once, so a request parked in a long wait answers with what it
+// has rather than waiting out its timeout. When ctx ends first the remaining
+// connections are closed at once and ctx's error is returned.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	if s.stopping {
@@ -236,6 +248,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		c.drain()
 	}
 	s.mu.Unlock()
+	s.stopDrained()
 	s.acceptors.Wait()
 
 	done := make(chan struct{})

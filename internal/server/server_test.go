@@ -18,6 +18,7 @@ import (
 
 	"sluice/internal/api"
 	"sluice/internal/protocol"
+	"sluice/internal/purgatory"
 )
 
 type testServer struct {
@@ -297,9 +298,13 @@ func TestGracefulShutdownFinishesInFlightRequest(t *testing.T) {
 
 func TestShutdownDeadlineForcesClose(t *testing.T) {
 	entered := make(chan struct{})
-	ts := startServer(t, nil, metadataHandler(func(ctx context.Context, req *api.Request) api.Response {
+	release := make(chan struct{})
+	// The handler ignores its context (busy, not parked), so only the
+	// deadline ends the drain; it finishes a while after the deadline and
+	// its late answer must not be written.
+	ts := startServer(t, nil, metadataHandler(func(_ context.Context, req *api.Request) api.Response {
 		close(entered)
-		<-ctx.Done()
+		<-release
 		return api.Reply(req.Body.ResponseKind())
 	}))
 	c := dial(t, ts.addr)
@@ -307,8 +312,44 @@ func TestShutdownDeadlineForcesClose(t *testing.T) {
 	<-entered
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
+	go func() {
+		<-ctx.Done()
+		time.Sleep(50 * time.Millisecond)
+		close(release)
+	}()
 	if err := ts.srv.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Shutdown: %v, want deadline exceeded", err)
+	}
+	expectClosed(t, c)
+}
+
+// A request parked on a long wait that observes its context (a fetch's
+// max.wait.ms in the purgatory) is answered as soon as shutdown begins, not
+// when its wait ends.
+func TestShutdownAnswersParkedWaitAtOnce(t *testing.T) {
+	waits := purgatory.New[string]()
+	t.Cleanup(waits.Close)
+	entered := make(chan struct{})
+	waitErr := make(chan error, 1)
+	ts := startServer(t, nil, metadataHandler(func(ctx context.Context, req *api.Request) api.Response {
+		close(entered)
+		_, err := waits.Wait(ctx, []string{"never"}, 30*time.Second, func() bool { return false })
+		waitErr <- err
+		return api.Reply(req.Body.ResponseKind())
+	}))
+	c := dial(t, ts.addr)
+	send(t, c, kmsg.NewPtrMetadataRequest(), 4, 9)
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ts.srv.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown with a parked request: %v, want its answer written well before the grace ends", err)
+	}
+	if err := <-waitErr; !errors.Is(err, context.Canceled) {
+		t.Fatalf("parked wait ended with %v, want context.Canceled", err)
+	}
+	if corr, _ := readResponse(t, c, false); corr != 9 {
+		t.Fatalf("parked request's answer has correlation %d", corr)
 	}
 	expectClosed(t, c)
 }
