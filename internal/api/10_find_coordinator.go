@@ -6,9 +6,12 @@ package api
 // coordinator; the first request creates __consumer_offsets and gets
 // COORDINATOR_NOT_AVAILABLE until the topic has a leader, as in Kafka.
 // v4+ batches keys. Deviations: transactions are not built, so transaction
-// keys (type 1) get COORDINATOR_NOT_AVAILABLE, what Kafka answers while its
-// transaction log is unavailable; share-group keys (type 2) and unknown types
-// get INVALID_REQUEST, since share groups are not served.
+// keys (type 1) get INVALID_REQUEST with a message saying so. Kafka answers
+// COORDINATOR_NOT_AVAILABLE only while its transaction log is loading; a
+// retriable error here would make a transactional Java producer retry until
+// max.block.ms, while a non-retriable one fails initTransactions() at once
+// with our message. Share-group keys (type 2) and unknown types get
+// INVALID_REQUEST, since share groups are not served.
 
 import (
 	"context"
@@ -23,6 +26,9 @@ const (
 	coordinatorKeyGroup       int8 = 0
 	coordinatorKeyTransaction int8 = 1
 )
+
+// transactionsUnsupported is the message a transactional producer sees.
+const transactionsUnsupported = "Sluice does not serve transactions yet: transactional.id is not supported (see docs/compatibility.md)"
 
 func newFindCoordinatorHandler(_ *Registry, deps Deps) (Handler, bool) {
 	gd, ok := groupDeps(deps)
@@ -57,15 +63,16 @@ func findCoordinator(ctx context.Context, gp GroupPlane, listener string, req *k
 		switch keyType {
 		case coordinatorKeyGroup:
 			node, code = gp.FindCoordinator(ctx, key, listener)
-		case coordinatorKeyTransaction:
-			code = kerr.CoordinatorNotAvailable.Code
-		default:
+		default: // transaction and share-group keys, unknown types
 			code = kerr.InvalidRequest.Code
 		}
 		c.ErrorCode = code
 		if code != 0 {
 			c.NodeID, c.Port = -1, -1
 			msg := kerr.ErrorForCode(code).(*kerr.Error).Description
+			if keyType == coordinatorKeyTransaction {
+				msg = transactionsUnsupported
+			}
 			c.ErrorMessage = &msg
 			return c
 		}

@@ -300,7 +300,8 @@ func TestFindCoordinatorKeyTypes(t *testing.T) {
 	req := kmsg.NewPtrFindCoordinatorRequest()
 	req.SetVersion(3)
 	req.CoordinatorKey, req.CoordinatorType = "txn", 1
-	if r := reply[*kmsg.FindCoordinatorResponse](t, gf.reg, req); r.ErrorCode != kerr.CoordinatorNotAvailable.Code || r.NodeID != -1 {
+	if r := reply[*kmsg.FindCoordinatorResponse](t, gf.reg, req); r.ErrorCode != kerr.InvalidRequest.Code || r.NodeID != -1 ||
+		r.ErrorMessage == nil || *r.ErrorMessage != transactionsUnsupported {
 		t.Fatalf("transaction key: %+v", r)
 	}
 	req.SetVersion(0)

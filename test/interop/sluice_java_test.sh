@@ -5,7 +5,8 @@
 #   - consumer assigns partition 0 (no group), seeks to the beginning and must read exactly
 #     those 1,000 records back, key-i/value-i at offset i;
 #   - AdminClient round trip: describeCluster, createTopics, describeTopics, listTopics,
-#     deleteTopics; then describeConfigs on a topic (override and default) and on the broker.
+#     deleteTopics; then describeConfigs on a topic (override and default) and on the broker;
+#   - a producer with a transactional.id fails fast in initTransactions() with our message.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/sluice_lib.sh"
 sluice_init java
@@ -35,6 +36,10 @@ check "consume-values: assign partition 0, seek to beginning, exactly $records r
 
 check "consume-assign: assign partition 0, seek to offset 500, offsets 500..999 with no gap"
 "$java_run" --bootstrap "$SLUICE_BOOTSTRAP" consume-assign "$topic" 0 500 500 || fail "java consume-assign scenario"
+
+check "produce-transactional: initTransactions() fails fast with Sluice's message (transactions are not built)"
+"$java_run" --bootstrap "$SLUICE_BOOTSTRAP" produce-transactional "does not serve transactions" \
+  || fail "java produce-transactional scenario"
 
 sluice_stop
 step "PASS in $((SECONDS - t0))s"
