@@ -1,0 +1,110 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+func startConsole(t *testing.T, opts Options) string {
+	t.Helper()
+	opts.Address = "127.0.0.1:0"
+	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.Shutdown(ctx); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		if _, err := http.Get("http://" + s.Addr().String() + "/healthz"); err == nil {
+			t.Error("console still serving after Shutdown")
+		}
+	})
+	return "http://" + s.Addr().String()
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+func TestMetricsServeNodeAndRuntimeSeries(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	c := prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_test_things_total", Help: "things"})
+	reg.MustRegister(c)
+	c.Add(3)
+	base := startConsole(t, Options{Metrics: reg})
+	code, body := get(t, base+"/metrics")
+	if code != http.StatusOK {
+		t.Fatalf("/metrics status %d", code)
+	}
+	for _, want := range []string{
+		"sluice_test_things_total 3",
+		"go_memstats_heap_inuse_bytes ",
+		"go_memory_classes_heap_objects_bytes ",
+		"go_cpu_classes_gc_total_cpu_seconds_total ",
+		"go_cpu_classes_total_cpu_seconds_total ",
+		"go_goroutines ",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
+
+func TestHealthzFollowsTheNode(t *testing.T) {
+	var failing atomic.Bool
+	base := startConsole(t, Options{Healthy: func() error {
+		if failing.Load() {
+			return errors.New("metadata quorum failed")
+		}
+		return nil
+	}})
+	if code, body := get(t, base+"/healthz"); code != http.StatusOK || body != "ok\n" {
+		t.Fatalf("healthy node: %d %q", code, body)
+	}
+	failing.Store(true)
+	if code, body := get(t, base+"/healthz"); code != http.StatusServiceUnavailable || !strings.Contains(body, "metadata quorum failed") {
+		t.Fatalf("failed node: %d %q", code, body)
+	}
+}
+
+func TestPprofIsServed(t *testing.T) {
+	base := startConsole(t, Options{})
+	if code, body := get(t, base+"/debug/pprof/"); code != http.StatusOK || !strings.Contains(body, "heap") {
+		t.Fatalf("pprof index: %d", code)
+	}
+	if code, body := get(t, base+"/debug/pprof/heap?debug=1"); code != http.StatusOK || !strings.Contains(body, "heap profile") {
+		t.Fatalf("heap profile: %d %.80q", code, body)
+	}
+}
+
+func TestNewNeedsAnAddress(t *testing.T) {
+	if _, err := New(Options{}); err == nil {
+		t.Fatal("New without an address succeeded")
+	}
+}
