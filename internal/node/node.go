@@ -22,7 +22,9 @@ import (
 	"sluice/internal/api"
 	"sluice/internal/clock"
 	"sluice/internal/commitlog"
+	"sluice/internal/commitlog/cleaner"
 	"sluice/internal/config"
+	"sluice/internal/console"
 	"sluice/internal/controller"
 	"sluice/internal/coordinator"
 	"sluice/internal/metadata"
@@ -47,6 +49,7 @@ type Node struct {
 
 	locks    *dirLocks
 	mgr      *commitlog.Manager
+	cleaner  *cleaner.Cleaner // nil when log.cleaner.enable is false
 	logs     *partitionLogs
 	store    *quorum.LogEntryStore
 	driver   *quorum.Driver
@@ -57,6 +60,7 @@ type Node struct {
 	groups   *coordinator.Coordinator
 	registry *api.Registry
 	server   *server.Server
+	console  *console.Server // nil unless sluice.debug.listener is set
 
 	// followDeltas is set once the replayed image has been applied to the
 	// replica manager; from then on each published delta is passed on.
@@ -110,6 +114,11 @@ func (n *Node) open() error {
 	if n.mgr, err = commitlog.NewManager(n.fsys, managerOptions(n.cfg, logOptions(defaults)), n.clk, n.logger.With("component", "logs")); err != nil {
 		return fmt.Errorf("load log dirs: %w", err)
 	}
+	if n.cfg.Bool("log.cleaner.enable") {
+		if n.cleaner, err = cleaner.New(n.fsys, n.mgr, cleanerOptions(n.cfg), n.clk, n.metrics, n.logger.With("component", "cleaner")); err != nil {
+			return fmt.Errorf("log cleaner: %w", err)
+		}
+	}
 	n.loader = metadata.NewLoader(n.logger.With("component", "metadata"), n.onMetadata)
 	n.logs = newPartitionLogs(n.cfg, n.fsys, n.mgr, n.loader.Image)
 	n.replicas, err = replication.NewReplicaManager(replication.Options{
@@ -154,6 +163,9 @@ func (n *Node) open() error {
 	n.control = newControlLoop(n.driver, n.loader.Image)
 	if n.groups, err = n.newGroupCoordinator(); err != nil {
 		return fmt.Errorf("group coordinator: %w", err)
+	}
+	if err := n.newConsole(); err != nil {
+		return err
 	}
 	return n.newServer()
 }
@@ -280,6 +292,9 @@ func (n *Node) awaitStopOrFailure(ctx context.Context) error {
 }
 
 func (n *Node) start(ctx context.Context) error {
+	if err := n.startConsole(); err != nil {
+		return err
+	}
 	n.driver.Start()
 	n.driverStarted = true
 	select {
@@ -305,6 +320,9 @@ func (n *Node) start(ctx context.Context) error {
 	mgrCtx, cancel := context.WithCancel(context.Background())
 	n.mgr.Start(mgrCtx)
 	n.managerStarted = cancel
+	if n.cleaner != nil {
+		n.cleaner.Start(mgrCtx)
+	}
 	if !advertisesEphemeralPort(n.cfg) {
 		// Registered and unfenced before the first client connects, so
 		// no client sees this broker without its partitions' leader.
@@ -415,6 +433,15 @@ func (n *Node) close() error {
 	if n.replicas != nil {
 		n.replicas.Close()
 	}
+	if n.cleaner != nil {
+		// Before the logs close: a clean in progress is aborted, never
+		// left to swap segments of a closed log.
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		if err := n.cleaner.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop log cleaner: %w", err))
+		}
+		cancel()
+	}
 	if n.managerStarted != nil {
 		n.managerStarted()
 	}
@@ -427,6 +454,9 @@ func (n *Node) close() error {
 		if err := n.mgr.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close logs: %w", err))
 		}
+	}
+	if err := n.stopConsole(); err != nil {
+		errs = append(errs, err)
 	}
 	if n.locks != nil {
 		n.locks.release()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"sluice/internal/commitlog"
+	"sluice/internal/commitlog/cleaner"
 	"sluice/internal/config"
 	"sluice/internal/records"
 	"sluice/internal/replication"
@@ -29,6 +30,7 @@ func millis(ms int64) time.Duration {
 
 // logOptions maps a topic's effective configuration onto its log's options.
 func logOptions(t config.TopicConfig) commitlog.Options {
+	policy := t.List("cleanup.policy")
 	return commitlog.Options{
 		SegmentBytes:       int64(t.Int("segment.bytes")),
 		SegmentMs:          millis(t.Long("segment.ms")),
@@ -41,6 +43,24 @@ func logOptions(t config.TopicConfig) commitlog.Options {
 		FlushMs:            millis(t.Long("flush.ms")),
 		FileDeleteDelay:    millis(t.Long("file.delete.delay.ms")),
 		MaxMessageBytes:    int(t.Int("max.message.bytes")),
+
+		Compact:                slices.Contains(policy, "compact"),
+		SkipRetention:          !slices.Contains(policy, "delete"),
+		MinCleanableDirtyRatio: t.Double("min.cleanable.dirty.ratio"),
+		MinCompactionLag:       millis(t.Long("min.compaction.lag.ms")),
+		MaxCompactionLag:       millis(t.Long("max.compaction.lag.ms")),
+		DeleteRetention:        millis(t.Long("delete.retention.ms")),
+	}
+}
+
+// cleanerOptions maps the broker's log.cleaner.* settings onto the cleaner's.
+func cleanerOptions(cfg *config.Config) cleaner.Options {
+	return cleaner.Options{
+		Threads:                int(cfg.Int("log.cleaner.threads")),
+		DedupeBufferSize:       cfg.Long("log.cleaner.dedupe.buffer.size"),
+		DedupeBufferLoadFactor: cfg.Double("log.cleaner.io.buffer.load.factor"),
+		IOBufferSize:           int(cfg.Int("log.cleaner.io.buffer.size")),
+		Backoff:                millis(cfg.Long("log.cleaner.backoff.ms")),
 	}
 }
 

@@ -54,8 +54,8 @@ func freePort(t *testing.T) int {
 
 // startServer runs `sluice server` with its data in dataDir on the given
 // client port and waits until it answers ApiVersions. The process is killed
-// in t.Cleanup if still running.
-func startServer(t *testing.T, dataDir string, port int) *server {
+// in t.Cleanup if still running. overrides are extra key=value settings.
+func startServer(t *testing.T, dataDir string, port int, overrides ...string) *server {
 	t.Helper()
 	controllerPort := freePort(t)
 	s := &server{t: t, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), logs: &syncBuffer{}, done: make(chan error, 1)}
@@ -64,6 +64,9 @@ func startServer(t *testing.T, dataDir string, port int) *server {
 		"--override", fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", port, controllerPort),
 		"--override", fmt.Sprintf("controller.quorum.voters=1@127.0.0.1:%d", controllerPort),
 	)
+	for _, o := range overrides {
+		s.cmd.Args = append(s.cmd.Args, "--override", o)
+	}
 	s.cmd.Stdout, s.cmd.Stderr = s.logs, s.logs
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
