@@ -34,6 +34,7 @@ func AddCommands(root *cobra.Command) {
 		newProduceCommand(),
 		newConsumeCommand(),
 		newBenchCommand(),
+		newGroupCommand(),
 	)
 }
 

@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
+)
+
+func newGroupCommand() *cobra.Command {
+	conn := &connection{}
+	cmd := &cobra.Command{
+		Use:   "group",
+		Short: "List, describe, delete consumer groups and reset their committed offsets",
+		Example: `  sluice group list
+  sluice group describe billing
+  sluice group reset-offsets billing --topic orders --to-earliest            # prints the plan
+  sluice group reset-offsets billing --topic orders --to-earliest --execute  # applies it
+  sluice group delete billing`,
+	}
+	addConnectionFlags(cmd, conn)
+	cmd.AddCommand(
+		newGroupListCommand(conn),
+		newGroupDescribeCommand(conn),
+		newGroupDeleteCommand(conn),
+		newGroupResetOffsetsCommand(conn),
+	)
+	return cmd
+}
+
+func newGroupListCommand(conn *connection) *cobra.Command {
+	var states []string
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List consumer groups with their state, protocol type and member count",
+		Example: `  sluice group list
+  sluice group list --state Stable --state Empty`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, adm, done, err := openAdmin(cmd, conn)
+			if err != nil {
+				return err
+			}
+			defer done()
+			listed, err := adm.ListGroups(ctx, states...)
+			if err != nil {
+				return fmt.Errorf("list groups: %w", describe(err))
+			}
+			names := listed.Groups()
+			sort.Strings(names)
+			members, err := memberCounts(ctx, adm, names)
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "GROUP\tSTATE\tPROTOCOL-TYPE\tMEMBERS")
+			for _, name := range names {
+				g := listed[name]
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, orDash(g.State), orDash(g.ProtocolType), members[name])
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().StringArrayVar(&states, "state", nil, "only groups in this state (Empty, Stable, PreparingRebalance, CompletingRebalance, Dead; repeatable)")
+	return cmd
+}
+
+// memberCounts describes the groups to count their members: ListGroups does
+// not carry them. A group that cannot be described shows its error name.
+func memberCounts(ctx context.Context, adm *kadm.Client, names []string) (map[string]string, error) {
+	counts := make(map[string]string, len(names))
+	if len(names) == 0 {
+		return counts, nil
+	}
+	described, err := adm.DescribeGroups(ctx, names...)
+	if err != nil && len(described) == 0 {
+		return nil, fmt.Errorf("describe groups: %w", describe(err))
+	}
+	for _, name := range names {
+		d, ok := described[name]
+		switch {
+		case !ok:
+			counts[name] = "?"
+		case d.Err != nil:
+			counts[name] = errorName(d.Err)
+		default:
+			counts[name] = fmt.Sprint(len(d.Members))
+		}
+	}
+	return counts, nil
+}
+
+func newGroupDeleteCommand(conn *connection) *cobra.Command {
+	return &cobra.Command{
+		Use:               "delete GROUP...",
+		Short:             "Delete consumer groups and their committed offsets (the groups must have no members)",
+		Example:           `  sluice group delete billing audit`,
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeGroups(conn),
+		RunE: func(cmd *cobra.Command, groups []string) error {
+			ctx, adm, done, err := openAdmin(cmd, conn)
+			if err != nil {
+				return err
+			}
+			defer done()
+			resp, err := adm.DeleteGroups(ctx, groups...)
+			if err != nil && len(resp) == 0 {
+				return fmt.Errorf("delete groups: %w", describe(err))
+			}
+			var failed error
+			for _, g := range groups {
+				r, ok := resp[g]
+				switch {
+				case !ok:
+					failed = errors.Join(failed, fmt.Errorf("delete group %s: no answer for this group", g))
+				case r.Err != nil:
+					failed = errors.Join(failed, fmt.Errorf("delete group %s: %w", g, describe(r.Err)))
+				default:
+					fmt.Fprintf(cmd.OutOrStdout(), "deleted group %s\n", g)
+				}
+			}
+			return failed
+		},
+	}
+}
+
+// completeGroups completes group names by asking the cluster, within a short
+// timeout; nothing is offered when it cannot be reached.
+func completeGroups(conn *connection) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, _ []string, prefix string) ([]string, cobra.ShellCompDirective) {
+		quick := *conn
+		quick.timeout = min(conn.timeout, 3*time.Second)
+		ctx, adm, done, err := openAdmin(cmd, &quick)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		defer done()
+		listed, err := adm.ListGroups(ctx)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var names []string
+		for _, g := range listed.Groups() {
+			if strings.HasPrefix(g, prefix) {
+				names = append(names, g)
+			}
+		}
+		sort.Strings(names)
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// orDash prints an empty cell as "-".
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
