@@ -18,11 +18,15 @@ import (
 func newServerCommand() *cobra.Command {
 	var configFile string
 	var overrides []string
+	var debugAddr string
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run a node (with no flags: a combined broker and controller on 127.0.0.1:9092, data in ./data)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if debugAddr != "" {
+				overrides = append(overrides, node.DebugListenerKey+"="+debugAddr)
+			}
 			cfg, err := loadConfig(configFile, overrides)
 			if err != nil {
 				return err
@@ -39,6 +43,7 @@ func newServerCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&configFile, "config", "", "server.properties file (Kafka's key names)")
 	cmd.Flags().StringArrayVar(&overrides, "override", nil, "key=value overriding the config file (repeatable)")
+	cmd.Flags().StringVar(&debugAddr, "debug-addr", "", "host:port of the debug HTTP listener (/metrics, /healthz, /debug/pprof); same as --override "+node.DebugListenerKey+"=host:port")
 	return cmd
 }
 
