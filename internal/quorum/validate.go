@@ -3,6 +3,7 @@ package quorum
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"go.etcd.io/raft/v3/raftpb"
@@ -44,6 +45,11 @@ func (v *Voter) validate(m *raftpb.Message) error {
 	if m.GetTerm() == 0 {
 		return fmt.Errorf("%w: %s without a term", ErrInvalidMessage, m.GetType())
 	}
+	// Terms are Kafka leader epochs (int32) in the log; a larger one could
+	// not be stored, and one near 2^64 overflows Raft's term arithmetic.
+	if m.GetTerm() > math.MaxInt32 {
+		return fmt.Errorf("%w: term %d above the largest epoch", ErrInvalidMessage, m.GetTerm())
+	}
 	if m.GetLogTerm() > m.GetTerm() && m.GetType() != raftpb.MsgVote && m.GetType() != raftpb.MsgPreVote {
 		return fmt.Errorf("%w: log term %d above term %d", ErrInvalidMessage, m.GetLogTerm(), m.GetTerm())
 	}
@@ -76,6 +82,9 @@ func (v *Voter) validate(m *raftpb.Message) error {
 			return fmt.Errorf("%w: heartbeat commit %d beyond our last index %d", ErrInvalidMessage, m.GetCommit(), v.storage.lastIndex())
 		}
 	case raftpb.MsgSnap:
+		if v.opts.Snapshots == nil {
+			return fmt.Errorf("%w: snapshot sent to a voter without snapshots", ErrInvalidMessage)
+		}
 		snap := m.GetSnapshot()
 		if snap == nil || snap.GetMetadata() == nil || snap.GetMetadata().GetIndex() == 0 {
 			return fmt.Errorf("%w: snapshot message without a snapshot", ErrInvalidMessage)

@@ -81,6 +81,15 @@ func NewVoter(opts Options) (*Voter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("quorum: load entries: %w", err)
 	}
+	// A crash after a snapshot from the leader was saved but before the log
+	// was reset leaves a log ending before the snapshot: reset it now, or
+	// the next append would leave a gap.
+	if storage.offset > 0 && (len(entries) == 0 || entries[len(entries)-1].GetIndex() < storage.offset) {
+		if err := opts.Store.Reset(storage.offset); err != nil {
+			return nil, err
+		}
+		entries = nil
+	}
 	// Entries the snapshot covers stay on disk until their segment goes.
 	for len(entries) > 0 && entries[0].GetIndex() <= storage.offset {
 		entries = entries[1:]
