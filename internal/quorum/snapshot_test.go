@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -221,5 +222,83 @@ func mkdirDurable(t *testing.T, fsys *vfs.MemFS, dir string) {
 		if err := fsys.SyncDir(filepath.Dir(d)); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+func TestFileSnapshotStoreKeepsNewestAndRefusesCorrupt(t *testing.T) {
+	fsys := vfs.NewMem()
+	dir := "/m/__cluster_metadata-0"
+	mkdirDurable(t, fsys, dir)
+	st := NewFileSnapshotStore(fsys, dir, nil)
+	if snap, err := st.Latest(); snap != nil || err != nil {
+		t.Fatalf("empty store: %v %v", snap, err)
+	}
+	mk := func(index, term uint64, data string) *raftpb.Snapshot {
+		return &raftpb.Snapshot{Data: []byte(data), Metadata: &raftpb.SnapshotMetadata{Index: proto.Uint64(index), Term: proto.Uint64(term), ConfState: &raftpb.ConfState{Voters: []uint64{1}}}}
+	}
+	for _, s := range []*raftpb.Snapshot{mk(5, 1, "a"), mk(12, 2, "b")} {
+		if err := st.Save(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names, _ := fsys.List(dir)
+	if !slices.Equal(names, []string{"00000000000000000012-0000000002.checkpoint"}) {
+		t.Fatalf("files %v", names)
+	}
+	got, err := st.Latest()
+	if err != nil || string(got.GetData()) != "b" || got.GetMetadata().GetIndex() != 12 {
+		t.Fatalf("latest %v %v", got, err)
+	}
+	b, _ := vfs.ReadFile(fsys, filepath.Join(dir, names[0]))
+	b[len(b)/2] ^= 1
+	if err := vfs.WriteFileAtomic(fsys, filepath.Join(dir, names[0]), b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Latest(); !errors.Is(err, ErrCorruptCheckpoint) {
+		t.Fatalf("corrupt checkpoint: %v", err)
+	}
+}
+
+// A crash between saving a snapshot from the leader and resetting the log
+// leaves a log that ends before the snapshot: the restart resets it.
+func TestRestartAfterSnapshotSavedBeforeLogReset(t *testing.T) {
+	fsys := vfs.NewMem()
+	dir := "/m/__cluster_metadata-0"
+	mkdirDurable(t, fsys, dir)
+	store, err := OpenLogEntryStore(fsys, dir, clock.Real{}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if err := store.Append([]*raftpb.Entry{entry(1, 1, "a"), entry(2, 1, "b")}); err != nil {
+		t.Fatal(err)
+	}
+	snap := &raftpb.Snapshot{Data: []byte(`["x"]`), Metadata: &raftpb.SnapshotMetadata{Index: proto.Uint64(10), Term: proto.Uint64(3), ConfState: &raftpb.ConfState{Voters: []uint64{RaftID(0)}}}}
+	if err := NewFileSnapshotStore(fsys, dir, nil).Save(snap); err != nil {
+		t.Fatal(err)
+	}
+	m := &listMachine{}
+	v, err := NewVoter(Options{NodeID: 0, Voters: []int32{0}, FS: fsys, Dir: dir, Store: store, Apply: m.apply, Snapshots: snapshotOptions(fsys, dir, m, 1<<20, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Campaign(); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Process(); err != nil {
+		t.Fatal(err)
+	}
+	var offset int64 = -1
+	v.Propose([]byte("y"), func(o int64, err error) {
+		if err != nil {
+			t.Error(err)
+		}
+		offset = o
+	})
+	if err := v.Process(); err != nil {
+		t.Fatal(err)
+	}
+	if offset != 11 || !slices.Equal(m.data(), []string{"x", "y"}) {
+		t.Fatalf("offset %d, state %v", offset, m.data())
 	}
 }
