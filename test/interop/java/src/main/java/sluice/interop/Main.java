@@ -20,6 +20,7 @@ public final class Main {
         all.put("admin", new AdminScenario());
         all.put("consume-values", new ConsumeValuesScenario());
         all.put("admin-configs", new AdminConfigsScenario());
+        all.put("group-rebalance", new GroupRebalanceScenario());
         all.put("produce-transactional", new ProduceTransactionalScenario());
         return all;
     }
