@@ -133,6 +133,20 @@ type Status struct {
 	AppliedOffset int64
 	// LogStartOffset is the first offset still in the log behind snapshots.
 	LogStartOffset int64
+	// Replicas is, on the leader only, each voter's replication progress
+	// (DescribeQuorum's voter states), in node id order.
+	Replicas []ReplicaProgress
+}
+
+// ReplicaProgress is what the leader knows of one voter's log.
+type ReplicaProgress struct {
+	NodeID int32
+	// EndOffset is the voter's log end offset as far as the leader knows
+	// (the offset after the last entry it acknowledged).
+	EndOffset int64
+	// RecentActive says the leader heard from the voter within the last
+	// election timeout.
+	RecentActive bool
 }
 
 type proposeResult struct {

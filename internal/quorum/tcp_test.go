@@ -257,3 +257,31 @@ func TestLargeMessagesGoInChunks(t *testing.T) {
 		t.Fatal("hello prefix not recognised")
 	}
 }
+
+func TestLeaderStatusShowsReplicaProgress(t *testing.T) {
+	c := newTCPCluster(t, 3, fastTiming())
+	leader := c.leader(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	off, err := c.drivers[leader].Propose(ctx, []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "every voter's progress at the new entry", func() bool {
+		st := c.drivers[leader].Status()
+		if len(st.Replicas) != 3 {
+			return false
+		}
+		for i, r := range st.Replicas {
+			if r.NodeID != c.ids[i] || r.EndOffset < off+1 || !r.RecentActive {
+				return false
+			}
+		}
+		return true
+	})
+	for _, id := range c.ids {
+		if id != leader && c.drivers[id].Status().Replicas != nil {
+			t.Fatalf("follower %d reports replica progress", id)
+		}
+	}
+}

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"go.etcd.io/raft/v3"
 	"go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
 	"google.golang.org/protobuf/proto"
 
 	"sluice/internal/clock"
@@ -231,7 +233,20 @@ func (v *Voter) Status() Status {
 		CommitOffset:   int64(st.GetCommit()) - 1,
 		AppliedOffset:  int64(v.applied) - 1,
 		LogStartOffset: int64(v.storage.offset),
+		Replicas:       v.replicas(st.RaftState == raft.StateLeader),
 	}
+}
+
+func (v *Voter) replicas(isLeader bool) []ReplicaProgress {
+	if !isLeader {
+		return nil
+	}
+	var out []ReplicaProgress
+	v.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
+		out = append(out, ReplicaProgress{NodeID: NodeID(id), EndOffset: int64(pr.Match), RecentActive: pr.RecentActive || id == RaftID(v.opts.NodeID)})
+	})
+	slices.SortFunc(out, func(a, b ReplicaProgress) int { return int(a.NodeID) - int(b.NodeID) })
+	return out
 }
 
 func (v *Voter) markReplayed() {
