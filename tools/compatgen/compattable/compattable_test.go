@@ -1,0 +1,165 @@
+package compattable
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sluice/internal/api"
+)
+
+const testModule = "testdata/mod"
+
+func TestReadHandlersResolvesConstants(t *testing.T) {
+	got, err := ReadHandlers(testModule, filepath.Join(testModule, "internal", "api"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []HandlerRange{
+		{Key: 0, MinVersion: 3, MaxVersion: 9, File: "internal/api/00_produce.go"},
+		{Key: 1, MinVersion: 4, MaxVersion: 18, File: "internal/api/01_fetch.go"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("handler %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+// copyModule copies the test module so a test can break one file.
+func copyModule(t *testing.T) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(testModule, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(testModule, path)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func TestReadHandlersRefusesWhatItCannotRead(t *testing.T) {
+	for name, tc := range map[string]struct{ file, src, wantErr string }{
+		"non-constant version": {"00_produce.go", `package api
+func newProduceHandler(_ *Registry, deps Deps) (Handler, bool) {
+	return Handler{Key: 0, MinVersion: 0, MaxVersion: pick()}, true
+}`, "cannot evaluate"},
+		"two handlers": {"00_produce.go", `package api
+func newProduceHandler(_ *Registry, deps Deps) (Handler, bool) {
+	if deps.X {
+		return Handler{Key: 0, MinVersion: 0, MaxVersion: 3}, true
+	}
+	return Handler{Key: 0, MinVersion: 0, MaxVersion: 9}, true
+}`, "exactly one"},
+		"listed but undefined": {"00_produce.go", "package api\n", "not defined"},
+		"duplicate key": {"00_produce.go", `package api
+func newProduceHandler(_ *Registry, deps Deps) (Handler, bool) {
+	return Handler{Key: 1, MinVersion: 0, MaxVersion: 9}, true
+}`, "built by both"},
+		"outside constant": {"00_produce.go", `package api
+import "github.com/twmb/franz-go/pkg/kmsg"
+func newProduceHandler(_ *Registry, deps Deps) (Handler, bool) {
+	return Handler{Key: 0, MinVersion: 0, MaxVersion: kmsg.Max}, true
+}`, "only packages of module"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := copyModule(t)
+			apiDir := filepath.Join(root, "internal", "api")
+			if err := os.WriteFile(filepath.Join(apiDir, tc.file), []byte(tc.src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := ReadHandlers(root, apiDir)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("got error %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func testRelease() api.Release {
+	return api.Release{Name: "9.9.9", APIs: []api.VersionRange{
+		{Key: 0, Min: 0, Max: 13}, {Key: 1, Min: 4, Max: 18}, {Key: 24, Min: 0, Max: 5},
+	}}
+}
+
+func TestRenderClipsAndExplains(t *testing.T) {
+	got, err := Render(testRelease(), []HandlerRange{
+		{Key: 0, MinVersion: 3, MaxVersion: 20, File: "internal/api/00_produce.go"},
+		{Key: 1, MinVersion: 4, MaxVersion: 18, File: "internal/api/01_fetch.go"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| 0 | Produce | 0-13 | 3-13 | [`00_produce.go`](../internal/api/00_produce.go); narrower than Kafka's |",
+		"| 1 | Fetch | 4-18 | 4-18 | [`01_fetch.go`](../internal/api/01_fetch.go) |",
+		"| 24 | AddPartitionsToTxn | 0-5 | not served | transactions are not built",
+		"2 of the 3 keys Kafka 9.9.9's broker listener advertises are served.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	if !strings.HasPrefix(got, BeginMarker) || !strings.HasSuffix(got, EndMarker+"\n") {
+		t.Errorf("table not delimited by the markers:\n%s", got)
+	}
+}
+
+func TestRenderRefuses(t *testing.T) {
+	rel := testRelease()
+	if _, err := Render(rel, []HandlerRange{{Key: 7, MaxVersion: 1, File: "x.go"}}); err == nil {
+		t.Error("accepted a handler for a key outside the release")
+	}
+	rel.APIs = append(rel.APIs, api.VersionRange{Key: 95, Min: 0, Max: 0})
+	if _, err := Render(rel, nil); err == nil || !strings.Contains(err.Error(), "no reason") {
+		t.Errorf("unserved key without a reason: got %v", err)
+	}
+}
+
+func TestSpliceExtractAndDiff(t *testing.T) {
+	section := BeginMarker + "\n| a |\n| b |\n" + EndMarker + "\n"
+	doc := "# Title\n\nintro\n\n" + BeginMarker + "\nold\n" + EndMarker + "\n\n## After\n"
+	updated, err := Splice(doc, section)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "# Title\n\nintro\n\n" + section + "\n## After\n"; updated != want {
+		t.Fatalf("spliced:\n%q\nwant\n%q", updated, want)
+	}
+	got, err := Extract(updated)
+	if err != nil || got != section {
+		t.Fatalf("extract: %q, %v", got, err)
+	}
+	if d := Diff(got, section); d != "" {
+		t.Errorf("equal sections differ: %s", d)
+	}
+	changed := strings.Replace(section, "| b |", "| c |", 1)
+	if d := Diff(section, changed); d != "-| b |\n+| c |\n" {
+		t.Errorf("diff = %q", d)
+	}
+	if _, err := Extract("no markers"); err == nil {
+		t.Error("extracted a section from a doc without markers")
+	}
+	if _, err := Extract(doc + doc); err == nil {
+		t.Error("extracted from a doc with two sections")
+	}
+}

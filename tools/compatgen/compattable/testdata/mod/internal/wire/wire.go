@@ -1,0 +1,7 @@
+package wire
+
+const (
+	FloorVersion int16 = 4
+	TopVersion         = ceiling
+	ceiling            = 18
+)
