@@ -31,7 +31,7 @@ for ((i = 0; i < records; i++)); do echo "key-$i:value-$i"; done > "$work/sent.t
 timeout 60 kcat -b "$b" -t "$topic" -P -K: < "$work/sent.txt" > "$work/produce.txt" 2>&1 \
   || { cat "$work/produce.txt"; fail "kcat -P"; }
 
-check "kcat -G $group $topic -o beginning -e: all $records records, offsets dense per partition"
+check "kcat -G $group $topic -e (auto.offset.reset=earliest): all $records records, offsets dense per partition"
 consume_group "$work/first.txt"
 got="$(wc -l < "$work/first.txt")"
 [[ "$got" -eq "$records" ]] || { cat "$work/first.txt.err"; fail "kcat -G read $got records, want $records"; }
