@@ -24,15 +24,26 @@ import (
 type listMachine struct {
 	appliedLog
 	restores int
+	pad      int
 }
 
-func (m *listMachine) take() ([]byte, error) { return json.Marshal(m.data()) }
+// listSnapshot is listMachine's snapshot; Pad makes it as large as a test
+// needs (a snapshot sent in chunks).
+type listSnapshot struct {
+	List []string
+	Pad  []byte
+}
+
+func (m *listMachine) take() ([]byte, error) {
+	return json.Marshal(listSnapshot{List: m.data(), Pad: make([]byte, m.pad)})
+}
 
 func (m *listMachine) restore(offset int64, epoch int32, data []byte) error {
-	var list []string
-	if err := json.Unmarshal(data, &list); err != nil {
+	var snap listSnapshot
+	if err := json.Unmarshal(data, &snap); err != nil {
 		return err
 	}
+	list := snap.List
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.restores++
@@ -273,7 +284,7 @@ func TestRestartAfterSnapshotSavedBeforeLogReset(t *testing.T) {
 	if err := store.Append([]*raftpb.Entry{entry(1, 1, "a"), entry(2, 1, "b")}); err != nil {
 		t.Fatal(err)
 	}
-	snap := &raftpb.Snapshot{Data: []byte(`["x"]`), Metadata: &raftpb.SnapshotMetadata{Index: proto.Uint64(10), Term: proto.Uint64(3), ConfState: &raftpb.ConfState{Voters: []uint64{RaftID(0)}}}}
+	snap := &raftpb.Snapshot{Data: []byte(`{"List":["x"]}`), Metadata: &raftpb.SnapshotMetadata{Index: proto.Uint64(10), Term: proto.Uint64(3), ConfState: &raftpb.ConfState{Voters: []uint64{RaftID(0)}}}}
 	if err := NewFileSnapshotStore(fsys, dir, nil).Save(snap); err != nil {
 		t.Fatal(err)
 	}

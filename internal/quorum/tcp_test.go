@@ -29,11 +29,20 @@ type tcpCluster struct {
 	applied    map[int32]*appliedLog
 	dirs       map[int32]string
 	stores     map[int32]*MemoryEntryStore
+	// snapshotPad, when above 0, turns snapshots on (every ~100 bytes of
+	// entries) with snapshots of at least that many bytes.
+	snapshotPad int
+	machines    map[int32]*listMachine
 }
 
 func newTCPCluster(t testing.TB, n int, timing Timing) *tcpCluster {
-	c := &tcpCluster{addrs: map[int32]string{}, lns: map[int32]net.Listener{}, drivers: map[int32]*Driver{},
+	return newTCPClusterWithSnapshots(t, n, timing, 0)
+}
+
+func newTCPClusterWithSnapshots(t testing.TB, n int, timing Timing, snapshotPad int) *tcpCluster {
+	c := &tcpCluster{machines: map[int32]*listMachine{}, addrs: map[int32]string{}, lns: map[int32]net.Listener{}, drivers: map[int32]*Driver{},
 		transports: map[int32]*TCPTransport{}, applied: map[int32]*appliedLog{}, dirs: map[int32]string{}, stores: map[int32]*MemoryEntryStore{}}
+	c.snapshotPad = snapshotPad
 	for i := range n {
 		id := int32(i + 1)
 		c.ids = append(c.ids, id)
@@ -69,11 +78,16 @@ func (c *tcpCluster) start(t testing.TB, id int32, timing Timing) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.applied[id] = &appliedLog{}
-	d, err := New(Options{
+	m := &listMachine{pad: c.snapshotPad}
+	c.machines[id], c.applied[id] = m, &m.appliedLog
+	opts := Options{
 		NodeID: id, Voters: c.ids, ElectionTimeout: timing.ElectionTimeout, FetchTimeout: timing.FetchTimeout, TickInterval: timing.TickInterval,
-		FS: vfs.Default, Dir: c.dirs[id], Store: c.stores[id], Transport: tr, Apply: c.applied[id].apply,
-	})
+		FS: vfs.Default, Dir: c.dirs[id], Store: c.stores[id], Transport: tr, Apply: m.apply,
+	}
+	if c.snapshotPad > 0 {
+		opts.Snapshots = snapshotOptions(vfs.Default, c.dirs[id], m, 100, 2)
+	}
+	d, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -283,5 +297,45 @@ func TestLeaderStatusShowsReplicaProgress(t *testing.T) {
 		if id != leader && c.drivers[id].Status().Replicas != nil {
 			t.Fatalf("follower %d reports replica progress", id)
 		}
+	}
+}
+
+// TestTCPLaggingVoterGetsChunkedSnapshot stops a voter while the others
+// compact their logs behind snapshots larger than one frame, then restarts
+// it: it must catch up through a chunked MsgSnap.
+func TestTCPLaggingVoterGetsChunkedSnapshot(t *testing.T) {
+	if testing.Short() {
+		t.Skip("moves several 5 MiB snapshots")
+	}
+	c := newTCPClusterWithSnapshots(t, 3, fastTiming(), 5<<20)
+	leader := c.leader(t)
+	var lagging int32
+	for _, id := range c.ids {
+		if id != leader {
+			lagging = id
+			break
+		}
+	}
+	c.crash(t, lagging)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var want []string
+	for i := range 12 {
+		data := fmt.Sprintf("entry-%02d-%s", i, strings.Repeat("x", 20))
+		if _, err := c.drivers[leader].Propose(ctx, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, data)
+	}
+	if c.drivers[leader].Status().LogStartOffset == 0 {
+		t.Fatal("leader did not compact its log")
+	}
+	c.start(t, lagging, fastTiming())
+	m := c.machines[lagging]
+	waitFor(t, "lagging voter to catch up over TCP", func() bool { return slices.Equal(m.data(), want) })
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.restores == 0 {
+		t.Fatal("caught up without a snapshot")
 	}
 }
