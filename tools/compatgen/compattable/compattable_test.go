@@ -163,3 +163,34 @@ func TestSpliceExtractAndDiff(t *testing.T) {
 		t.Error("extracted from a doc with two sections")
 	}
 }
+
+// TestReadingMatchesRegistry reads this repository's handlers and checks the
+// reading against a real Registry where one can be built without a node's
+// components: ApiVersions is always registered.
+func TestReadingMatchesRegistry(t *testing.T) {
+	root, err := ModuleRoot(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	handlers, err := ReadHandlers(root, filepath.Join(root, "internal", "api"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := api.NewRegistry(api.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, ok := r.Supported(18)
+	if !ok {
+		t.Fatal("ApiVersions not served by an empty registry")
+	}
+	for _, h := range handlers {
+		if h.Key == 18 {
+			if h.MinVersion != served.Min || h.MaxVersion != served.Max {
+				t.Fatalf("read ApiVersions %d-%d, registry serves %d-%d", h.MinVersion, h.MaxVersion, served.Min, served.Max)
+			}
+			return
+		}
+	}
+	t.Fatal("did not read the ApiVersions handler")
+}
