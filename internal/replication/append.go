@@ -77,12 +77,6 @@ func (p *Partition) AppendRecordsToLeader(batches []byte, requiredAcks int16, cf
 		}
 		return failedAppend(fmt.Errorf("partition %s: append: %w", p.tp, err), p.log.LogStartOffset()), false
 	}
-	if !info.Duplicate {
-		if err := p.epochs.Assign(p.mu.leaderEpoch, info.FirstOffset); err != nil {
-			p.logger.Error("leader epoch checkpoint write failed", "err", err)
-			return failedAppend(fmt.Errorf("partition %s: leader epoch checkpoint: %w", p.tp, kerr.KafkaStorageError), p.log.LogStartOffset()), false
-		}
-	}
 	moved := p.maybeIncrementHighWatermarkLocked()
 	return AppendResult{
 		FirstOffset:     info.FirstOffset,

@@ -78,7 +78,10 @@ func (rm *ReplicaManager) readAll(params FetchParams, parts []FetchPartition) ([
 		if params.ReplicaID >= 0 {
 			// A follower's fetch offset is its log end offset: it may move
 			// the high watermark before the read.
-			moved, err := p.UpdateFollowerFetchState(params.ReplicaID, fp.FetchOffset)
+			moved, change, err := p.UpdateFollowerFetchState(params.ReplicaID, fp.FetchOffset)
+			if change != nil {
+				rm.sendISRChange(p, *change)
+			}
 			if err != nil {
 				results[i].Err = err
 				results[i].ReadResult = emptyRead()

@@ -17,7 +17,6 @@ package replication
 import (
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 
@@ -25,7 +24,6 @@ import (
 
 	"sluice/internal/clock"
 	"sluice/internal/commitlog"
-	"sluice/internal/commitlog/epoch"
 	"sluice/internal/kafka"
 	"sluice/internal/metadata"
 	"sluice/internal/purgatory"
@@ -64,6 +62,9 @@ type Options struct {
 	TopicConfig func(topic string) TopicConfig
 	Clock       clock.Clock
 	Logger      *slog.Logger
+	// Replication configures followers and ISR changes; its zero value
+	// suits a broker whose partitions have no other replica.
+	Replication ReplicationOptions
 }
 
 // ReplicaManager owns this broker's partitions.
@@ -85,6 +86,9 @@ type ReplicaManager struct {
 	// are keyed by partition.
 	produceWaits *purgatory.Purgatory[kafka.TopicPartition]
 	fetchWaits   *purgatory.Purgatory[kafka.TopicPartition]
+
+	// replicas runs the follower fetchers and the ISR loops.
+	replicas *replicaRuntime
 }
 
 // NewReplicaManager builds a ReplicaManager hosting nothing yet; ApplyImage
@@ -111,12 +115,15 @@ func NewReplicaManager(opts Options) (*ReplicaManager, error) {
 	rm.image.Store(metadata.EmptyImage())
 	rm.mu.partitions = make(map[kafka.TopicPartition]*Partition)
 	rm.mu.failed = make(map[kafka.TopicPartition]error)
+	rm.replicas = newReplicaRuntime(rm)
 	return rm, nil
 }
 
-// Close wakes every parked request with an error and stops the purgatories.
-// The logs belong to the LogProvider, which closes them.
+// Close stops the follower fetchers and ISR loops, wakes every parked
+// request with an error and stops the purgatories. The logs belong to the
+// LogProvider, which closes them.
 func (rm *ReplicaManager) Close() {
+	rm.replicas.stop()
 	rm.produceWaits.Close()
 	rm.fetchWaits.Close()
 }
@@ -181,6 +188,7 @@ func (rm *ReplicaManager) ApplyImage(image *metadata.Image) {
 	for _, tp := range drop {
 		rm.removePartition(tp)
 	}
+	rm.replicas.syncFetchers()
 }
 
 // ApplyDelta applies the changes of one published image; it has the shape
@@ -204,6 +212,7 @@ func (rm *ReplicaManager) ApplyDelta(delta *metadata.Delta, image *metadata.Imag
 			}
 		}
 	}
+	rm.replicas.syncFetchers()
 }
 
 // applyTopic hosts the topic's partitions assigned to this broker and
@@ -256,11 +265,7 @@ func (rm *ReplicaManager) getOrCreatePartition(tp kafka.TopicPartition, topicID 
 	if err != nil {
 		return nil, fmt.Errorf("open log of %s: %w", tp, err)
 	}
-	epochs, err := epoch.Open(rm.opts.FS, filepath.Join(log.Dir(), epoch.FileName))
-	if err != nil {
-		return nil, fmt.Errorf("open leader epoch cache of %s: %w", tp, err)
-	}
-	p = newPartition(tp, topicID, rm.opts.BrokerID, log, epochs, rm.opts.Clock, rm.logger)
+	p = newPartition(tp, topicID, rm.opts.BrokerID, log, rm.opts.Clock, rm.logger)
 	if src, ok := rm.opts.Logs.(HighWatermarkSource); ok {
 		if hw, ok := src.CheckpointedHighWatermark(tp); ok {
 			p.restoreHighWatermark(hw)

@@ -10,7 +10,6 @@ import (
 
 	"sluice/internal/clock"
 	"sluice/internal/commitlog"
-	"sluice/internal/commitlog/epoch"
 	"sluice/internal/kafka"
 	"sluice/internal/metadata"
 )
@@ -36,13 +35,19 @@ func (r Role) String() string {
 }
 
 // followerState is what the leader knows of one follower replica: the log
-// end offset it last fetched from. The follower fetcher of the replication
-// issue feeds it; on a single node there are none.
+// end offset it last fetched from, and since when it has been caught up.
 type followerState struct {
 	logEndOffset int64
-	// lastCaughtUpMs is when the follower last fetched up to the leader's
-	// log end offset (replica.lag.time.max.ms decides ISR shrinking).
+	// lastCaughtUpMs is the last time the follower was known to hold
+	// everything the leader had (replica.lag.time.max.ms decides ISR
+	// shrinking). As Kafka's, a fetch at or past the leader's log end offset
+	// of the previous fetch proves it caught up as of that previous fetch,
+	// so a follower keeping pace with a busy leader stays in sync.
 	lastCaughtUpMs int64
+	// lastFetchLeaderLogEndOffset and lastFetchMs are the leader's log end
+	// offset and the time at the follower's previous fetch.
+	lastFetchLeaderLogEndOffset int64
+	lastFetchMs                 int64
 }
 
 // Partition is one partition hosted by this broker: its log, its leader
@@ -58,7 +63,6 @@ type Partition struct {
 	topicID  kafka.UUID
 	brokerID int32
 	log      *commitlog.Log
-	epochs   *epoch.Cache
 	clk      clock.Clock
 	logger   *slog.Logger
 
@@ -76,11 +80,17 @@ type Partition struct {
 		leaderEpochStartOffset int64
 		highWatermark          int64
 		followers              map[int32]*followerState
+		// pendingISR is the ISR of an AlterPartition in flight (nil when
+		// none): only one is sent at a time, and until the controller's
+		// answer arrives in the metadata the high watermark counts the
+		// larger of the two sets (Kafka's "maximal ISR"), so a shrink that
+		// may not commit never lets it advance early.
+		pendingISR []int32
 	}
 }
 
-func newPartition(tp kafka.TopicPartition, topicID kafka.UUID, brokerID int32, log *commitlog.Log, epochs *epoch.Cache, clk clock.Clock, logger *slog.Logger) *Partition {
-	p := &Partition{tp: tp, topicID: topicID, brokerID: brokerID, log: log, epochs: epochs, clk: clk,
+func newPartition(tp kafka.TopicPartition, topicID kafka.UUID, brokerID int32, log *commitlog.Log, clk clock.Clock, logger *slog.Logger) *Partition {
+	p := &Partition{tp: tp, topicID: topicID, brokerID: brokerID, log: log, clk: clk,
 		logger: logger.With("partition", tp.String())}
 	p.mu.leaderID = metadata.NoLeader
 	p.mu.leaderEpoch = kafka.NoEpoch
@@ -151,6 +161,16 @@ func (p *Partition) HighWatermark() int64 {
 func (p *Partition) applyState(st metadata.PartitionState) (bool, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if st.LeaderEpoch < p.mu.leaderEpoch || (st.LeaderEpoch == p.mu.leaderEpoch && st.PartitionEpoch < p.mu.partitionEpoch) {
+		// An image older than what this partition has seen (a restart's
+		// replay racing a delta): never go back.
+		return false, nil
+	}
+	if st.PartitionEpoch != p.mu.partitionEpoch {
+		// The controller decided: whatever AlterPartition was in flight is
+		// answered by this state.
+		p.mu.pendingISR = nil
+	}
 	p.mu.replicas = slices.Clone(st.Replicas)
 	p.mu.isr = slices.Clone(st.ISR)
 	p.mu.partitionEpoch = st.PartitionEpoch
@@ -158,28 +178,32 @@ func (p *Partition) applyState(st metadata.PartitionState) (bool, error) {
 	p.mu.leaderID = st.Leader
 	p.mu.leaderEpoch = st.LeaderEpoch
 	if st.Leader != p.brokerID {
-		if p.mu.role != RoleFollower {
+		if p.mu.role != RoleFollower || newEpoch {
 			p.logger.Info("became follower", "leader", st.Leader, "leader_epoch", st.LeaderEpoch)
 		}
 		p.mu.role = RoleFollower
 		p.mu.followers = make(map[int32]*followerState)
+		p.mu.pendingISR = nil
 		return false, nil
 	}
+	nowMs := p.clk.Now().UnixMilli()
 	if p.mu.role != RoleLeader || newEpoch {
+		// The new epoch starts at the log end offset: its first batch
+		// records it in the log's epoch cache, and until then the previous
+		// epoch ends here, which is what OffsetForLeaderEpoch must answer.
 		leo := p.log.LogEndOffset()
-		// As Kafka's makeLeader: the new epoch starts at the log end offset,
-		// so OffsetForLeaderEpoch answers followers of the previous epoch.
-		if err := p.epochs.Assign(st.LeaderEpoch, leo); err != nil {
-			return false, fmt.Errorf("partition %s: record leader epoch %d at %d: %w", p.tp, st.LeaderEpoch, leo, err)
-		}
 		p.mu.leaderEpochStartOffset = leo
 		p.mu.followers = make(map[int32]*followerState)
-		for _, r := range p.mu.replicas {
-			if r != p.brokerID {
-				p.mu.followers[r] = &followerState{logEndOffset: kafka.NoOffset}
-			}
-		}
+		p.mu.pendingISR = nil
 		p.logger.Info("became leader", "leader_epoch", st.LeaderEpoch, "log_end_offset", leo, "isr", p.mu.isr)
+	}
+	for _, r := range p.mu.replicas {
+		if _, ok := p.mu.followers[r]; !ok && r != p.brokerID {
+			// As Kafka, a follower starts out caught up as of now, so a new
+			// leader does not shrink its ISR before anyone could fetch.
+			p.mu.followers[r] = &followerState{logEndOffset: kafka.NoOffset, lastCaughtUpMs: nowMs,
+				lastFetchLeaderLogEndOffset: kafka.NoOffset, lastFetchMs: nowMs}
+		}
 	}
 	p.mu.role = RoleLeader
 	return p.maybeIncrementHighWatermarkLocked(), nil
@@ -193,7 +217,7 @@ func (p *Partition) maybeIncrementHighWatermarkLocked() bool {
 		return false
 	}
 	hw := p.log.LogEndOffset()
-	for _, r := range p.mu.isr {
+	for _, r := range p.maximalISRLocked() {
 		if r == p.brokerID {
 			continue
 		}
@@ -210,6 +234,18 @@ func (p *Partition) maybeIncrementHighWatermarkLocked() bool {
 	p.mu.highWatermark = hw
 	p.log.SetHighWatermark(hw)
 	return true
+}
+
+// maximalISRLocked is the ISR the high watermark must wait for: the
+// current one plus any member an AlterPartition in flight would add.
+func (p *Partition) maximalISRLocked() []int32 {
+	isr := p.mu.isr
+	for _, r := range p.mu.pendingISR {
+		if !slices.Contains(isr, r) {
+			isr = append(slices.Clone(isr), r)
+		}
+	}
+	return isr
 }
 
 // lastStableOffsetLocked is min(high watermark, first unstable offset).

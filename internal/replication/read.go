@@ -9,6 +9,7 @@ import (
 	"sluice/internal/commitlog"
 	"sluice/internal/commitlog/epoch"
 	"sluice/internal/kafka"
+	"sluice/internal/records"
 )
 
 // Isolation bounds what a read may see: Kafka's FetchIsolation.
@@ -86,7 +87,7 @@ func (p *Partition) ReadRecords(o ReadOptions) (ReadResult, error) {
 	p.mu.Unlock()
 
 	if o.LastFetchedEpoch >= 0 {
-		found, end := p.epochs.EndOffsetFor(o.LastFetchedEpoch, res.LogEndOffset)
+		found, end := p.log.EndOffsetForEpoch(o.LastFetchedEpoch)
 		if found == epoch.UndefinedEpoch || end == epoch.UndefinedEpochOffset {
 			return res, fmt.Errorf("partition %s: no end offset for last fetched epoch %d: %w", p.tp, o.LastFetchedEpoch, kerr.OffsetOutOfRange)
 		}
@@ -203,12 +204,23 @@ func (p *Partition) ListOffset(timestamp int64, iso Isolation, currentLeaderEpoc
 // TimestampOffset is commitlog's answer to a timestamp lookup.
 type TimestampOffset = commitlog.TimestampOffset
 
-// epochFor is the leader epoch that wrote offset, -1 if unknown.
+// epochFor is the leader epoch that wrote offset, -1 if unknown: the
+// partition leader epoch of the batch holding it, read from the log (the
+// log's epoch cache has no lookup by offset).
 func (p *Partition) epochFor(offset int64) int32 {
-	if e, ok := p.epochs.EpochForOffset(offset); ok {
-		return e
+	res, err := p.log.Read(offset, 1, p.log.LogEndOffset(), true)
+	if err != nil || res.Size == 0 {
+		return kafka.NoEpoch
 	}
-	return kafka.NoEpoch
+	data, err := res.Bytes()
+	if err != nil {
+		return kafka.NoEpoch
+	}
+	h, err := records.ParseHeader(data)
+	if err != nil {
+		return kafka.NoEpoch
+	}
+	return h.PartitionLeaderEpoch
 }
 
 // EndOffsetForEpoch answers OffsetForLeaderEpoch: the largest epoch at or
@@ -221,7 +233,7 @@ func (p *Partition) EndOffsetForEpoch(currentLeaderEpoch, leaderEpoch int32, req
 	if err != nil {
 		return EpochEndOffset{Epoch: epoch.UndefinedEpoch, EndOffset: epoch.UndefinedEpochOffset}, err
 	}
-	e, off := p.epochs.EndOffsetFor(leaderEpoch, p.log.LogEndOffset())
+	e, off := p.log.EndOffsetForEpoch(leaderEpoch)
 	if off == epoch.UndefinedEpochOffset {
 		return EpochEndOffset{Epoch: epoch.UndefinedEpoch, EndOffset: epoch.UndefinedEpochOffset}, nil
 	}
@@ -250,31 +262,10 @@ func (p *Partition) DeleteRecordsOnLeader(offset int64, cfg TopicConfig) (int64,
 			p.tp, offset, p.mu.highWatermark, kerr.OffsetOutOfRange)
 	}
 	if offset > p.log.LogStartOffset() {
+		// The log trims its own leader epoch cache with it.
 		if err := p.log.IncrementLogStartOffset(offset); err != nil {
 			return kafka.NoOffset, fmt.Errorf("partition %s: raise log start offset to %d: %w", p.tp, offset, err)
 		}
-		if err := p.epochs.TruncateFromStart(p.log.LogStartOffset()); err != nil {
-			p.logger.Error("leader epoch checkpoint write failed", "err", err)
-			return kafka.NoOffset, fmt.Errorf("partition %s: leader epoch checkpoint: %w", p.tp, kerr.KafkaStorageError)
-		}
 	}
 	return p.log.LogStartOffset(), nil
-}
-
-// UpdateFollowerFetchState records a follower's fetch position (its log end
-// offset) and advances the high watermark when the ISR allows; it reports
-// whether the watermark moved. Followers come with the replication issue;
-// a replica that is not assigned is NOT_LEADER_OR_FOLLOWER.
-func (p *Partition) UpdateFollowerFetchState(replicaID int32, fetchOffset int64) (bool, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	f, ok := p.mu.followers[replicaID]
-	if !ok || p.mu.role != RoleLeader {
-		return false, fmt.Errorf("partition %s: replica %d is not a follower of this leader: %w", p.tp, replicaID, kerr.NotLeaderForPartition)
-	}
-	f.logEndOffset = fetchOffset
-	if fetchOffset >= p.log.LogEndOffset() {
-		f.lastCaughtUpMs = p.clk.Now().UnixMilli()
-	}
-	return p.maybeIncrementHighWatermarkLocked(), nil
 }

@@ -24,6 +24,9 @@ type MemLogs struct {
 	Dir     string
 	Options commitlog.Options
 	Clock   clock.Clock
+	// Unclean opens logs as after a kill -9: recovery re-validates the
+	// tail instead of trusting the indexes.
+	Unclean bool
 
 	mu   sync.Mutex
 	logs map[kafka.TopicPartition]*commitlog.Log
@@ -47,7 +50,7 @@ func (m *MemLogs) GetOrCreateLog(tp kafka.TopicPartition, _ kafka.UUID) (*commit
 		return l, nil
 	}
 	l, err := commitlog.Open(m.FS, filepath.Join(m.Dir, tp.String()), tp, m.Options, m.Clock,
-		commitlog.StartState{CleanShutdown: true}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		commitlog.StartState{CleanShutdown: !m.Unclean}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return nil, fmt.Errorf("open log %s: %w", tp, err)
 	}

@@ -1,0 +1,244 @@
+package replication
+
+import (
+	"context"
+	"hash/fnv"
+	"sync"
+	"time"
+)
+
+// ReplicationOptions are the broker's replication settings (Kafka's names).
+type ReplicationOptions struct {
+	// Transport reaches leader brokers; nil runs no follower fetchers.
+	Transport Transport
+	// AlterPartition sends ISR changes to the controller; nil makes no
+	// ISR changes (the ISR stays as the controller set it).
+	AlterPartition AlterPartitionSender
+	// BrokerEpoch is this broker's registration epoch, sent in fetches.
+	BrokerEpoch func() int64
+	// NumReplicaFetchers is num.replica.fetchers: fetcher goroutines per
+	// source broker (1).
+	NumReplicaFetchers int
+	// ReplicaLagTimeMax is replica.lag.time.max.ms (30 s).
+	ReplicaLagTimeMax time.Duration
+	// FetchWaitMax is replica.fetch.wait.max.ms (500 ms), FetchMinBytes
+	// replica.fetch.min.bytes (1), FetchMaxBytes replica.fetch.max.bytes
+	// (1 MiB per partition), FetchResponseMaxBytes
+	// replica.fetch.response.max.bytes (10 MiB), FetchBackoff
+	// replica.fetch.backoff.ms (1 s).
+	FetchWaitMax          time.Duration
+	FetchMinBytes         int32
+	FetchMaxBytes         int32
+	FetchResponseMaxBytes int32
+	FetchBackoff          time.Duration
+}
+
+func (o ReplicationOptions) withDefaults() ReplicationOptions {
+	if o.NumReplicaFetchers <= 0 {
+		o.NumReplicaFetchers = 1
+	}
+	if o.ReplicaLagTimeMax <= 0 {
+		o.ReplicaLagTimeMax = 30 * time.Second
+	}
+	if o.FetchWaitMax <= 0 {
+		o.FetchWaitMax = 500 * time.Millisecond
+	}
+	if o.FetchMinBytes <= 0 {
+		o.FetchMinBytes = 1
+	}
+	if o.FetchMaxBytes <= 0 {
+		o.FetchMaxBytes = 1 << 20
+	}
+	if o.FetchResponseMaxBytes <= 0 {
+		o.FetchResponseMaxBytes = 10 << 20
+	}
+	if o.FetchBackoff <= 0 {
+		o.FetchBackoff = time.Second
+	}
+	if o.BrokerEpoch == nil {
+		o.BrokerEpoch = func() int64 { return -1 }
+	}
+	return o
+}
+
+// fetcherKey names one fetcher goroutine: a source broker and an index
+// below num.replica.fetchers, as Kafka's fetcher threads.
+type fetcherKey struct {
+	leader int32
+	index  int
+}
+
+type fetcherHandle struct {
+	cancel context.CancelFunc
+	wake   chan struct{}
+}
+
+// replicaRuntime owns the goroutines of replication: one per fetcher key,
+// the ISR expiration loop and the AlterPartition sender. Its ctx ends
+// them all; stop waits for them.
+type replicaRuntime struct {
+	rm     *ReplicaManager
+	opts   ReplicationOptions
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu struct {
+		sync.Mutex
+		stopped  bool
+		fetchers map[fetcherKey]*fetcherHandle
+		// isrQueue holds ISR changes waiting for the sender.
+		isrQueue []isrChangeItem
+	}
+	isrWake chan struct{}
+}
+
+type isrChangeItem struct {
+	p      *Partition
+	change ISRChange
+}
+
+func newReplicaRuntime(rm *ReplicaManager) *replicaRuntime {
+	r := &replicaRuntime{rm: rm, opts: rm.opts.Replication.withDefaults(), isrWake: make(chan struct{}, 1)}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.mu.fetchers = make(map[fetcherKey]*fetcherHandle)
+	if r.opts.AlterPartition != nil {
+		r.wg.Add(2)
+		go r.runISRSender()
+		go r.runISRExpiration()
+	}
+	return r
+}
+
+// stop ends every goroutine and waits for them.
+func (r *replicaRuntime) stop() {
+	r.mu.Lock()
+	r.mu.stopped = true
+	for k, f := range r.mu.fetchers {
+		f.cancel()
+		delete(r.mu.fetchers, k)
+	}
+	r.mu.Unlock()
+	r.cancel()
+	r.wg.Wait()
+}
+
+func (r *replicaRuntime) keyFor(pos fetchPosition) fetcherKey {
+	h := fnv.New32a()
+	h.Write([]byte(pos.tp.Topic))
+	return fetcherKey{leader: pos.leaderID, index: int((h.Sum32() + uint32(pos.tp.Partition)) % uint32(r.opts.NumReplicaFetchers))}
+}
+
+// syncFetchers starts a fetcher for every (leader, index) some followed
+// partition needs, stops the ones no partition needs any more, and wakes
+// the rest (a partition may have joined them).
+func (r *replicaRuntime) syncFetchers() {
+	if r.opts.Transport == nil {
+		return
+	}
+	want := make(map[fetcherKey]bool)
+	for _, p := range r.rm.Partitions() {
+		if pos, ok := p.followerPosition(); ok {
+			want[r.keyFor(pos)] = true
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mu.stopped {
+		return
+	}
+	for k, f := range r.mu.fetchers {
+		if !want[k] {
+			f.cancel()
+			delete(r.mu.fetchers, k)
+		}
+	}
+	for k := range want {
+		if f, ok := r.mu.fetchers[k]; ok {
+			select {
+			case f.wake <- struct{}{}:
+			default:
+			}
+			continue
+		}
+		ctx, cancel := context.WithCancel(r.ctx)
+		f := &fetcherHandle{cancel: cancel, wake: make(chan struct{}, 1)}
+		r.mu.fetchers[k] = f
+		r.wg.Add(1)
+		go r.runFetcher(ctx, k, f.wake)
+	}
+}
+
+// sendISRChange queues a change for the sender; without a sender the
+// change is dropped at once (its in-flight mark lifted).
+func (rm *ReplicaManager) sendISRChange(p *Partition, change ISRChange) {
+	r := rm.replicas
+	if r.opts.AlterPartition == nil {
+		p.isrChangeDone(change, change.PartitionEpoch, errNoAlterPartition)
+		return
+	}
+	r.mu.Lock()
+	r.mu.isrQueue = append(r.mu.isrQueue, isrChangeItem{p: p, change: change})
+	r.mu.Unlock()
+	select {
+	case r.isrWake <- struct{}{}:
+	default:
+	}
+}
+
+// runISRSender sends queued ISR changes one at a time.
+func (r *replicaRuntime) runISRSender() {
+	defer r.wg.Done()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-r.isrWake:
+		}
+		for {
+			r.mu.Lock()
+			if len(r.mu.isrQueue) == 0 {
+				r.mu.Unlock()
+				break
+			}
+			item := r.mu.isrQueue[0]
+			r.mu.isrQueue = r.mu.isrQueue[1:]
+			r.mu.Unlock()
+			ctx, cancel := context.WithTimeout(r.ctx, r.opts.ReplicaLagTimeMax)
+			epoch, err := r.opts.AlterPartition.AlterPartition(ctx, item.change)
+			cancel()
+			if err != nil {
+				r.rm.logger.Warn("ISR change not made", "partition", item.change.TP.String(), "isr", item.change.NewISR, "err", err)
+			}
+			item.p.isrChangeDone(item.change, epoch, err)
+		}
+	}
+}
+
+// runISRExpiration checks every half replica.lag.time.max.ms, as Kafka's
+// isr-expiration task, for followers to drop from the ISR.
+func (r *replicaRuntime) runISRExpiration() {
+	defer r.wg.Done()
+	t := time.NewTicker(r.opts.ReplicaLagTimeMax / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-t.C:
+			r.rm.ShrinkLaggingISRs()
+		}
+	}
+}
+
+// ShrinkLaggingISRs proposes, for every partition this broker leads, to
+// drop the followers that have not caught up within replica.lag.time.max.ms.
+// The ISR expiration loop calls it; tests with a manual clock call it too.
+func (rm *ReplicaManager) ShrinkLaggingISRs() {
+	lagMs := rm.replicas.opts.ReplicaLagTimeMax.Milliseconds()
+	for _, p := range rm.Partitions() {
+		if change := p.shrinkIfLagging(lagMs); change != nil {
+			rm.sendISRChange(p, *change)
+		}
+	}
+}
