@@ -28,6 +28,10 @@ func (n *Node) Image() *metadata.Image { return n.loader.Image() }
 
 // CreateTopics implements api.ControlPlane.
 func (n *Node) CreateTopics(ctx context.Context, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
+	return forwardOr(ctx, n, req, func() (*kmsg.CreateTopicsResponse, error) { return n.localCreateTopics(ctx, req) })
+}
+
+func (n *Node) localCreateTopics(ctx context.Context, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
 	var resp *kmsg.CreateTopicsResponse
 	err := n.control.submit(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		var recs []metadata.Record
@@ -39,6 +43,10 @@ func (n *Node) CreateTopics(ctx context.Context, req *kmsg.CreateTopicsRequest) 
 
 // DeleteTopics implements api.ControlPlane.
 func (n *Node) DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest) (*kmsg.DeleteTopicsResponse, error) {
+	return forwardOr(ctx, n, req, func() (*kmsg.DeleteTopicsResponse, error) { return n.localDeleteTopics(ctx, req) })
+}
+
+func (n *Node) localDeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest) (*kmsg.DeleteTopicsResponse, error) {
 	var resp *kmsg.DeleteTopicsResponse
 	err := n.control.submit(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		var recs []metadata.Record
@@ -50,6 +58,10 @@ func (n *Node) DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest) 
 
 // CreatePartitions implements api.ControlPlane.
 func (n *Node) CreatePartitions(ctx context.Context, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
+	return forwardOr(ctx, n, req, func() (*kmsg.CreatePartitionsResponse, error) { return n.localCreatePartitions(ctx, req) })
+}
+
+func (n *Node) localCreatePartitions(ctx context.Context, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
 	var resp *kmsg.CreatePartitionsResponse
 	err := n.control.submit(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		var recs []metadata.Record
@@ -61,6 +73,10 @@ func (n *Node) CreatePartitions(ctx context.Context, req *kmsg.CreatePartitionsR
 
 // AlterConfigs implements api.ControlPlane.
 func (n *Node) AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsRequest) (*kmsg.AlterConfigsResponse, error) {
+	return forwardOr(ctx, n, req, func() (*kmsg.AlterConfigsResponse, error) { return n.localAlterConfigs(ctx, req) })
+}
+
+func (n *Node) localAlterConfigs(ctx context.Context, req *kmsg.AlterConfigsRequest) (*kmsg.AlterConfigsResponse, error) {
 	var resp *kmsg.AlterConfigsResponse
 	err := n.control.submit(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		var recs []metadata.Record
@@ -72,6 +88,10 @@ func (n *Node) AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsRequest) 
 
 // IncrementalAlterConfigs implements api.ControlPlane.
 func (n *Node) IncrementalAlterConfigs(ctx context.Context, req *kmsg.IncrementalAlterConfigsRequest) (*kmsg.IncrementalAlterConfigsResponse, error) {
+	return forwardOr(ctx, n, req, func() (*kmsg.IncrementalAlterConfigsResponse, error) { return n.localIncrementalAlterConfigs(ctx, req) })
+}
+
+func (n *Node) localIncrementalAlterConfigs(ctx context.Context, req *kmsg.IncrementalAlterConfigsRequest) (*kmsg.IncrementalAlterConfigsResponse, error) {
 	var resp *kmsg.IncrementalAlterConfigsResponse
 	err := n.control.submit(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		var recs []metadata.Record
@@ -101,21 +121,16 @@ func (n *Node) NextProducerID(ctx context.Context) (int64, error) {
 		b.next++
 		return id, nil
 	}
-	var resp *kmsg.AllocateProducerIDsResponse
-	err := n.control.submit(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
-		broker, ok := im.Broker(n.NodeID())
-		if !ok {
-			// Start-up: listeners open just before the broker registers.
-			// Kafka answers a producer id request it cannot serve yet with
-			// this retriable error.
-			return nil, fmt.Errorf("allocate producer ids: broker %d is not registered yet: %w", n.NodeID(), kerr.CoordinatorLoadInProgress)
-		}
-		req := kmsg.NewPtrAllocateProducerIDsRequest()
-		req.BrokerID, req.BrokerEpoch = broker.ID, broker.Epoch
-		var recs []metadata.Record
-		recs, resp = n.ctrl.AllocateProducerIDs(im, req)
-		return recs, nil
-	})
+	broker, ok := n.Image().Broker(n.NodeID())
+	if !ok {
+		// Start-up: listeners open just before the broker registers.
+		// Kafka answers a producer id request it cannot serve yet with
+		// this retriable error.
+		return 0, fmt.Errorf("allocate producer ids: broker %d is not registered yet: %w", n.NodeID(), kerr.CoordinatorLoadInProgress)
+	}
+	req := kmsg.NewPtrAllocateProducerIDsRequest()
+	req.BrokerID, req.BrokerEpoch = broker.ID, broker.Epoch
+	resp, err := forwardOr(ctx, n, req, func() (*kmsg.AllocateProducerIDsResponse, error) { return n.AllocateProducerIDs(ctx, req) })
 	if err != nil {
 		return 0, err
 	}
@@ -124,6 +139,21 @@ func (n *Node) NextProducerID(ctx context.Context) (int64, error) {
 	}
 	b.next, b.end = resp.ProducerIDStart+1, resp.ProducerIDStart+int64(resp.ProducerIDLen)
 	return resp.ProducerIDStart, nil
+}
+
+// AllocateProducerIDs implements api.ControllerPlane: the next block of
+// producer ids for a registered broker.
+func (n *Node) AllocateProducerIDs(ctx context.Context, req *kmsg.AllocateProducerIDsRequest) (*kmsg.AllocateProducerIDsResponse, error) {
+	if n.transport != nil && !n.driver.Status().IsLeader {
+		return nil, api.ErrNotController
+	}
+	var resp *kmsg.AllocateProducerIDsResponse
+	err := n.control.submit(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		var recs []metadata.Record
+		recs, resp = n.ctrl.AllocateProducerIDs(im, req)
+		return recs, nil
+	})
+	return resp, err
 }
 
 // FinalizedFeatures implements api.FeatureSource from the metadata image; the

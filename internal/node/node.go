@@ -62,6 +62,19 @@ type Node struct {
 	server   *server.Server
 	console  *console.Server // nil unless sluice.debug.listener is set
 
+	// A multi-voter quorum's parts (nil for a single voter): the raft
+	// transport, the CONTROLLER listeners' server, the clients that reach
+	// the active controller and, on the active controller, the brokers'
+	// sessions.
+	transport   *quorum.TCPTransport
+	ctrlServer  *server.Server
+	controllers *controllerClients
+	sessions    *controller.Sessions
+	broker      clusterBroker
+	// dutiesStop ends runClusterDuties; dutiesDone is closed when it has.
+	dutiesStop chan struct{}
+	dutiesDone chan struct{}
+
 	// followDeltas is set once the replayed image has been applied to the
 	// replica manager; from then on each published delta is passed on.
 	followDeltas atomic.Bool
@@ -86,8 +99,8 @@ func New(cfg *config.Config, logger *slog.Logger, registry prometheus.Registerer
 	if registry == nil {
 		registry = prometheus.NewRegistry()
 	}
-	if !cfg.SingleNode() {
-		return nil, errors.New("only a single combined node (process.roles=broker,controller with this node the only voter in controller.quorum.voters) is built so far")
+	if !cfg.HasRole("broker") || !cfg.HasRole("controller") {
+		return nil, fmt.Errorf("process.roles=%v: only combined nodes (broker,controller) are built so far; dedicated brokers (metadata observers) and dedicated controllers are not", cfg.ProcessRoles())
 	}
 	n := &Node{cfg: cfg, logger: logger, metrics: registry, fsys: vfs.Default, clk: clock.Real{}, ready: make(chan struct{})}
 	if err := n.open(); err != nil {
@@ -136,6 +149,13 @@ func (n *Node) open() error {
 	if n.store, err = quorum.OpenLogEntryStore(n.fsys, metaLogDir, n.clk, n.logger.With("component", "metadata-log")); err != nil {
 		return fmt.Errorf("open metadata log: %w", err)
 	}
+	if !n.cfg.SingleNode() {
+		if n.transport, err = n.newTransport(); err != nil {
+			return err
+		}
+		n.controllers = &controllerClients{n: n}
+		n.sessions = controller.NewSessions(millis(n.cfg.Long("broker.session.timeout.ms")))
+	}
 	voters := make([]int32, 0, len(n.cfg.Voters()))
 	for _, v := range n.cfg.Voters() {
 		voters = append(voters, v.ID)
@@ -147,6 +167,7 @@ func (n *Node) open() error {
 		FS:              n.fsys,
 		Dir:             metaLogDir,
 		Store:           n.store,
+		Transport:       n.quorumTransport(),
 		Apply: func(c quorum.Committed) error {
 			return n.loader.Apply(c.Offset, c.Epoch, c.Data)
 		},
@@ -166,6 +187,11 @@ func (n *Node) open() error {
 	}
 	if err := n.newConsole(); err != nil {
 		return err
+	}
+	if n.transport != nil {
+		if err := n.newControllerServer(); err != nil {
+			return err
+		}
 	}
 	return n.newServer()
 }
@@ -295,6 +321,12 @@ func (n *Node) start(ctx context.Context) error {
 	if err := n.startConsole(); err != nil {
 		return err
 	}
+	if n.transport != nil {
+		n.transport.Start(n.driver)
+		if err := n.ctrlServer.Start(); err != nil {
+			return err
+		}
+	}
 	n.driver.Start()
 	n.driverStarted = true
 	select {
@@ -302,12 +334,18 @@ func (n *Node) start(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if err := n.awaitLeadership(ctx); err != nil {
-		return err
+	if n.transport == nil {
+		if err := n.awaitLeadership(ctx); err != nil {
+			return err
+		}
 	}
 	n.control.start()
 	n.controlStarted = true
-	if err := n.bootstrap(ctx); err != nil {
+	if n.transport != nil {
+		if err := n.awaitClusterReady(ctx); err != nil {
+			return err
+		}
+	} else if err := n.bootstrap(ctx); err != nil {
 		return err
 	}
 	im := n.Image()
@@ -322,6 +360,9 @@ func (n *Node) start(ctx context.Context) error {
 	n.managerStarted = cancel
 	if n.cleaner != nil {
 		n.cleaner.Start(mgrCtx)
+	}
+	if n.transport != nil {
+		return n.startClusterBroker(ctx)
 	}
 	if !advertisesEphemeralPort(n.cfg) {
 		// Registered and unfenced before the first client connects, so
@@ -413,12 +454,27 @@ func (n *Node) close() error {
 	if n.groups != nil {
 		n.groups.Close()
 	}
+	if n.dutiesStop != nil {
+		n.controlledShutdown(shutdownGrace / 2)
+		close(n.dutiesStop)
+		<-n.dutiesDone
+	}
 	if n.server != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		if err := n.server.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("stop listeners: %w", err))
 		}
 		cancel()
+	}
+	if n.ctrlServer != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		if err := n.ctrlServer.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop controller listeners: %w", err))
+		}
+		cancel()
+	}
+	if n.controllers != nil {
+		n.controllers.close()
 	}
 	if n.controlStarted {
 		n.control.stop()
@@ -429,6 +485,9 @@ func (n *Node) close() error {
 			errs = append(errs, fmt.Errorf("stop metadata quorum: %w", err))
 		}
 		cancel()
+	}
+	if n.transport != nil {
+		n.transport.Stop()
 	}
 	if n.replicas != nil {
 		n.replicas.Close()

@@ -20,11 +20,7 @@ import (
 // old registration's session to time out instead).
 func (n *Node) registerBroker(ctx context.Context) error {
 	id := n.cfg.NodeID()
-	incarnation, err := kafka.RandomUUID()
-	if err != nil {
-		return fmt.Errorf("draw an incarnation id: %w", err)
-	}
-	err = n.control.submit(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+	err := n.control.submit(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
 		old, ok := im.Broker(id)
 		if !ok || old.Fenced {
 			return nil, nil
@@ -34,25 +30,9 @@ func (n *Node) registerBroker(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("fence the previous registration of broker %d: %w", id, err)
 	}
-	req := kmsg.NewPtrBrokerRegistrationRequest()
-	req.BrokerID, req.ClusterID, req.IncarnationID = id, n.clusterID, incarnation
-	for _, l := range n.cfg.AdvertisedListeners() {
-		if isControllerListener(n.cfg, l.Name) {
-			continue
-		}
-		host, port := l.Host, l.Port
-		if host == "" {
-			host = hostName()
-		}
-		if port == 0 {
-			// An ephemeral listener port is advertised as bound.
-			if addr, ok := n.server.Addr(l.Name).(*net.TCPAddr); ok {
-				port = addr.Port
-			}
-		}
-		rl := kmsg.NewBrokerRegistrationRequestListener()
-		rl.Name, rl.Host, rl.Port, rl.SecurityProtocol = l.Name, host, uint16(port), securityProtocolID(l.Protocol)
-		req.Listeners = append(req.Listeners, rl)
+	req, err := n.registrationRequest()
+	if err != nil {
+		return err
 	}
 	var resp *kmsg.BrokerRegistrationResponse
 	err = n.control.submit(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
@@ -73,6 +53,40 @@ func (n *Node) registerBroker(ctx context.Context) error {
 		return fmt.Errorf("unfence broker %d: %w", id, err)
 	}
 	return nil
+}
+
+// registrationRequest is this process's BrokerRegistration: a fresh
+// incarnation id, the advertised broker listeners (an ephemeral port as
+// bound) and broker.rack.
+func (n *Node) registrationRequest() (*kmsg.BrokerRegistrationRequest, error) {
+	incarnation, err := kafka.RandomUUID()
+	if err != nil {
+		return nil, fmt.Errorf("draw an incarnation id: %w", err)
+	}
+	req := kmsg.NewPtrBrokerRegistrationRequest()
+	req.BrokerID, req.ClusterID, req.IncarnationID = n.cfg.NodeID(), n.clusterID, incarnation
+	if rack := n.cfg.String("broker.rack"); rack != "" {
+		req.Rack = &rack
+	}
+	for _, l := range n.cfg.AdvertisedListeners() {
+		if isControllerListener(n.cfg, l.Name) {
+			continue
+		}
+		host, port := l.Host, l.Port
+		if host == "" {
+			host = hostName()
+		}
+		if port == 0 {
+			// An ephemeral listener port is advertised as bound.
+			if addr, ok := n.server.Addr(l.Name).(*net.TCPAddr); ok {
+				port = addr.Port
+			}
+		}
+		rl := kmsg.NewBrokerRegistrationRequestListener()
+		rl.Name, rl.Host, rl.Port, rl.SecurityProtocol = l.Name, host, uint16(port), securityProtocolID(l.Protocol)
+		req.Listeners = append(req.Listeners, rl)
+	}
+	return req, nil
 }
 
 // LogDirs implements api.ControlPlane.

@@ -6,9 +6,11 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
@@ -25,7 +27,27 @@ import (
 type Listener struct {
 	Name    string
 	Address string
+	// Registry serves this listener's requests instead of Options.Registry
+	// (a CONTROLLER listener serves the controller's API set).
+	Registry *api.Registry
+	// Divert, when set, hands connections of another protocol sharing this
+	// port (the raft RPC on the CONTROLLER listener) to their own server.
+	Divert *Divert
 }
+
+// Divert recognises connections of another protocol by their first bytes.
+type Divert struct {
+	// PrefixLen bytes are read from each new connection and passed to Match.
+	PrefixLen int
+	Match     func(prefix []byte) bool
+	// Serve takes over a matching connection (it must close it) with the
+	// bytes already read; it runs on its own goroutine and its owner must
+	// end it when it stops (the raft transport closes its connections).
+	Serve func(nc net.Conn, peeked []byte)
+}
+
+// divertPeekTimeout bounds the wait for a new connection's first bytes.
+const divertPeekTimeout = 10 * time.Second
 
 // Options configure a Server.
 type Options struct {
@@ -136,7 +158,7 @@ func (s *Server) Start() error {
 	for i, l := range s.opts.Listeners {
 		s.listeners[l.Name] = bound[i]
 		s.acceptors.Add(1)
-		go s.accept(l.Name, bound[i])
+		go s.accept(l, bound[i])
 		s.log.Info("listening", "listener", l.Name, "address", bound[i].Addr().String())
 	}
 	return nil
@@ -164,7 +186,8 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 	return s.Shutdown(shutdownCtx)
 }
 
-func (s *Server) accept(name string, ln net.Listener) {
+func (s *Server) accept(l Listener, ln net.Listener) {
+	name := l.Name
 	defer s.acceptors.Done()
 	for {
 		if s.slots != nil {
@@ -187,9 +210,44 @@ func (s *Server) accept(name string, ln net.Listener) {
 			s.log.Error("accept failed; listener stopped", "listener", name, "err", err)
 			return
 		}
-		s.startConn(name, nc)
+		if l.Divert != nil {
+			s.peekConn(l, nc)
+			continue
+		}
+		s.startConn(l, nc)
 	}
 }
+
+// peekConn reads the first bytes of a connection on a listener shared with
+// another protocol and hands it to that protocol's server or to ours.
+func (s *Server) peekConn(l Listener, nc net.Conn) {
+	s.connections.Add(1)
+	go func() {
+		defer s.connections.Done()
+		peeked := make([]byte, l.Divert.PrefixLen)
+		nc.SetReadDeadline(time.Now().Add(divertPeekTimeout))
+		if _, err := io.ReadFull(nc, peeked); err != nil {
+			nc.Close()
+			s.releaseSlot()
+			return
+		}
+		nc.SetReadDeadline(time.Time{})
+		if l.Divert.Match(peeked) {
+			s.releaseSlot()
+			go l.Divert.Serve(nc, peeked)
+			return
+		}
+		s.startConn(l, &prefixedConn{Conn: nc, r: io.MultiReader(bytes.NewReader(peeked), nc)})
+	}()
+}
+
+// prefixedConn replays bytes read while peeking before the rest of the stream.
+type prefixedConn struct {
+	net.Conn
+	r io.Reader
+}
+
+func (p *prefixedConn) Read(b []byte) (int, error) { return p.r.Read(b) }
 
 func (s *Server) releaseSlot() {
 	if s.slots != nil {
@@ -203,8 +261,13 @@ func (s *Server) isStopping() bool {
 	return s.stopping
 }
 
-func (s *Server) startConn(listener string, nc net.Conn) {
-	c := newConn(s, listener, nc)
+func (s *Server) startConn(l Listener, nc net.Conn) {
+	listener := l.Name
+	registry := l.Registry
+	if registry == nil {
+		registry = s.opts.Registry
+	}
+	c := newConn(s, listener, registry, nc)
 	s.mu.Lock()
 	if s.stopping {
 		s.mu.Unlock()

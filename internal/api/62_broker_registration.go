@@ -1,0 +1,37 @@
+package api
+
+// BrokerRegistration (key 62), versions 0-4: served on the CONTROLLER
+// listener only (ControllerRelease), as in Kafka.
+//
+// Behaviour as Kafka's controller: a broker registers fenced with a new
+// epoch; a live registration of another incarnation is refused
+// (DUPLICATE_BROKER_REGISTRATION); a node that is not the active controller
+// answers NOT_CONTROLLER.
+//
+// Deviations: features, log dirs and the previous broker epoch (v3-4) are
+// not checked.
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func newBrokerRegistrationHandler(cp ControllerPlane) Handler {
+	return Handler{
+		Key:        62,
+		MinVersion: 0,
+		MaxVersion: 4,
+		Handle: func(ctx context.Context, req *Request) Response {
+			body := req.Body.(*kmsg.BrokerRegistrationRequest)
+			resp, err := cp.BrokerRegistration(ctx, body)
+			if err != nil {
+				resp = kmsg.NewPtrBrokerRegistrationResponse()
+				resp.ErrorCode = ControlPlaneErrorCode(err)
+				resp.BrokerEpoch = -1
+			}
+			resp.SetVersion(body.Version)
+			return Reply(resp)
+		},
+	}
+}

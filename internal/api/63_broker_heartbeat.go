@@ -1,0 +1,40 @@
+package api
+
+// BrokerHeartbeat (key 63), versions 0-1: served on the CONTROLLER listener
+// only (ControllerRelease), as in Kafka.
+//
+// Behaviour as Kafka's controller: the heartbeat keeps the broker's session;
+// a fenced broker whose metadata offset reached its registration is
+// unfenced; WantFence fences; WantShutdown moves leadership away and
+// answers ShouldShutdown; an unknown broker gets BROKER_ID_NOT_REGISTERED
+// and a stale epoch STALE_BROKER_EPOCH; a node that is not the active
+// controller answers NOT_CONTROLLER.
+//
+// Deviations: offline log dirs (v1) are ignored; a controlled shutdown is
+// answered ShouldShutdown at once, with leadership already moved (Kafka
+// waits for the broker's replicas to leave the ISR over several heartbeats).
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func newBrokerHeartbeatHandler(cp ControllerPlane) Handler {
+	return Handler{
+		Key:        63,
+		MinVersion: 0,
+		MaxVersion: 1,
+		Handle: func(ctx context.Context, req *Request) Response {
+			body := req.Body.(*kmsg.BrokerHeartbeatRequest)
+			resp, err := cp.BrokerHeartbeat(ctx, body)
+			if err != nil {
+				resp = kmsg.NewPtrBrokerHeartbeatResponse()
+				resp.ErrorCode = ControlPlaneErrorCode(err)
+				resp.IsFenced = true
+			}
+			resp.SetVersion(body.Version)
+			return Reply(resp)
+		},
+	}
+}

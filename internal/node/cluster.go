@@ -1,0 +1,416 @@
+package node
+
+// A node of a multi-voter quorum: the raft transport shares the CONTROLLER
+// listener with the controller API set; the broker registers and heartbeats
+// with the active controller over that API (remote or this node), and the
+// active controller fences brokers whose sessions expire. Requests that
+// change metadata go to the active controller; a node that is not it
+// forwards them there, as a KRaft broker does.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/api"
+	"sluice/internal/controller"
+	"sluice/internal/metadata"
+	"sluice/internal/quorum"
+	"sluice/internal/server"
+)
+
+// voterAddrs maps each voter's id to its CONTROLLER address.
+func voterAddrs(n *Node) map[int32]string {
+	out := map[int32]string{}
+	for _, v := range n.cfg.Voters() {
+		out[v.ID] = v.Addr()
+	}
+	return out
+}
+
+// newTransport builds the raft transport of a multi-voter quorum.
+func (n *Node) newTransport() (*quorum.TCPTransport, error) {
+	t, err := quorum.NewTCPTransport(quorum.TCPOptions{
+		ClusterID: n.clusterID,
+		NodeID:    n.cfg.NodeID(),
+		Voters:    voterAddrs(n),
+		Logger:    n.logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("raft transport: %w", err)
+	}
+	return t, nil
+}
+
+// newControllerServer serves the CONTROLLER listeners: the controller API
+// set, with raft connections diverted to the transport.
+func (n *Node) newControllerServer() error {
+	rel := api.ControllerRelease()
+	registry, err := api.NewRegistry(api.Deps{
+		Release:      &rel,
+		Features:     n,
+		ClusterID:    n.clusterID,
+		NodeID:       n.cfg.NodeID(),
+		ControlPlane: n,
+	}, api.ControllerHandlers(n)...)
+	if err != nil {
+		return fmt.Errorf("controller request handlers: %w", err)
+	}
+	divert := &server.Divert{PrefixLen: 8, Match: quorum.IsRPCPrefix, Serve: n.transport.ServeConn}
+	var listeners []server.Listener
+	for _, l := range n.cfg.Listeners() {
+		if isControllerListener(n.cfg, l.Name) {
+			listeners = append(listeners, server.Listener{Name: l.Name, Address: l.Addr(), Registry: registry, Divert: divert})
+		}
+	}
+	if len(listeners) == 0 {
+		return fmt.Errorf("no listener named in controller.listener.names %v: a controller of a multi-voter quorum needs one", n.cfg.ControllerListenerNames())
+	}
+	n.ctrlServer, err = server.New(server.Options{
+		Listeners:      listeners,
+		Registry:       registry,
+		MaxRequestSize: n.cfg.Int("socket.request.max.bytes"),
+		IdleTimeout:    millis(n.cfg.Long("connections.max.idle.ms")),
+		Logger:         n.logger.With("component", "controller-server"),
+		Metrics:        controllerMetrics(n.metrics),
+	})
+	if err != nil {
+		return fmt.Errorf("controller server: %w", err)
+	}
+	return nil
+}
+
+// awaitClusterReady waits until the quorum has a leader and the metadata
+// log has been bootstrapped; the leader bootstraps it.
+func (n *Node) awaitClusterReady(ctx context.Context) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for n.Image().ClusterID() == "" {
+		if err := n.driver.Err(); err != nil {
+			return fmt.Errorf("metadata quorum: %w", err)
+		}
+		if n.driver.Status().IsLeader {
+			if err := n.bootstrap(ctx); err != nil && !errors.Is(err, api.ErrNotController) {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	return n.bootstrap(ctx)
+}
+
+// controllerClients sends controller requests to the active controller's
+// CONTROLLER listener, one client per voter address.
+type controllerClients struct {
+	n  *Node
+	mu sync.Mutex
+	cl map[string]*kgo.Client
+}
+
+// request sends req to the active controller, which must be another node.
+func (c *controllerClients) request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	st := c.n.driver.Status()
+	if st.Leader <= 0 || st.IsLeader {
+		return nil, fmt.Errorf("%w: no other active controller known", api.ErrNotController)
+	}
+	addr, ok := voterAddrs(c.n)[st.Leader]
+	if !ok {
+		return nil, fmt.Errorf("%w: leader %d is not a configured voter", api.ErrNotController, st.Leader)
+	}
+	cl, err := c.client(addr)
+	if err != nil {
+		return nil, err
+	}
+	version := req.GetVersion()
+	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+	req.SetVersion(version)
+	if err != nil {
+		return nil, fmt.Errorf("%w: send %s to controller %d at %s: %w", api.ErrNotController, kmsg.NameForKey(req.Key()), st.Leader, addr, err)
+	}
+	resp.SetVersion(version)
+	return resp, nil
+}
+
+func (c *controllerClients) client(addr string) (*kgo.Client, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cl, ok := c.cl[addr]; ok {
+		return cl, nil
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID(fmt.Sprintf("sluice-node-%d", c.n.cfg.NodeID())))
+	if err != nil {
+		return nil, fmt.Errorf("controller client for %s: %w", addr, err)
+	}
+	if c.cl == nil {
+		c.cl = map[string]*kgo.Client{}
+	}
+	c.cl[addr] = cl
+	return cl, nil
+}
+
+func (c *controllerClients) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for addr, cl := range c.cl {
+		cl.Close()
+		delete(c.cl, addr)
+	}
+}
+
+// forwardOr runs local when this node is the active controller (or the only
+// voter) and otherwise forwards req to the active controller.
+func forwardOr[Resp kmsg.Response](ctx context.Context, n *Node, req kmsg.Request, local func() (Resp, error)) (Resp, error) {
+	if n.transport == nil || n.driver.Status().IsLeader {
+		return local()
+	}
+	var zero Resp
+	resp, err := n.controllers.request(ctx, req)
+	if err != nil {
+		return zero, err
+	}
+	typed, ok := resp.(Resp)
+	if !ok {
+		return zero, fmt.Errorf("controller answered %s with %T", kmsg.NameForKey(req.Key()), resp)
+	}
+	return typed, nil
+}
+
+// BrokerRegistration implements api.ControllerPlane.
+func (n *Node) BrokerRegistration(ctx context.Context, req *kmsg.BrokerRegistrationRequest) (*kmsg.BrokerRegistrationResponse, error) {
+	if !n.driver.Status().IsLeader {
+		return nil, api.ErrNotController
+	}
+	var resp *kmsg.BrokerRegistrationResponse
+	err := n.control.submit(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		var recs []metadata.Record
+		recs, resp = n.ctrl.RegisterBroker(im, req)
+		return recs, nil
+	})
+	if err == nil && resp.ErrorCode == 0 {
+		n.sessions.Heard(req.BrokerID, n.clk.Now())
+	}
+	return resp, err
+}
+
+// BrokerHeartbeat implements api.ControllerPlane.
+func (n *Node) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartbeatRequest) (*kmsg.BrokerHeartbeatResponse, error) {
+	if !n.driver.Status().IsLeader {
+		return nil, api.ErrNotController
+	}
+	var resp *kmsg.BrokerHeartbeatResponse
+	err := n.control.submit(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		var recs []metadata.Record
+		recs, resp = n.ctrl.BrokerHeartbeat(im, req)
+		return recs, nil
+	})
+	if err == nil && resp.ErrorCode == 0 {
+		n.sessions.Heard(req.BrokerID, n.clk.Now())
+	}
+	return resp, err
+}
+
+// clusterBroker is the broker side of a multi-voter node: its registration
+// and the heartbeats that keep it.
+type clusterBroker struct {
+	mu    sync.Mutex
+	epoch int64 // -1: not registered
+	// fenced is the controller's last word on this broker.
+	fenced bool
+}
+
+// registerRemote registers this broker with the active controller and
+// heartbeats until it is unfenced, retrying through leader changes and
+// through a previous incarnation's session still running.
+func (n *Node) registerRemote(ctx context.Context) error {
+	req, err := n.registrationRequest()
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		resp, err := forwardOr(ctx, n, req, func() (*kmsg.BrokerRegistrationResponse, error) { return n.BrokerRegistration(ctx, req) })
+		switch {
+		case err == nil && resp.ErrorCode == 0:
+			n.broker.mu.Lock()
+			n.broker.epoch, n.broker.fenced = resp.BrokerEpoch, true
+			n.broker.mu.Unlock()
+			n.logger.Info("broker registered", "broker_epoch", resp.BrokerEpoch)
+			return n.awaitUnfenced(ctx)
+		case err == nil:
+			n.logger.Info("broker registration refused; retrying", "err", kerr.ErrorForCode(resp.ErrorCode))
+		default:
+			n.logger.Debug("broker registration failed; retrying", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("register broker %d: %w", n.cfg.NodeID(), ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// awaitUnfenced heartbeats until the controller unfences this broker.
+func (n *Node) awaitUnfenced(ctx context.Context) error {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		fenced, err := n.heartbeat(ctx, false)
+		if err == nil && !fenced {
+			return nil
+		}
+		if err != nil {
+			n.logger.Debug("heartbeat failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("await unfencing of broker %d: %w", n.cfg.NodeID(), ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// errReregister says the controller no longer knows this registration.
+var errReregister = errors.New("broker registration lost")
+
+// heartbeat sends one heartbeat and reports whether the broker is fenced.
+func (n *Node) heartbeat(ctx context.Context, shutdown bool) (bool, error) {
+	n.broker.mu.Lock()
+	epoch := n.broker.epoch
+	n.broker.mu.Unlock()
+	req := kmsg.NewPtrBrokerHeartbeatRequest()
+	req.BrokerID, req.BrokerEpoch = n.cfg.NodeID(), epoch
+	req.CurrentMetadataOffset = n.Image().Offset()
+	req.WantShutdown = shutdown
+	resp, err := forwardOr(ctx, n, req, func() (*kmsg.BrokerHeartbeatResponse, error) { return n.BrokerHeartbeat(ctx, req) })
+	if err != nil {
+		return true, err
+	}
+	switch resp.ErrorCode {
+	case 0:
+	case kerr.StaleBrokerEpoch.Code, kerr.BrokerIDNotRegistered.Code:
+		return true, fmt.Errorf("%w: %w", errReregister, kerr.ErrorForCode(resp.ErrorCode))
+	default:
+		return true, kerr.ErrorForCode(resp.ErrorCode)
+	}
+	n.broker.mu.Lock()
+	n.broker.fenced = resp.IsFenced
+	n.broker.mu.Unlock()
+	return resp.IsFenced, nil
+}
+
+// runClusterDuties heartbeats this broker and, while this node is the
+// active controller, fences brokers whose sessions expired. It returns when
+// stop is closed.
+func (n *Node) runClusterDuties(stop <-chan struct{}) {
+	interval := millis(n.cfg.Long("broker.heartbeat.interval.ms"))
+	hb := time.NewTicker(interval)
+	defer hb.Stop()
+	check := time.NewTicker(250 * time.Millisecond)
+	defer check.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-stop
+		cancel()
+	}()
+	wasLeader := false
+	for {
+		select {
+		case <-stop:
+			return
+		case <-hb.C:
+			if _, err := n.heartbeat(ctx, false); errors.Is(err, errReregister) {
+				n.logger.Warn("controller lost this broker's registration; registering again", "err", err)
+				if err := n.registerRemote(ctx); err != nil && ctx.Err() == nil {
+					n.logger.Error("registering again failed", "err", err)
+				}
+			} else if err != nil && ctx.Err() == nil {
+				n.logger.Debug("heartbeat failed", "err", err)
+			}
+		case <-check.C:
+			isLeader := n.driver.Status().IsLeader
+			if isLeader && !wasLeader {
+				n.sessions.Reset(n.clk.Now())
+				n.logger.Info("became the active controller", "epoch", n.driver.Status().Epoch)
+			}
+			wasLeader = isLeader
+			if isLeader {
+				n.fenceExpired(ctx)
+			}
+		}
+	}
+}
+
+// fenceExpired fences every broker whose session expired.
+func (n *Node) fenceExpired(ctx context.Context) {
+	for _, id := range n.sessions.Expired(n.Image(), n.clk.Now()) {
+		err := n.control.submit(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+			return controller.FenceBroker(im, id), nil
+		})
+		if err != nil {
+			n.logger.Warn("fencing a broker whose session expired failed", "broker", id, "err", err)
+			continue
+		}
+		n.logger.Info("fenced a broker whose session expired", "broker", id)
+	}
+}
+
+// controlledShutdown asks the active controller to move this broker's
+// leadership away before it stops (bounded by timeout).
+func (n *Node) controlledShutdown(timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	if _, err := n.heartbeat(ctx, true); err != nil {
+		n.logger.Warn("controlled shutdown failed; stopping anyway", "err", err)
+	}
+}
+
+// controllerMetrics keeps the controller server's series apart from the
+// broker server's on the node's registry.
+func controllerMetrics(reg prometheus.Registerer) prometheus.Registerer {
+	return prometheus.WrapRegistererWithPrefix("controller_", reg)
+}
+
+// quorumTransport is the driver's transport: nil for a single voter.
+func (n *Node) quorumTransport() quorum.Transport {
+	if n.transport == nil {
+		return nil
+	}
+	return n.transport
+}
+
+// startClusterBroker binds the broker listeners, registers with the active
+// controller, waits to be unfenced and starts the heartbeats. Listeners
+// come first: an ephemeral port is advertised as bound.
+func (n *Node) startClusterBroker(ctx context.Context) error {
+	if err := n.server.Start(); err != nil {
+		return err
+	}
+	if err := n.registerRemote(ctx); err != nil {
+		return err
+	}
+	n.dutiesStop, n.dutiesDone = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(n.dutiesDone)
+		n.runClusterDuties(n.dutiesStop)
+	}()
+	return nil
+}
+
+// IsActiveController reports whether this node leads the metadata quorum.
+func (n *Node) IsActiveController() bool { return n.driver.Status().IsLeader }
+
+// QuorumStatus is this voter's view of the metadata quorum.
+func (n *Node) QuorumStatus() quorum.Status { return n.driver.Status() }
