@@ -1,12 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -456,5 +458,43 @@ func TestRunStopsWithContext(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Run did not return after its context ended")
+	}
+}
+
+// Byte fields of a decoded request alias its frame. Only keys whose handlers
+// keep none of them (Produce, Fetch) let the connection reuse the frame's
+// buffer; a SyncGroup assignment kept by a handler stays intact while later
+// requests arrive on the connection.
+func TestFrameBufferReusedOnlyWhereNothingIsKept(t *testing.T) {
+	var kept [][]byte
+	var keptMu sync.Mutex
+	syncGroup := api.Handler{Key: 14, MinVersion: 0, MaxVersion: 5, Handle: func(_ context.Context, req *api.Request) api.Response {
+		body := req.Body.(*kmsg.SyncGroupRequest)
+		keptMu.Lock()
+		kept = append(kept, body.GroupAssignment[0].MemberAssignment)
+		keptMu.Unlock()
+		return api.Reply(req.Body.ResponseKind())
+	}}
+	ts := startServer(t, nil, syncGroup)
+	c := dial(t, ts.addr)
+	for i := range 3 {
+		req := kmsg.NewPtrSyncGroupRequest()
+		req.Group, req.MemberID = "g", "m"
+		a := kmsg.NewSyncGroupRequestGroupAssignment()
+		a.MemberID = "m"
+		a.MemberAssignment = bytes.Repeat([]byte{byte('a' + i)}, 64)
+		req.GroupAssignment = append(req.GroupAssignment, a)
+		send(t, c, req, 3, int32(i))
+		readResponse(t, c, false)
+	}
+	keptMu.Lock()
+	defer keptMu.Unlock()
+	for i, b := range kept {
+		if !bytes.Equal(b, bytes.Repeat([]byte{byte('a' + i)}, 64)) {
+			t.Fatalf("assignment %d kept by the handler was overwritten by a later request: %q", i, b)
+		}
+	}
+	if !frameReusableAfter(0) || !frameReusableAfter(1) || frameReusableAfter(14) {
+		t.Fatal("frame reuse allowed for the wrong keys")
 	}
 }
