@@ -87,13 +87,7 @@ func FenceBroker(im *metadata.Image, id int32) []metadata.Record {
 		}
 		leader := metadata.NoLeaderChange
 		if st.Leader == id {
-			leader = metadata.NoLeader
-			for _, r := range isr {
-				if live(r) {
-					leader = r
-					break
-				}
-			}
+			leader, _ = ElectLeader(metadata.PartitionState{Replicas: st.Replicas, ISR: isr}, live, false)
 		}
 		if leader == metadata.NoLeaderChange && len(isr) == len(st.ISR) {
 			return
