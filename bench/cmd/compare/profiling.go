@@ -25,6 +25,9 @@ func (s *suite) profileWorstRow(ctx context.Context, dir string) string {
 		if err := b.Start(ctx); err != nil {
 			return err
 		}
+		if err := s.warmBroker(ctx, b); err != nil {
+			return err
+		}
 		topic := "perf-" + spec.key()
 		if err := createTopic(ctx, b.Bootstrap(), topic, spec.Partitions); err != nil {
 			return err

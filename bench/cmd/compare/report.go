@@ -150,6 +150,8 @@ func renderMethod(b *strings.Builder, pr profile) {
 	p("- Both systems are driven by Kafka's own tools from the pinned jars (`bench/kafka-ref tool`),")
 	p("  1 KiB records (`--record-size 1024`), producer defaults otherwise (linger.ms 5, batch.size")
 	p("  16 KiB). MB/s is 10^6 bytes of record values per second.")
+	p("- Every session first produces at full speed for %d s (acks=1, 16 partitions, a topic no", pr.BrokerWarm)
+	p("  measurement reads), so Kafka's fresh JVM has compiled its hot paths; Sluice gets the same.")
 	p("- Produce throughput: `producer-perf-test --throughput -1 --reporting-interval 1000` with")
 	p("  `acks=1 enable.idempotence=false` or `acks=all enable.idempotence=true`, to a new topic of")
 	p("  1 or 16 partitions. The first %d one-second progress windows are warm-up; the next %d are", pr.Warm, pr.Measure)

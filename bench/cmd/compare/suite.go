@@ -14,6 +14,7 @@ import (
 type profile struct {
 	Name        string
 	Rounds      int
+	BrokerWarm  int   // seconds of full-speed produce that warm a fresh broker (Kafka's JIT) before any measured run
 	Warm        int   // warm-up windows (seconds) of a full-speed produce run
 	Measure     int   // measurement windows (seconds) of a full-speed produce run
 	RateWarm    int   // warm-up seconds of the fixed-rate run
@@ -25,9 +26,9 @@ type profile struct {
 func profileNamed(name string) (profile, error) {
 	switch name {
 	case "quick":
-		return profile{Name: name, Rounds: 3, Warm: 2, Measure: 5, RateWarm: 2, RateMeasure: 6, FillBytes: 256 << 20, IperfSecs: 3}, nil
+		return profile{Name: name, Rounds: 3, BrokerWarm: 5, Warm: 2, Measure: 5, RateWarm: 2, RateMeasure: 6, FillBytes: 256 << 20, IperfSecs: 3}, nil
 	case "full":
-		return profile{Name: name, Rounds: 3, Warm: 5, Measure: 20, RateWarm: 5, RateMeasure: 30, FillBytes: 2 << 30, IperfSecs: 10}, nil
+		return profile{Name: name, Rounds: 3, BrokerWarm: 15, Warm: 5, Measure: 20, RateWarm: 5, RateMeasure: 30, FillBytes: 2 << 30, IperfSecs: 10}, nil
 	}
 	return profile{}, fmt.Errorf("unknown profile %q (quick or full)", name)
 }
@@ -109,7 +110,7 @@ func latencyRow(which string) row {
 func (s *suite) consumeRow() row {
 	how := "kgo reader, assigned partitions, no group"
 	if s.groupConsumer {
-		how = "consumer-perf-test, classic group"
+		how = "consumer-perf-test, classic group, rate over its fetch time (group join excluded)"
 	}
 	return row{Key: "consume", Label: fmt.Sprintf("Catch-up read of %d MiB, %d partitions (%s)", s.prof.FillBytes>>20, catchUpPartitions, how), Unit: "MB/s", Format: "%.1f", HigherIsBetter: true}
 }
@@ -138,9 +139,28 @@ func (s *suite) session(ctx context.Context, sys system, round int, phase string
 		s.res.note("round %d %s %s: start failed: %v", round, sys, phase, err)
 		return
 	}
+	if err := s.warmBroker(ctx, b); err != nil {
+		s.res.note("round %d %s %s: warm-up failed: %v", round, sys, phase, err)
+		return
+	}
 	if err := fn(b); err != nil {
 		s.res.note("round %d %s %s: %v", round, sys, phase, err)
 	}
+}
+
+// warmBroker produces at full speed (acks=1, 16 partitions) for BrokerWarm seconds to a
+// topic no measurement reads, so a fresh JVM has compiled its hot paths before the first
+// measured run; Sluice gets the same, so both start every session equally warm.
+func (s *suite) warmBroker(ctx context.Context, b broker) error {
+	if s.prof.BrokerWarm <= 0 {
+		return nil
+	}
+	spec := produceSpec{Partitions: 16}
+	if err := createTopic(ctx, b.Bootstrap(), "broker-warm-up", spec.Partitions); err != nil {
+		return err
+	}
+	_, err := runProducerWindows(ctx, s.kafkaRef, b, "broker-warm-up", spec, s.prof.BrokerWarm-1, 1)
+	return err
 }
 
 // produceSession: the four full-speed produce runs, then peak RSS.
