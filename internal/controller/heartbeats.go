@@ -134,26 +134,43 @@ type Sessions struct {
 
 	mu    sync.Mutex
 	since time.Time // the takeover: brokers not heard from yet count from here
-	last  map[int32]time.Time
+	last  map[int32]Session
+}
+
+// Session is what the active controller last heard from a broker.
+type Session struct {
+	// Last is the time of the broker's last heartbeat.
+	Last time.Time
+	// MetadataOffset is the metadata offset the broker reported then.
+	MetadataOffset int64
 }
 
 // NewSessions tracks sessions of the given timeout (broker.session.timeout.ms).
 func NewSessions(timeout time.Duration) *Sessions {
-	return &Sessions{timeout: timeout, last: map[int32]time.Time{}}
+	return &Sessions{timeout: timeout, last: map[int32]Session{}}
 }
 
 // Reset forgets every heartbeat: this controller became active at now.
 func (s *Sessions) Reset(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.since, s.last = now, map[int32]time.Time{}
+	s.since, s.last = now, map[int32]Session{}
 }
 
-// Heard records a heartbeat of broker id at now.
-func (s *Sessions) Heard(id int32, now time.Time) {
+// Heard records a heartbeat of broker id at now, at the broker's metadata
+// offset.
+func (s *Sessions) Heard(id int32, now time.Time, metadataOffset int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.last[id] = now
+	s.last[id] = Session{Last: now, MetadataOffset: metadataOffset}
+}
+
+// Get returns what was last heard from broker id since the takeover.
+func (s *Sessions) Get(id int32) (Session, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.last[id]
+	return v, ok
 }
 
 // Expired returns the unfenced brokers of the image not heard from for longer
@@ -167,9 +184,9 @@ func (s *Sessions) Expired(im *metadata.Image, now time.Time) []int32 {
 		if b.Fenced {
 			continue
 		}
-		last, ok := s.last[id]
-		if !ok {
-			last = s.since
+		last := s.since
+		if v, ok := s.last[id]; ok {
+			last = v.Last
 		}
 		if now.Sub(last) > s.timeout {
 			out = append(out, id)

@@ -110,7 +110,10 @@ func TestSessionsExpire(t *testing.T) {
 	s := NewSessions(9 * time.Second)
 	t0 := time.Unix(1000, 0)
 	s.Reset(t0)
-	s.Heard(1, t0.Add(5*time.Second))
+	s.Heard(1, t0.Add(5*time.Second), 7)
+	if v, ok := s.Get(1); !ok || v.MetadataOffset != 7 {
+		t.Fatalf("session of broker 1: %+v %t", v, ok)
+	}
 	if got := s.Expired(im, t0.Add(9*time.Second)); len(got) != 0 {
 		t.Fatalf("expired within the session: %v", got)
 	}

@@ -59,7 +59,7 @@ func (n *Node) newControllerServer() error {
 		ClusterID:    n.clusterID,
 		NodeID:       n.cfg.NodeID(),
 		ControlPlane: n,
-	}, api.ControllerHandlers(n)...)
+	}, append(api.ControllerHandlers(n), api.DescribeQuorumHandler(n))...)
 	if err != nil {
 		return fmt.Errorf("controller request handlers: %w", err)
 	}
@@ -198,7 +198,7 @@ func (n *Node) BrokerRegistration(ctx context.Context, req *kmsg.BrokerRegistrat
 		return recs, nil
 	})
 	if err == nil && resp.ErrorCode == 0 {
-		n.sessions.Heard(req.BrokerID, n.clk.Now())
+		n.sessions.Heard(req.BrokerID, n.clk.Now(), -1)
 	}
 	return resp, err
 }
@@ -215,7 +215,7 @@ func (n *Node) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartbeatReq
 		return recs, nil
 	})
 	if err == nil && resp.ErrorCode == 0 {
-		n.sessions.Heard(req.BrokerID, n.clk.Now())
+		n.sessions.Heard(req.BrokerID, n.clk.Now(), req.CurrentMetadataOffset)
 	}
 	return resp, err
 }

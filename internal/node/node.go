@@ -212,7 +212,7 @@ func (n *Node) newServer() error {
 			Clock:                  n.clk,
 		},
 		Groups: &api.GroupPlaneDeps{Coordinator: n.groups, Image: n.loader.Image},
-	})
+	}, api.DescribeQuorumHandler(n))
 	if err != nil {
 		return fmt.Errorf("request handlers: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 func adminClient(t *testing.T, addrs []string) *kadm.Client {
@@ -17,6 +18,37 @@ func adminClient(t *testing.T, addrs []string) *kadm.Client {
 	}
 	t.Cleanup(cl.Close)
 	return kadm.NewClient(cl)
+}
+
+// quorumLeader asks a broker (which forwards to the active controller) for
+// the quorum's leader and checks the voters are listed.
+func quorumLeader(t *testing.T, addr string, voters int) int32 {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	rt := kmsg.NewDescribeQuorumRequestTopic()
+	rt.Topic = "__cluster_metadata"
+	rt.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
+	req.Topics = append(req.Topics, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+	if err != nil {
+		t.Fatalf("DescribeQuorum: %v", err)
+	}
+	dq := resp.(*kmsg.DescribeQuorumResponse)
+	if dq.ErrorCode != 0 || len(dq.Topics) != 1 || len(dq.Topics[0].Partitions) != 1 {
+		t.Fatalf("DescribeQuorum: error %d, %+v", dq.ErrorCode, dq.Topics)
+	}
+	p := dq.Topics[0].Partitions[0]
+	if p.ErrorCode != 0 || len(p.CurrentVoters) != voters || p.HighWatermark <= 0 {
+		t.Fatalf("DescribeQuorum partition: %+v", p)
+	}
+	return p.LeaderID
 }
 
 // createTopic creates a topic through the cluster, retrying while the
@@ -47,12 +79,18 @@ func TestThreeCombinedNodesFailover(t *testing.T) {
 	createTopic(t, adm, "before", 3)
 
 	leader := c.ActiveController(10 * time.Second)
+	if got := quorumLeader(t, c.Layout.Nodes[(leader+1)%3].BrokerAddr, 3); got != c.Layout.Nodes[leader].ID {
+		t.Fatalf("DescribeQuorum through a follower names leader %d, want %d", got, c.Layout.Nodes[leader].ID)
+	}
 	c.Stop(leader)
 	next := c.ActiveController(15 * time.Second)
 	if next == leader {
 		t.Fatalf("node %d still leads after it stopped", leader+1)
 	}
 	createTopic(t, adm, "after", 1)
+	if got := quorumLeader(t, c.Layout.Nodes[next].BrokerAddr, 3); got != c.Layout.Nodes[next].ID {
+		t.Fatalf("DescribeQuorum after failover names leader %d, want %d", got, c.Layout.Nodes[next].ID)
+	}
 
 	c.Restart(leader)
 	deadline := time.Now().Add(15 * time.Second)
