@@ -139,6 +139,9 @@ func (s *suite) session(ctx context.Context, sys system, round int, phase string
 		s.res.note("round %d %s %s: start failed: %v", round, sys, phase, err)
 		return
 	}
+	if sys == sysSluice && !s.groupConsumerDecided {
+		s.decideConsumer(ctx, b)
+	}
 	if err := s.warmBroker(ctx, b); err != nil {
 		s.res.note("round %d %s %s: warm-up failed: %v", round, sys, phase, err)
 		return
@@ -166,9 +169,6 @@ func (s *suite) warmBroker(ctx context.Context, b broker) error {
 // produceSession: the four full-speed produce runs, then peak RSS.
 func (s *suite) produceSession(ctx context.Context, sys system, round int) {
 	s.session(ctx, sys, round, "produce", func(b broker) error {
-		if sys == sysSluice && !s.groupConsumerDecided {
-			s.decideConsumer(ctx, b)
-		}
 		for _, sp := range produceSpecs {
 			topic := "perf-" + sp.key()
 			if err := createTopic(ctx, b.Bootstrap(), topic, sp.Partitions); err != nil {
