@@ -119,8 +119,48 @@ func TestRenderClipsAndExplains(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, got)
 		}
 	}
-	if !strings.HasPrefix(got, BeginMarker) || !strings.HasSuffix(got, EndMarker+"\n") {
-		t.Errorf("table not delimited by the markers:\n%s", got)
+	section := Section(got, "middle\n", "last\n")
+	if !strings.HasPrefix(section, BeginMarker+"\n\n| Key |") || !strings.HasSuffix(section, "\nmiddle\n\nlast\n\n"+EndMarker+"\n") {
+		t.Errorf("section not delimited by the markers:\n%s", section)
+	}
+}
+
+func TestReadControllerHandlers(t *testing.T) {
+	got, err := ReadControllerHandlers(testModule, filepath.Join(testModule, "internal", "api"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := HandlerRange{Key: 62, MinVersion: 0, MaxVersion: 4, File: "internal/api/controllerplane.go"}
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("got %+v, want [%+v]", got, want)
+	}
+}
+
+func TestRenderController(t *testing.T) {
+	broker := testRelease()
+	ctrl := testRelease()
+	ctrl.APIs = append(ctrl.APIs, api.VersionRange{Key: 62, Min: 0, Max: 4}, api.VersionRange{Key: 63, Min: 0, Max: 1})
+	handlers := []HandlerRange{
+		{Key: 62, MinVersion: 0, MaxVersion: 4, File: "internal/api/62_broker_registration.go"},
+		{Key: 63, MinVersion: 0, MaxVersion: 0, File: "internal/api/63_broker_heartbeat.go"},
+	}
+	got, err := RenderController(broker, ctrl, handlers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| 62 | BrokerRegistration | 0-4 | 0-4 | [`62_broker_registration.go`](../internal/api/62_broker_registration.go) |",
+		"| 63 | BrokerHeartbeat | 0-1 | 0 | [`63_broker_heartbeat.go`](../internal/api/63_broker_heartbeat.go); narrower than Kafka's |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("table lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "| 0 | Produce") {
+		t.Errorf("controller table repeats a broker key:\n%s", got)
+	}
+	if _, err := RenderController(broker, ctrl, handlers[:1]); err == nil {
+		t.Error("accepted a controller-only key without a handler")
 	}
 }
 

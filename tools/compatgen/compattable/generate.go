@@ -12,14 +12,34 @@ import (
 // DocPath is the compatibility doc, relative to the module root.
 const DocPath = "docs/compatibility.md"
 
+// controllerHeading introduces the controller-only table inside the
+// generated section.
+const controllerHeading = "Keys the CONTROLLER listener serves besides ApiVersions and the control-plane\n" +
+	"APIs above (a CONTROLLER listener is bound only when the quorum has several\n" +
+	"voters; brokers register and heartbeat there):\n"
+
 // Generate reads the handlers of the module rooted at moduleRoot and renders
-// the section for the pinned release.
+// the section for the pinned release: the broker listener's table, then the
+// controller-only keys.
 func Generate(moduleRoot string) (string, error) {
-	handlers, err := ReadHandlers(moduleRoot, filepath.Join(moduleRoot, "internal", "api"))
+	apiDir := filepath.Join(moduleRoot, "internal", "api")
+	handlers, err := ReadHandlers(moduleRoot, apiDir)
 	if err != nil {
 		return "", fmt.Errorf("read handlers: %w", err)
 	}
-	return Render(api.PinnedRelease(), handlers)
+	brokerTable, err := Render(api.PinnedRelease(), handlers)
+	if err != nil {
+		return "", err
+	}
+	ctrlHandlers, err := ReadControllerHandlers(moduleRoot, apiDir)
+	if err != nil {
+		return "", fmt.Errorf("read controller handlers: %w", err)
+	}
+	ctrlTable, err := RenderController(api.PinnedRelease(), api.ControllerRelease(), ctrlHandlers)
+	if err != nil {
+		return "", err
+	}
+	return Section(brokerTable, controllerHeading, ctrlTable), nil
 }
 
 // ModuleRoot walks up from dir to the directory holding go.mod.

@@ -9,7 +9,9 @@
 // because building one that serves every key needs a running node's control
 // plane, replica manager and group coordinator; the go/ast reading covers
 // exactly what the node registers: every constructor listed in
-// handlerConstructors (registry.go), each of which the node satisfies.
+// handlerConstructors (registry.go), each of which the node satisfies on its
+// broker listeners, and those of ControllerHandlers (controllerplane.go),
+// which it adds on its CONTROLLER listeners.
 package compattable
 
 import (
@@ -94,8 +96,19 @@ func (p *sourcePackage) funcDecl(name string) (*ast.FuncDecl, string, bool) {
 
 // ReadHandlers reads the handler ranges of the api package in apiDir (the
 // internal/api directory of a module rooted at moduleRoot): one per
-// constructor listed in handlerConstructors, sorted by key.
+// constructor listed in handlerConstructors, sorted by key. These are the
+// broker listener's handlers.
 func ReadHandlers(moduleRoot, apiDir string) ([]HandlerRange, error) {
+	return readListedHandlers(moduleRoot, apiDir, "handlerConstructors")
+}
+
+// ReadControllerHandlers reads the handlers ControllerHandlers lists: the
+// controller-only keys the CONTROLLER listener adds to the control plane.
+func ReadControllerHandlers(moduleRoot, apiDir string) ([]HandlerRange, error) {
+	return readListedHandlers(moduleRoot, apiDir, "ControllerHandlers")
+}
+
+func readListedHandlers(moduleRoot, apiDir, listFunc string) ([]HandlerRange, error) {
 	moduleRoot, err := filepath.Abs(moduleRoot)
 	if err != nil {
 		return nil, fmt.Errorf("module root: %w", err)
@@ -107,7 +120,7 @@ func ReadHandlers(moduleRoot, apiDir string) ([]HandlerRange, error) {
 	if err != nil {
 		return nil, err
 	}
-	names, err := constructorNames(pkg)
+	names, err := constructorNames(pkg, listFunc)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +130,7 @@ func ReadHandlers(moduleRoot, apiDir string) ([]HandlerRange, error) {
 	for _, name := range names {
 		fd, path, ok := pkg.funcDecl(name)
 		if !ok {
-			return nil, fmt.Errorf("constructor %s listed in handlerConstructors is not defined", name)
+			return nil, fmt.Errorf("constructor %s listed in %s is not defined", name, listFunc)
 		}
 		h, err := handlerOf(pkg, consts, fd, path)
 		if err != nil {
@@ -137,12 +150,13 @@ func ReadHandlers(moduleRoot, apiDir string) ([]HandlerRange, error) {
 	return out, nil
 }
 
-// constructorNames lists the identifiers in handlerConstructors' returned
-// slice literal.
-func constructorNames(pkg *sourcePackage) ([]string, error) {
-	fd, _, ok := pkg.funcDecl("handlerConstructors")
+// constructorNames lists the constructors in the slice literal listFunc
+// returns: bare names (handlerConstructors) or calls (ControllerHandlers'
+// newXxxHandler(cp)).
+func constructorNames(pkg *sourcePackage, listFunc string) ([]string, error) {
+	fd, _, ok := pkg.funcDecl(listFunc)
 	if !ok {
-		return nil, errors.New("func handlerConstructors not found in the api package")
+		return nil, fmt.Errorf("func %s not found in the api package", listFunc)
 	}
 	var names []string
 	var bad error
@@ -153,13 +167,16 @@ func constructorNames(pkg *sourcePackage) ([]string, error) {
 		}
 		lit, ok := ret.Results[0].(*ast.CompositeLit)
 		if !ok {
-			bad = errors.New("handlerConstructors does not return a slice literal")
+			bad = fmt.Errorf("%s does not return a slice literal", listFunc)
 			return false
 		}
 		for _, el := range lit.Elts {
+			if call, ok := el.(*ast.CallExpr); ok {
+				el = call.Fun
+			}
 			id, ok := el.(*ast.Ident)
 			if !ok {
-				bad = fmt.Errorf("handlerConstructors lists a %T, not a constructor name", el)
+				bad = fmt.Errorf("%s lists a %T, not a constructor name or call", listFunc, el)
 				return false
 			}
 			names = append(names, id.Name)
@@ -170,7 +187,7 @@ func constructorNames(pkg *sourcePackage) ([]string, error) {
 		return nil, bad
 	}
 	if len(names) == 0 {
-		return nil, errors.New("handlerConstructors lists no constructors")
+		return nil, fmt.Errorf("%s lists no constructors", listFunc)
 	}
 	return names, nil
 }

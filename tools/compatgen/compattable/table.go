@@ -54,10 +54,10 @@ func notServedReasons() map[int16]string {
 	}
 }
 
-// Render builds the generated section (markers included): one row per key
-// of the release's broker vector with Kafka's range, the range Sluice
-// advertises (the handler's range clipped to Kafka's, as api.Registry does)
-// or "not served" with the reason.
+// Render builds the broker listener's table: one row per key of the
+// release's broker vector with Kafka's range, the range Sluice advertises
+// (the handler's range clipped to Kafka's, as api.Registry does) or "not
+// served" with the reason.
 func Render(release api.Release, handlers []HandlerRange) (string, error) {
 	byKey := make(map[int16]HandlerRange, len(handlers))
 	for _, h := range handlers {
@@ -78,15 +78,10 @@ func Render(release api.Release, handlers []HandlerRange) (string, error) {
 	reasons := notServedReasons()
 	var b strings.Builder
 	served := 0
-	fmt.Fprintf(&b, "%s\n\n", BeginMarker)
 	fmt.Fprintf(&b, "| Key | API | Kafka %s | Sluice advertises | Handler or reason |\n", release.Name)
 	b.WriteString("|---:|---|---|---|---|\n")
 	for _, v := range release.APIs {
-		name := kmsg.NameForKey(v.Key)
-		if name == "" {
-			name = fmt.Sprintf("key %d", v.Key)
-		}
-		kafka := versionRange(v.Min, v.Max)
+		name := apiName(v.Key)
 		h, ok := byKey[v.Key]
 		lo, hi := max(v.Min, h.MinVersion), min(v.Max, h.MaxVersion)
 		if !ok || lo > hi {
@@ -97,19 +92,72 @@ func Render(release api.Release, handlers []HandlerRange) (string, error) {
 			if ok {
 				reason = fmt.Sprintf("handler versions %s do not overlap Kafka's (%s)", versionRange(h.MinVersion, h.MaxVersion), h.File)
 			}
-			fmt.Fprintf(&b, "| %d | %s | %s | not served | %s |\n", v.Key, name, kafka, reason)
+			fmt.Fprintf(&b, "| %d | %s | %s | not served | %s |\n", v.Key, name, versionRange(v.Min, v.Max), reason)
 			continue
 		}
 		served++
-		note := fmt.Sprintf("[`%s`](../%s)", h.File[strings.LastIndex(h.File, "/")+1:], h.File)
-		if lo != v.Min || hi != v.Max {
-			note += "; narrower than Kafka's"
-		}
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", v.Key, name, kafka, versionRange(lo, hi), note)
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", v.Key, name, versionRange(v.Min, v.Max), versionRange(lo, hi), handlerNote(h, lo, hi, v))
 	}
-	fmt.Fprintf(&b, "\n%d of the %d keys Kafka %s's broker listener advertises are served.\n\n%s\n",
-		served, len(release.APIs), release.Name, EndMarker)
+	fmt.Fprintf(&b, "\n%d of the %d keys Kafka %s's broker listener advertises are served.\n",
+		served, len(release.APIs), release.Name)
 	return b.String(), nil
+}
+
+// RenderController builds the table of the keys the CONTROLLER listener
+// serves on top of the broker vector's: those of the controller release
+// that the broker release lacks, each of which must have a handler.
+func RenderController(broker, controller api.Release, handlers []HandlerRange) (string, error) {
+	inBroker := make(map[int16]bool, len(broker.APIs))
+	for _, v := range broker.APIs {
+		inBroker[v.Key] = true
+	}
+	byKey := make(map[int16]HandlerRange, len(handlers))
+	for _, h := range handlers {
+		byKey[h.Key] = h
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "| Key | API | Kafka %s controller | Sluice advertises | Handler |\n", controller.Name)
+	b.WriteString("|---:|---|---|---|---|\n")
+	rows := 0
+	for _, v := range controller.APIs {
+		if inBroker[v.Key] {
+			continue
+		}
+		h, ok := byKey[v.Key]
+		lo, hi := max(v.Min, h.MinVersion), min(v.Max, h.MaxVersion)
+		if !ok || lo > hi {
+			return "", fmt.Errorf("controller-only api key %d (%s) is in the controller release but no ControllerHandlers handler serves it", v.Key, apiName(v.Key))
+		}
+		rows++
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", v.Key, apiName(v.Key), versionRange(v.Min, v.Max), versionRange(lo, hi), handlerNote(h, lo, hi, v))
+	}
+	if rows == 0 {
+		return "", fmt.Errorf("the controller release adds no key to the broker release")
+	}
+	return b.String(), nil
+}
+
+// Section wraps the generated parts in the markers, separated by blank
+// lines.
+func Section(parts ...string) string {
+	return BeginMarker + "\n\n" + strings.Join(parts, "\n") + "\n" + EndMarker + "\n"
+}
+
+func apiName(key int16) string {
+	if name := kmsg.NameForKey(key); name != "" {
+		return name
+	}
+	return fmt.Sprintf("key %d", key)
+}
+
+// handlerNote links the handler's file and says when Sluice advertises
+// less than Kafka.
+func handlerNote(h HandlerRange, lo, hi int16, kafka api.VersionRange) string {
+	note := fmt.Sprintf("[`%s`](../%s)", h.File[strings.LastIndex(h.File, "/")+1:], h.File)
+	if lo != kafka.Min || hi != kafka.Max {
+		note += "; narrower than Kafka's"
+	}
+	return note
 }
 
 func versionRange(lo, hi int16) string {
