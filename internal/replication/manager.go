@@ -116,6 +116,7 @@ func NewReplicaManager(opts Options) (*ReplicaManager, error) {
 	rm.mu.partitions = make(map[kafka.TopicPartition]*Partition)
 	rm.mu.failed = make(map[kafka.TopicPartition]error)
 	rm.replicas = newReplicaRuntime(rm)
+	rm.replicas.start()
 	return rm, nil
 }
 

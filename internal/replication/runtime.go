@@ -102,12 +102,17 @@ func newReplicaRuntime(rm *ReplicaManager) *replicaRuntime {
 	r := &replicaRuntime{rm: rm, opts: rm.opts.Replication.withDefaults(), isrWake: make(chan struct{}, 1)}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.mu.fetchers = make(map[fetcherKey]*fetcherHandle)
+	return r
+}
+
+// start runs the ISR loops when there is a controller to send changes to.
+// The manager calls it once its replicas field is set.
+func (r *replicaRuntime) start() {
 	if r.opts.AlterPartition != nil {
 		r.wg.Add(2)
 		go r.runISRSender()
 		go r.runISRExpiration()
 	}
-	return r
 }
 
 // stop ends every goroutine and waits for them.
