@@ -3,6 +3,7 @@ package compattable
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -125,14 +126,26 @@ func TestRenderClipsAndExplains(t *testing.T) {
 	}
 }
 
-func TestReadControllerHandlers(t *testing.T) {
-	got, err := ReadControllerHandlers(testModule, filepath.Join(testModule, "internal", "api"))
+func TestReadRegistriesAddsTheNodesExtraHandlers(t *testing.T) {
+	regs, err := ReadRegistries(testModule)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := HandlerRange{Key: 62, MinVersion: 0, MaxVersion: 4, File: "internal/api/controllerplane.go"}
-	if len(got) != 1 || got[0] != want {
-		t.Fatalf("got %+v, want [%+v]", got, want)
+	keys := func(hs []HandlerRange) []int16 {
+		var out []int16
+		for _, h := range hs {
+			out = append(out, h.Key)
+		}
+		return out
+	}
+	if got := keys(regs.Broker); !slices.Equal(got, []int16{0, 1, 55}) {
+		t.Errorf("broker keys %v, want [0 1 55]", got)
+	}
+	if got := keys(regs.ControllerExtra); !slices.Equal(got, []int16{55, 62}) {
+		t.Errorf("controller extra keys %v, want [55 62]", got)
+	}
+	if f := regs.ControllerExtra[1].File; f != "internal/api/controllerplane.go" {
+		t.Errorf("controller handler file %q", f)
 	}
 }
 

@@ -22,20 +22,15 @@ const controllerHeading = "Keys the CONTROLLER listener serves besides ApiVersio
 // the section for the pinned release: the broker listener's table, then the
 // controller-only keys.
 func Generate(moduleRoot string) (string, error) {
-	apiDir := filepath.Join(moduleRoot, "internal", "api")
-	handlers, err := ReadHandlers(moduleRoot, apiDir)
+	regs, err := ReadRegistries(moduleRoot)
 	if err != nil {
 		return "", fmt.Errorf("read handlers: %w", err)
 	}
-	brokerTable, err := Render(api.PinnedRelease(), handlers)
+	brokerTable, err := Render(api.PinnedRelease(), regs.Broker)
 	if err != nil {
 		return "", err
 	}
-	ctrlHandlers, err := ReadControllerHandlers(moduleRoot, apiDir)
-	if err != nil {
-		return "", fmt.Errorf("read controller handlers: %w", err)
-	}
-	ctrlTable, err := RenderController(api.PinnedRelease(), api.ControllerRelease(), ctrlHandlers)
+	ctrlTable, err := RenderController(api.PinnedRelease(), api.ControllerRelease(), regs.ControllerExtra)
 	if err != nil {
 		return "", err
 	}

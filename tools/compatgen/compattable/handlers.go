@@ -8,10 +8,10 @@
 // The handler ranges are read from source rather than from a live Registry
 // because building one that serves every key needs a running node's control
 // plane, replica manager and group coordinator; the go/ast reading covers
-// exactly what the node registers: every constructor listed in
-// handlerConstructors (registry.go), each of which the node satisfies on its
-// broker listeners, and those of ControllerHandlers (controllerplane.go),
-// which it adds on its CONTROLLER listeners.
+// what the node registers: every constructor listed in handlerConstructors
+// (registry.go), each of which the node satisfies on its broker listeners,
+// plus the extra handlers internal/node passes to api.NewRegistry (see
+// ReadRegistries).
 package compattable
 
 import (
@@ -102,12 +102,6 @@ func ReadHandlers(moduleRoot, apiDir string) ([]HandlerRange, error) {
 	return readListedHandlers(moduleRoot, apiDir, "handlerConstructors")
 }
 
-// ReadControllerHandlers reads the handlers ControllerHandlers lists: the
-// controller-only keys the CONTROLLER listener adds to the control plane.
-func ReadControllerHandlers(moduleRoot, apiDir string) ([]HandlerRange, error) {
-	return readListedHandlers(moduleRoot, apiDir, "ControllerHandlers")
-}
-
 func readListedHandlers(moduleRoot, apiDir, listFunc string) ([]HandlerRange, error) {
 	moduleRoot, err := filepath.Abs(moduleRoot)
 	if err != nil {
@@ -140,10 +134,9 @@ func readListedHandlers(moduleRoot, apiDir, listFunc string) ([]HandlerRange, er
 			return nil, fmt.Errorf("api key %d built by both %s and %s", h.Key, prev, name)
 		}
 		seen[h.Key] = name
-		if h.File, err = filepath.Rel(moduleRoot, path); err != nil {
+		if h.File, err = relFile(moduleRoot, path); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		h.File = filepath.ToSlash(h.File)
 		out = append(out, h)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })

@@ -7,3 +7,7 @@ func ControllerHandlers(cp ControllerPlane) []Handler {
 func newBrokerRegistrationHandler(cp ControllerPlane) Handler {
 	return Handler{Key: 62, MinVersion: 0, MaxVersion: 4, Handle: nil}
 }
+
+func QuorumHandler(q Describer) Handler {
+	return Handler{Key: 55, MinVersion: 0, MaxVersion: 2}
+}

@@ -1,0 +1,199 @@
+package compattable
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"path/filepath"
+	"sort"
+	"strconv"
+)
+
+// apiImportPath is the package whose NewRegistry the node calls.
+const apiImportPath = modulePath + "/internal/api"
+
+// Registries are the handler ranges of the registries the node builds.
+type Registries struct {
+	// Broker is the broker listeners' registry: every constructor of
+	// handlerConstructors plus the extra handlers the node passes.
+	Broker []HandlerRange
+	// ControllerExtra are the extra handlers of the CONTROLLER listeners'
+	// registry (the one whose Deps names a Release); nil when the node
+	// builds none.
+	ControllerExtra []HandlerRange
+}
+
+// ReadRegistries reads the api package's handlers and the node package's
+// api.NewRegistry calls: their extra handler arguments are api functions
+// returning one Handler literal (DescribeQuorumHandler) or a slice literal
+// of such constructors (ControllerHandlers).
+func ReadRegistries(moduleRoot string) (Registries, error) {
+	moduleRoot, err := filepath.Abs(moduleRoot)
+	if err != nil {
+		return Registries{}, fmt.Errorf("module root: %w", err)
+	}
+	apiDir := filepath.Join(moduleRoot, "internal", "api")
+	base, err := ReadHandlers(moduleRoot, apiDir)
+	if err != nil {
+		return Registries{}, err
+	}
+	apiPkg, err := parsePackage(apiDir)
+	if err != nil {
+		return Registries{}, err
+	}
+	nodePkg, err := parsePackage(filepath.Join(moduleRoot, "internal", "node"))
+	if err != nil {
+		return Registries{}, err
+	}
+	consts := newConstResolver(moduleRoot)
+	var regs Registries
+	brokerCalls, controllerCalls := 0, 0
+	for _, path := range nodePkg.sortedPaths() {
+		file := nodePkg.files[path]
+		apiName, ok := importName(file, apiImportPath)
+		if !ok {
+			continue
+		}
+		var bad error
+		ast.Inspect(file, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || bad != nil || !isSelector(call.Fun, apiName, "NewRegistry") || len(call.Args) == 0 {
+				return true
+			}
+			var extra []HandlerRange
+			for _, arg := range call.Args[1:] {
+				hs, err := extraHandlers(moduleRoot, apiPkg, consts, apiName, arg)
+				if err != nil {
+					bad = fmt.Errorf("%s: %w", nodePkg.fset.Position(arg.Pos()), err)
+					return false
+				}
+				extra = append(extra, hs...)
+			}
+			if namesRelease(call.Args[0]) {
+				controllerCalls++
+				regs.ControllerExtra = extra
+			} else {
+				brokerCalls++
+				regs.Broker = append(append([]HandlerRange(nil), base...), extra...)
+			}
+			return true
+		})
+		if bad != nil {
+			return Registries{}, bad
+		}
+	}
+	if brokerCalls != 1 || controllerCalls > 1 {
+		return Registries{}, fmt.Errorf("internal/node calls api.NewRegistry %d times for brokers and %d for controllers; want 1 and at most 1", brokerCalls, controllerCalls)
+	}
+	for _, hs := range [][]HandlerRange{regs.Broker, regs.ControllerExtra} {
+		if err := checkUnique(hs); err != nil {
+			return Registries{}, err
+		}
+		sort.Slice(hs, func(i, j int) bool { return hs[i].Key < hs[j].Key })
+	}
+	return regs, nil
+}
+
+func checkUnique(hs []HandlerRange) error {
+	seen := make(map[int16]string, len(hs))
+	for _, h := range hs {
+		if prev, dup := seen[h.Key]; dup {
+			return fmt.Errorf("api key %d registered twice (%s, %s)", h.Key, prev, h.File)
+		}
+		seen[h.Key] = h.File
+	}
+	return nil
+}
+
+// extraHandlers reads the handlers one extra argument of NewRegistry
+// yields: every api function it calls that builds a Handler literal, or a
+// list of them.
+func extraHandlers(moduleRoot string, apiPkg *sourcePackage, consts *constResolver, apiName string, arg ast.Expr) ([]HandlerRange, error) {
+	var out []HandlerRange
+	var bad error
+	ast.Inspect(arg, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok || bad != nil {
+			return bad == nil
+		}
+		x, ok := sel.X.(*ast.Ident)
+		if !ok || x.Name != apiName {
+			return true
+		}
+		fd, path, ok := apiPkg.funcDecl(sel.Sel.Name)
+		if !ok {
+			return true // a type or value, not a constructor
+		}
+		if h, err := handlerOf(apiPkg, consts, fd, path); err == nil {
+			h.File, bad = relFile(moduleRoot, path)
+			out = append(out, h)
+			return false
+		}
+		listed, err := readListedHandlers(moduleRoot, apiPkg.dir, sel.Sel.Name)
+		if err != nil {
+			bad = fmt.Errorf("api.%s is neither a Handler constructor nor a list of them: %w", sel.Sel.Name, err)
+			return false
+		}
+		out = append(out, listed...)
+		return false
+	})
+	if bad != nil {
+		return nil, bad
+	}
+	if len(out) == 0 {
+		return nil, errors.New("extra NewRegistry argument builds no handler this generator can read")
+	}
+	return out, nil
+}
+
+func relFile(moduleRoot, path string) (string, error) {
+	rel, err := filepath.Rel(moduleRoot, path)
+	if err != nil {
+		return "", err
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// namesRelease reports whether a Deps literal sets Release: the node builds
+// its CONTROLLER listeners' registry with the controller release.
+func namesRelease(deps ast.Expr) bool {
+	if u, ok := deps.(*ast.UnaryExpr); ok {
+		deps = u.X
+	}
+	lit, ok := deps.(*ast.CompositeLit)
+	if !ok {
+		return false
+	}
+	for _, el := range lit.Elts {
+		if kv, ok := el.(*ast.KeyValueExpr); ok {
+			if id, ok := kv.Key.(*ast.Ident); ok && id.Name == "Release" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func isSelector(e ast.Expr, pkg, name string) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	return ok && x.Name == pkg && sel.Sel.Name == name
+}
+
+// importName is the name file uses for the package at path.
+func importName(file *ast.File, path string) (string, bool) {
+	for _, imp := range file.Imports {
+		p, err := strconv.Unquote(imp.Path.Value)
+		if err != nil || p != path {
+			continue
+		}
+		if imp.Name != nil {
+			return imp.Name.Name, true
+		}
+		return filepath.Base(path), true
+	}
+	return "", false
+}
