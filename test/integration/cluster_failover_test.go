@@ -1,0 +1,211 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/testcluster"
+)
+
+// clusterOverrides shorten the broker session so a killed node is fenced
+// within the test; the quorum keeps Kafka's default timeouts.
+var clusterOverrides = map[string]string{
+	"broker.session.timeout.ms":    "3000",
+	"broker.heartbeat.interval.ms": "500",
+}
+
+// eventually retries fn every 200 ms until it returns nil or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still failing after %s: %v", what, timeout, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// describeQuorumLeader asks addr (any broker) for the quorum's leader.
+func describeQuorumLeader(addr string) (int32, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		return -1, err
+	}
+	defer cl.Close()
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	rt := kmsg.NewDescribeQuorumRequestTopic()
+	rt.Topic = "__cluster_metadata"
+	rt.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
+	req.Topics = append(req.Topics, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+	if err != nil {
+		return -1, err
+	}
+	dq := resp.(*kmsg.DescribeQuorumResponse)
+	if err := kerr.ErrorForCode(dq.ErrorCode); err != nil {
+		return -1, err
+	}
+	if len(dq.Topics) != 1 || len(dq.Topics[0].Partitions) != 1 {
+		return -1, fmt.Errorf("DescribeQuorum answered %d topics", len(dq.Topics))
+	}
+	p := dq.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+		return -1, err
+	}
+	return p.LeaderID, nil
+}
+
+func clusterAdmin(t *testing.T, addrs []string) *kadm.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return kadm.NewClient(cl)
+}
+
+func createTopicEventually(t *testing.T, adm *kadm.Client, name string, partitions int32) {
+	t.Helper()
+	eventually(t, 30*time.Second, "create topic "+name, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		resp, err := adm.CreateTopic(ctx, partitions, 1, nil, name)
+		if err != nil {
+			return err
+		}
+		if errors.Is(resp.Err, kerr.TopicAlreadyExists) {
+			return nil
+		}
+		return resp.Err
+	})
+}
+
+// partitionLeaders maps each partition of topic to its leader (-1 with
+// the partition's error when it has none).
+func partitionLeaders(adm *kadm.Client, topic string) (map[int32]int32, map[int32]error, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	md, err := adm.Metadata(ctx, topic)
+	if err != nil {
+		return nil, nil, err
+	}
+	td, ok := md.Topics[topic]
+	if !ok || td.Err != nil {
+		return nil, nil, fmt.Errorf("topic %s: %v", topic, td.Err)
+	}
+	leaders, errs := map[int32]int32{}, map[int32]error{}
+	for p, pd := range td.Partitions {
+		leaders[p], errs[p] = pd.Leader, pd.Err
+	}
+	return leaders, errs, nil
+}
+
+func produceEach(t *testing.T, addrs []string, topic string, partitions int32) error {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for p := range partitions {
+		r := &kgo.Record{Topic: topic, Partition: p, Value: []byte(fmt.Sprint(p))}
+		if err := cl.ProduceSync(ctx, r).FirstErr(); err != nil {
+			return fmt.Errorf("partition %d: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// TestClusterCombinedKillAndRestart runs 3 combined nodes as processes:
+// kill -9 the active controller (a new one is elected, CreateTopics works,
+// the killed node's RF=1 partitions report LEADER_NOT_AVAILABLE once it is
+// fenced, and it serves again and catches up after a restart), then a
+// whole-cluster restart keeps every topic.
+func TestClusterCombinedKillAndRestart(t *testing.T) {
+	c := testcluster.StartProcesses(t, binaryPath, testcluster.Options{Nodes: 3, Overrides: clusterOverrides})
+	addrs := c.Layout.BrokerAddrs()
+	adm := clusterAdmin(t, addrs)
+	createTopicEventually(t, adm, "before", 3)
+	eventually(t, 10*time.Second, "produce before failover", func() error { return produceEach(t, addrs, "before", 3) })
+
+	var leader int32
+	eventually(t, 10*time.Second, "describe quorum", func() (err error) {
+		leader, err = describeQuorumLeader(addrs[0])
+		if err == nil && leader <= 0 {
+			err = fmt.Errorf("no leader yet")
+		}
+		return err
+	})
+	killed := int(leader) - 1
+	c.Kill(killed)
+	survivor := addrs[(killed+1)%3]
+	eventually(t, 15*time.Second, "a new active controller", func() error {
+		got, err := describeQuorumLeader(survivor)
+		if err == nil && (got == leader || got <= 0) {
+			err = fmt.Errorf("leader is %d", got)
+		}
+		return err
+	})
+	createTopicEventually(t, adm, "after", 1)
+
+	eventually(t, 15*time.Second, "the killed node's partition leaderless", func() error {
+		leaders, errs, err := partitionLeaders(adm, "before")
+		if err != nil {
+			return err
+		}
+		for p, l := range leaders {
+			if l == leader {
+				return fmt.Errorf("partition %d still led by the killed node %d", p, leader)
+			}
+		}
+		for p, e := range errs {
+			if leaders[p] == -1 && !errors.Is(e, kerr.LeaderNotAvailable) {
+				return fmt.Errorf("leaderless partition %d answers %v, want LEADER_NOT_AVAILABLE", p, e)
+			}
+		}
+		return nil
+	})
+
+	c.Start(killed)
+	eventually(t, 20*time.Second, "produce to every partition after the restart", func() error {
+		return produceEach(t, addrs, "before", 3)
+	})
+	restarted := clusterAdmin(t, []string{addrs[killed]})
+	eventually(t, 10*time.Second, "the restarted node knows the topic created while it was down", func() error {
+		_, _, err := partitionLeaders(restarted, "after")
+		return err
+	})
+
+	for i := range 3 {
+		c.Stop(i)
+	}
+	c.StartAll()
+	adm = clusterAdmin(t, addrs)
+	for _, topic := range []string{"before", "after"} {
+		eventually(t, 20*time.Second, "topic "+topic+" after the whole-cluster restart", func() error {
+			_, _, err := partitionLeaders(adm, topic)
+			return err
+		})
+	}
+	eventually(t, 20*time.Second, "produce after the whole-cluster restart", func() error {
+		return produceEach(t, addrs, "before", 3)
+	})
+}
