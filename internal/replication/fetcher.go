@@ -108,7 +108,14 @@ func (r *replicaRuntime) applyFetched(pos fetchPosition, res ReplicaFetchResult,
 		r.rm.highWatermarkMoved(pos.tp)
 		return false
 	case kerr.OffsetOutOfRange.Code:
-		if err := p.truncateAfterOutOfRange(pos.leaderEpoch, res.LogStartOffset, res.HighWatermark); err != nil {
+		ctx, cancel := context.WithTimeout(r.ctx, r.opts.ReplicaLagTimeMax)
+		start, end, err := r.opts.Transport.LeaderLogOffsets(ctx, pos.leaderID, r.rm.opts.BrokerID, pos.tp, pos.leaderEpoch)
+		cancel()
+		if err != nil {
+			logger.Debug("leader log offsets unavailable", "partition", pos.tp.String(), "err", err)
+			return true
+		}
+		if err := p.truncateAfterOutOfRange(pos.leaderEpoch, start, end); err != nil {
 			logger.Warn("out-of-range recovery failed", "partition", pos.tp.String(), "err", err)
 			return true
 		}

@@ -116,18 +116,19 @@ func (p *Partition) truncateForDivergence(leaderEpoch int32, div EpochEndOffset)
 	return p.truncateLocked(target)
 }
 
-// truncateAfterOutOfRange handles OFFSET_OUT_OF_RANGE from the leader: a
-// log behind the leader's log start offset restarts empty there; one ahead
-// of the leader (a former leader's unreplicated tail) is cut to the leader's
-// high watermark, which the leader holds, and fetching resumes from there.
-func (p *Partition) truncateAfterOutOfRange(leaderEpoch int32, leaderLogStart, leaderHW int64) error {
+// truncateAfterOutOfRange handles OFFSET_OUT_OF_RANGE from the leader,
+// given the leader's log start and end offsets: a log behind the leader's
+// log start offset restarts empty there; one ahead of the leader's end (a
+// former leader's unreplicated tail) is cut to it, as Kafka's follower does.
+func (p *Partition) truncateAfterOutOfRange(leaderEpoch int32, leaderLogStart, leaderLogEnd int64) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.stillFollowingLocked(leaderEpoch) {
 		return nil
 	}
 	leo := p.log.LogEndOffset()
-	if leaderLogStart >= 0 && leo < leaderLogStart {
+	if leo < leaderLogStart {
+		p.logger.Info("log behind the leader's log start offset; restarting it there", "log_end_offset", leo, "leader_log_start_offset", leaderLogStart)
 		if err := p.log.TruncateFullyAndStartAt(leaderLogStart); err != nil {
 			return fmt.Errorf("partition %s: restart log at leader's log start offset %d: %w", p.tp, leaderLogStart, err)
 		}
@@ -135,8 +136,8 @@ func (p *Partition) truncateAfterOutOfRange(leaderEpoch int32, leaderLogStart, l
 		p.log.SetHighWatermark(leaderLogStart)
 		return nil
 	}
-	if leaderHW >= 0 && leaderHW < leo {
-		_, err := p.truncateLocked(leaderHW)
+	if leo > leaderLogEnd {
+		_, err := p.truncateLocked(leaderLogEnd)
 		return err
 	}
 	return nil

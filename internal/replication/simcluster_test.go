@@ -14,6 +14,7 @@ import (
 
 	"sluice/internal/clock"
 	"sluice/internal/controller"
+	"sluice/internal/kafka"
 	"sluice/internal/metadata"
 	"sluice/internal/replication/replicationtest"
 	"sluice/internal/vfs"
@@ -296,6 +297,17 @@ func (t *simTransport) FetchFromLeader(ctx context.Context, leader int32, req Re
 		}
 	}
 	return c.transport.FetchFromLeader(ctx, leader, req)
+}
+
+func (t *simTransport) LeaderLogOffsets(ctx context.Context, leader, replicaID int32, tp kafka.TopicPartition, leaderEpoch int32) (int64, int64, error) {
+	c := t.c
+	c.mu.Lock()
+	blocked := c.mu.isolated[t.from] || c.mu.isolated[leader] || c.mu.cut[[2]int32{t.from, leader}]
+	c.mu.Unlock()
+	if blocked {
+		return 0, 0, errSimDropped
+	}
+	return c.transport.LeaderLogOffsets(ctx, leader, replicaID, tp, leaderEpoch)
 }
 
 // simAlterPartition runs the real controller's AlterPartition on the

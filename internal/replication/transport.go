@@ -51,6 +51,10 @@ type ReplicaFetchResult struct {
 // off and tries again.
 type Transport interface {
 	FetchFromLeader(ctx context.Context, leader int32, req ReplicaFetchRequest) ([]ReplicaFetchResult, error)
+	// LeaderLogOffsets asks the leader for a partition's log start and log
+	// end offsets (ListOffsets earliest and latest with this broker's
+	// replica id), after an OFFSET_OUT_OF_RANGE answer, which carries none.
+	LeaderLogOffsets(ctx context.Context, leader, replicaID int32, tp kafka.TopicPartition, leaderEpoch int32) (logStart, logEnd int64, err error)
 }
 
 // LocalTransport delivers follower fetches to ReplicaManagers in this
@@ -88,6 +92,25 @@ func (t *LocalTransport) FetchFromLeader(ctx context.Context, leader int32, req 
 	return rm.FetchForReplica(ctx, req)
 }
 
+// LeaderLogOffsets implements Transport.
+func (t *LocalTransport) LeaderLogOffsets(_ context.Context, leader, _ int32, tp kafka.TopicPartition, leaderEpoch int32) (int64, int64, error) {
+	t.mu.RLock()
+	rm, ok := t.brokers[leader]
+	t.mu.RUnlock()
+	if !ok {
+		return 0, 0, fmt.Errorf("broker %d unreachable", leader)
+	}
+	start, err := rm.ListOffset(tp, kafka.ListOffsetsEarliest, IsolationLogEnd, leaderEpoch, false)
+	if err != nil {
+		return 0, 0, err
+	}
+	end, err := rm.ListOffset(tp, kafka.ListOffsetsLatest, IsolationLogEnd, leaderEpoch, false)
+	if err != nil {
+		return 0, 0, err
+	}
+	return start.Offset, end.Offset, nil
+}
+
 // FetchForReplica serves a follower's fetch on this (leader) broker and
 // returns the records as bytes: what the Fetch handler does over the wire.
 func (rm *ReplicaManager) FetchForReplica(ctx context.Context, req ReplicaFetchRequest) ([]ReplicaFetchResult, error) {
@@ -102,6 +125,10 @@ func (rm *ReplicaManager) FetchForReplica(ctx context.Context, req ReplicaFetchR
 	for i, r := range results {
 		out[i] = ReplicaFetchResult{TP: r.TP, ErrorCode: ErrorCode(r.Err), HighWatermark: r.HighWatermark,
 			LogStartOffset: r.LogStartOffset, DivergingEpoch: r.DivergingEpoch}
+		if r.Err != nil {
+			// As on the wire: a failed partition carries no offsets.
+			out[i].HighWatermark, out[i].LogStartOffset = kafka.NoOffset, kafka.NoOffset
+		}
 		if r.Err == nil && r.Records.Size > 0 {
 			data, err := r.Records.Bytes()
 			if err != nil {
@@ -113,3 +140,8 @@ func (rm *ReplicaManager) FetchForReplica(ctx context.Context, req ReplicaFetchR
 	}
 	return out, nil
 }
+
+var (
+	_ Transport = (*LocalTransport)(nil)
+	_ Transport = (*KafkaTransport)(nil)
+)
