@@ -70,6 +70,8 @@ func createTopics(ctx context.Context, cp ControlPlane, req *kmsg.CreateTopicsRe
 	for i := range resp.Topics {
 		rt := &resp.Topics[i]
 		if rt.ErrorCode != 0 {
+			// Kafka sends a failed topic's configs as an empty array, not null.
+			rt.Configs = []kmsg.CreateTopicsResponseTopicConfig{}
 			continue
 		}
 		for _, e := range cp.Config().DescribeTopic(requested[rt.Topic], nil) {

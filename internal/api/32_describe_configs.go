@@ -59,6 +59,7 @@ func describeConfigs(cp ControlPlane, req *kmsg.DescribeConfigsRequest) *kmsg.De
 		case r.ResourceType == kmsg.ConfigResourceTypeTopic:
 			if _, ok := im.Topic(r.ResourceName); !ok {
 				rr.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				rr.ErrorMessage = stringPtr("") // Kafka's answer: an empty, not a null, message
 				break
 			}
 			overrides := im.Configs(metadata.ConfigResource{Type: metadata.ConfigResourceTopic, Name: r.ResourceName})

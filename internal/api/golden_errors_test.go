@@ -31,26 +31,12 @@ type goldenErrorCase struct {
 	// mask overwrites, in both decoded responses, the fields that
 	// legitimately differ between two clusters.
 	mask func(kmsg.Response)
-	// deviation overwrites, in both decoded responses, the fields where
-	// Sluice is known to differ from Kafka and has not been fixed yet
-	// (each listed in testdata/golden_errors/README.md). Delete it when the
-	// fix lands: the case then checks those fields too.
-	deviation func(kmsg.Response)
 }
 
 func goldenErrorCases() []goldenErrorCase {
-	createTopicsDeviation := func(r kmsg.Response) {
-		// Sluice's messages are its own words (internal/controller), and it
-		// sends a null configs array where Kafka sends an empty one.
-		for i := range r.(*kmsg.CreateTopicsResponse).Topics {
-			t := &r.(*kmsg.CreateTopicsResponse).Topics[i]
-			t.ErrorMessage = kmsg.StringPtr("masked")
-			t.Configs = []kmsg.CreateTopicsResponseTopicConfig{}
-		}
-	}
 	return []goldenErrorCase{
-		{name: "create_topics_invalid_name_v7", deviation: createTopicsDeviation},
-		{name: "create_topics_existing_v7", deviation: createTopicsDeviation},
+		{name: "create_topics_invalid_name_v7"},
+		{name: "create_topics_existing_v7"},
 		{name: "metadata_unknown_topic_v12", mask: func(r kmsg.Response) {
 			m := r.(*kmsg.MetadataResponse)
 			// Another cluster: its own id, and its listener's port.
@@ -61,12 +47,7 @@ func goldenErrorCases() []goldenErrorCase {
 		}},
 		{name: "produce_unknown_topic_acks1_v12"},
 		{name: "list_offsets_unknown_partition_v9"},
-		{name: "describe_configs_unknown_topic_v4", deviation: func(r kmsg.Response) {
-			// Kafka sends an empty error message, Sluice a null one.
-			for i := range r.(*kmsg.DescribeConfigsResponse).Resources {
-				r.(*kmsg.DescribeConfigsResponse).Resources[i].ErrorMessage = kmsg.StringPtr("masked")
-			}
-		}},
+		{name: "describe_configs_unknown_topic_v4"},
 		{name: "delete_topics_unknown_v6"},
 	}
 }
@@ -96,23 +77,15 @@ func TestGoldenErrorResponsesMatchKafka(t *testing.T) {
 			if bytes.Equal(got, want) {
 				return
 			}
-			if c.mask == nil && c.deviation == nil {
+			if c.mask == nil {
 				t.Fatalf("response differs from Kafka's\n sluice: %s\n  kafka: %s\n sluice bytes %x\n  kafka bytes %x",
 					describe(t, req, got), describe(t, req, want), got, want)
 			}
 			g, w := decodeResponse(t, req, got), decodeResponse(t, req, want)
-			for _, overwrite := range []func(kmsg.Response){c.mask, c.deviation} {
-				if overwrite != nil {
-					overwrite(g)
-					overwrite(w)
-				}
-			}
+			c.mask(g)
+			c.mask(w)
 			if !bytes.Equal(g.AppendTo(nil), w.AppendTo(nil)) {
 				t.Fatalf("response differs from Kafka's (after masking)\n sluice: %s\n  kafka: %s", toJSON(t, g), toJSON(t, w))
-			}
-			if c.deviation != nil {
-				t.Logf("equal to Kafka's except for a known deviation (see testdata/golden_errors/README.md):\n sluice: %s\n  kafka: %s",
-					describe(t, req, got), describe(t, req, want))
 			}
 		})
 	}

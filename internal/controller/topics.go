@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,23 +17,30 @@ import (
 // directory suffix and a deletion marker.
 const maxTopicNameLength = 249
 
-// validateTopicName applies Kafka's rules for topic names.
+// validateTopicName applies Kafka's rules for topic names, with Kafka's
+// messages (clients and tools show them to users).
 func validateTopicName(name string) error {
+	var reason string
 	switch {
 	case name == "":
-		return fmt.Errorf("topic name is illegal, it can't be empty")
+		reason = "the empty string is not allowed"
 	case name == "." || name == "..":
-		return fmt.Errorf("topic name cannot be \".\" or \"..\"")
+		reason = fmt.Sprintf("'%s' is not allowed", name)
 	case len(name) > maxTopicNameLength:
-		return fmt.Errorf("topic name is illegal, it can't be longer than %d characters, topic name: %s", maxTopicNameLength, name)
-	}
-	for _, c := range []byte(name) {
-		legal := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
-		if !legal {
-			return fmt.Errorf("topic name %q is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'", name)
+		reason = fmt.Sprintf("the length of '%s' is longer than the max allowed length %d", name, maxTopicNameLength)
+	default:
+		for _, c := range []byte(name) {
+			legal := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+			if !legal {
+				reason = fmt.Sprintf("'%s' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'", name)
+				break
+			}
 		}
 	}
-	return nil
+	if reason == "" {
+		return nil
+	}
+	return errors.New("Topic name is invalid: " + reason)
 }
 
 // collisionKey maps names that Kafka's metric names cannot tell apart
@@ -92,7 +100,7 @@ func (c *Controller) createTopic(im *metadata.Image, t kmsg.CreateTopicsRequestT
 		return fail(kerr.InvalidRequest, "creation of internal topic "+MetadataTopic+" is prohibited")
 	}
 	if _, ok := im.Topic(t.Topic); ok {
-		return fail(kerr.TopicAlreadyExists, fmt.Sprintf("topic '%s' already exists", t.Topic))
+		return fail(kerr.TopicAlreadyExists, fmt.Sprintf("Topic '%s' already exists.", t.Topic))
 	}
 	if other, ok := collisions[collisionKey(t.Topic)]; ok {
 		return fail(kerr.InvalidTopicException, fmt.Sprintf("topic '%s' collides with existing topic: %s", t.Topic, other))
