@@ -29,15 +29,40 @@ var (
 	ErrStopped = errors.New("quorum: driver stopped")
 )
 
-// NotLeaderError is ErrNotLeader with the leader this voter knows (-1: none).
-type NotLeaderError struct{ Leader int32 }
+// NotLeaderError is ErrNotLeader with the leader this voter knows (-1:
+// none). A leader that may not take the proposal yet returns it too, naming
+// itself, with the Cause (ErrLeaderNotReady, ErrStaleImage): for a client
+// both are a retriable NOT_CONTROLLER.
+type NotLeaderError struct {
+	Leader int32
+	Cause  error
+}
 
 func (e NotLeaderError) Error() string {
+	if e.Cause != nil {
+		return fmt.Sprintf("quorum: not the leader (leader %d): %v", e.Leader, e.Cause)
+	}
 	return fmt.Sprintf("quorum: not the leader (leader %d)", e.Leader)
 }
 
-// Unwrap makes errors.Is(err, ErrNotLeader) hold.
-func (e NotLeaderError) Unwrap() error { return ErrNotLeader }
+// Unwrap makes errors.Is(err, ErrNotLeader) hold, and errors.Is for the cause.
+func (e NotLeaderError) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{ErrNotLeader, e.Cause}
+	}
+	return []error{ErrNotLeader}
+}
+
+// Causes of a NotLeaderError from a leader.
+var (
+	// ErrLeaderNotReady: a new leader has not yet applied the entries of
+	// earlier terms (its first entry of its own term is not applied), so
+	// an operation computed on its image may contradict them.
+	ErrLeaderNotReady = errors.New("quorum: leader has not applied the log of earlier terms yet")
+	// ErrStaleImage: entries were applied after the operation read its
+	// image, so its records were computed on an outdated state.
+	ErrStaleImage = errors.New("quorum: the operation read an image older than the applied log")
+)
 
 // RaftID maps a Kafka node id to a Raft id: Raft reserves 0 for "none",
 // Kafka node ids start at 0.
@@ -156,7 +181,10 @@ type proposeResult struct {
 
 type proposal struct {
 	data []byte
-	done chan proposeResult // buffered: the loop never blocks on it
+	// after, when set, is the offset of the image the records were
+	// computed on (ProposeAfter).
+	after *int64
+	done  chan proposeResult // buffered: the loop never blocks on it
 }
 
 // peerReport is a transport's news about a peer, for Raft.
@@ -279,7 +307,20 @@ func (d *Driver) report(r peerReport) {
 // is committed and applied, with its offset. On a voter that is not the
 // leader it fails at once with a NotLeaderError.
 func (d *Driver) Propose(ctx context.Context, data []byte) (int64, error) {
-	p := proposal{data: data, done: make(chan proposeResult, 1)}
+	return d.propose(ctx, proposal{data: data, done: make(chan proposeResult, 1)})
+}
+
+// ProposeAfter is Propose for records computed on the image at imageOffset
+// (the offset of the last record applied to it): it fails with a
+// NotLeaderError whose cause is ErrLeaderNotReady or ErrStaleImage unless
+// this voter leads, has applied every entry of earlier terms, and has
+// applied nothing since that image. Operations computed on an image then
+// never contradict records committed before them.
+func (d *Driver) ProposeAfter(ctx context.Context, data []byte, imageOffset int64) (int64, error) {
+	return d.propose(ctx, proposal{data: data, after: &imageOffset, done: make(chan proposeResult, 1)})
+}
+
+func (d *Driver) propose(ctx context.Context, p proposal) (int64, error) {
 	select {
 	case d.propc <- p:
 	case <-ctx.Done():
@@ -345,7 +386,12 @@ func (d *Driver) run() {
 			}
 		case p := <-d.propc:
 			done := p.done
-			d.voter.Propose(p.data, func(offset int64, err error) { done <- proposeResult{offset: offset, err: err} })
+			reply := func(offset int64, err error) { done <- proposeResult{offset: offset, err: err} }
+			if p.after != nil {
+				d.voter.ProposeAfter(p.data, *p.after, reply)
+			} else {
+				d.voter.Propose(p.data, reply)
+			}
 		}
 	}
 }

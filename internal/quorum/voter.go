@@ -32,6 +32,11 @@ type Voter struct {
 	replayed    bool
 	stopped     error
 
+	// lastApplied is the offset of the last entry handed to Apply, or of
+	// the restored snapshot (-1: none): the offset of the state machine's
+	// image, which ProposeAfter compares.
+	lastApplied int64
+
 	// Snapshot accounting: bytes of entries applied since the last snapshot
 	// and when it was taken.
 	appliedBytes int64
@@ -62,7 +67,7 @@ func NewVoter(opts Options) (*Voter, error) {
 	}
 	storage := &raftStorage{hard: hs, conf: conf}
 	log := opts.Logger.With("component", "quorum", "node", opts.NodeID)
-	v := &Voter{opts: opts, log: log, storage: storage, pending: map[uint64]waiter{}}
+	v := &Voter{opts: opts, log: log, storage: storage, pending: map[uint64]waiter{}, lastApplied: -1}
 	if sn := opts.Snapshots; sn != nil {
 		snap, err := sn.Store.Latest()
 		if err != nil {
@@ -152,6 +157,7 @@ func (v *Voter) restore(snap *raftpb.Snapshot) error {
 		return fmt.Errorf("quorum: restore snapshot at index %d: %w", md.GetIndex(), err)
 	}
 	v.applied = md.GetIndex()
+	v.lastApplied = int64(md.GetIndex()) - 1
 	v.appliedBytes = 0
 	return nil
 }
@@ -208,6 +214,23 @@ func (v *Voter) Propose(data []byte, done func(offset int64, err error)) {
 		return
 	}
 	v.pending[index] = waiter{term: st.GetTerm(), done: done}
+}
+
+// ProposeAfter is Propose for records computed on the state machine's
+// image at imageOffset (see Driver.ProposeAfter).
+func (v *Voter) ProposeAfter(data []byte, imageOffset int64, done func(offset int64, err error)) {
+	st := v.rn.BasicStatus()
+	if st.RaftState == raft.StateLeader {
+		if term, err := v.storage.Term(v.applied); err != nil || term != st.GetTerm() {
+			done(-1, NotLeaderError{Leader: v.opts.NodeID, Cause: ErrLeaderNotReady})
+			return
+		}
+		if imageOffset != v.lastApplied {
+			done(-1, NotLeaderError{Leader: v.opts.NodeID, Cause: ErrStaleImage})
+			return
+		}
+	}
+	v.Propose(data, done)
 }
 
 // FailPending fails every waiting proposal (the voter is stopping).
@@ -363,6 +386,7 @@ func (v *Voter) applyEntry(e *raftpb.Entry) error {
 			if err := v.opts.Apply(c); err != nil {
 				return fmt.Errorf("quorum: apply offset %d: %w", c.Offset, err)
 			}
+			v.lastApplied = c.Offset
 		}
 	}
 	v.applied = e.GetIndex()

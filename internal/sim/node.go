@@ -25,7 +25,6 @@ type node struct {
 	voter    *quorum.Voter
 	loader   *metadata.Loader
 	executor *controller.Executor
-	proposer *stepProposer
 	up       bool
 }
 
@@ -38,8 +37,8 @@ func (s *Sim) start(n *node) error {
 		return fmt.Errorf("node %d: %w", n.id, err)
 	}
 	n.loader = metadata.NewLoader(log, func(_ *metadata.Delta, im *metadata.Image) { s.checkImage(n.id, im) })
-	n.proposer = &stepProposer{sim: s, node: n}
-	n.executor = controller.NewExecutor(n.loader, n.proposer)
+	cp := quorum.NewConsistentProposer(&stepProposer{sim: s, node: n}, n.loader.Image)
+	n.executor = controller.NewExecutor(cp, cp)
 	v, err := quorum.NewVoter(quorum.Options{
 		NodeID: n.id, Voters: s.ids, TickInterval: tick, ElectionTimeout: s.cfg.ElectionTimeout, FetchTimeout: 2 * s.cfg.ElectionTimeout,
 		FS: n.fs, Dir: metaDir, Store: store, Transport: s.net.transport(n.id),

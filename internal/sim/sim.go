@@ -80,6 +80,8 @@ type Sim struct {
 	acked     map[int64]string // offsets of acknowledged operations -> their data
 	reports   []report
 	opReq     chan proposeRequest
+	// settling turns faults off for the end of the run.
+	settling  bool
 	violation error
 	stats     Stats
 	trace     hashWriter
@@ -275,17 +277,20 @@ func (s *Sim) checkImage(id int32, im *metadata.Image) {
 // commits a new operation and every node holds the same image, which must
 // hold every acknowledged record.
 func (s *Sim) settle() error {
+	s.settling = true
 	s.net.heal()
 	s.net.dropRate = 0
-	for _, id := range s.ids {
-		if n := s.nodes[id]; !n.up {
-			if err := s.start(n); err != nil {
-				return err
-			}
-		}
-	}
 	const maxSettleSteps = 3000
 	for i := range maxSettleSteps {
+		// A proposal stuck for long is ended by a crash; restart it here.
+		for _, id := range s.ids {
+			if n := s.nodes[id]; !n.up {
+				if err := s.start(n); err != nil {
+					return err
+				}
+				s.event("restart %d", id)
+			}
+		}
 		s.step()
 		if s.violation != nil {
 			return s.violation

@@ -14,10 +14,12 @@ import (
 	"sluice/internal/quorum"
 )
 
-// proposeRequest is an operation's proposal handed to the sim goroutine.
+// proposeRequest is an operation's proposal handed to the sim goroutine,
+// with the offset of the image its records were computed on.
 type proposeRequest struct {
-	data  []byte
-	reply chan proposeReply
+	data        []byte
+	imageOffset int64
+	reply       chan proposeReply
 }
 
 type proposeReply struct {
@@ -25,17 +27,18 @@ type proposeReply struct {
 	err    error
 }
 
-// stepProposer is the controller.Proposer of a node in the simulation: it
-// hands the proposal to the sim goroutine, which proposes it on the voter
-// and answers when the voter reports the outcome.
+// stepProposer is the quorum.OffsetProposer of a node in the simulation
+// (under a quorum.ConsistentProposer, as a node's Executor uses the
+// Driver): it hands the proposal to the sim goroutine, which proposes it on
+// the voter and answers when the voter reports the outcome.
 type stepProposer struct {
 	sim  *Sim
 	node *node
 }
 
-func (p *stepProposer) Propose(_ context.Context, data []byte) (int64, error) {
+func (p *stepProposer) ProposeAfter(_ context.Context, data []byte, imageOffset int64) (int64, error) {
 	reply := make(chan proposeReply, 1)
-	p.sim.opReq <- proposeRequest{data: data, reply: reply}
+	p.sim.opReq <- proposeRequest{data: data, imageOffset: imageOffset, reply: reply}
 	r := <-reply
 	return r.offset, r.err
 }
@@ -70,7 +73,7 @@ func (s *Sim) propose(n *node, req proposeRequest) {
 	if !n.up {
 		result = &proposeReply{offset: -1, err: quorum.ErrStopped}
 	} else {
-		n.voter.Propose(req.data, func(offset int64, err error) { result = &proposeReply{offset: offset, err: err} })
+		n.voter.ProposeAfter(req.data, req.imageOffset, func(offset int64, err error) { result = &proposeReply{offset: offset, err: err} })
 		s.process(n)
 	}
 	for steps := 0; result == nil; steps++ {
@@ -82,7 +85,7 @@ func (s *Sim) propose(n *node, req proposeRequest) {
 			s.event("crash %d (stuck proposal)", n.id)
 			continue
 		}
-		if !s.cfg.NoFaults {
+		if !s.cfg.NoFaults && !s.settling {
 			s.faults()
 		}
 		s.step()
