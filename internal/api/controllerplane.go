@@ -38,10 +38,40 @@ func ControllerRelease() Release {
 	return r
 }
 
+// MetadataLogServer answers observers' Fetch of __cluster_metadata-0 on a
+// CONTROLLER listener (KRaft brokers pull committed metadata this way).
+type MetadataLogServer interface {
+	FetchMetadataLog(ctx context.Context, req *kmsg.FetchRequest) (*kmsg.FetchResponse, error)
+}
+
 // ControllerHandlers are the handlers of the controller-only keys, for
-// NewRegistry's extra handlers with ControllerRelease.
-func ControllerHandlers(cp ControllerPlane) []Handler {
-	return []Handler{newBrokerRegistrationHandler(cp), newBrokerHeartbeatHandler(cp), newAllocateProducerIDsHandler(cp)}
+// NewRegistry's extra handlers with ControllerRelease, plus Fetch for the
+// metadata log (the controller registry has no data plane).
+func ControllerHandlers(cp ControllerPlane, logs MetadataLogServer) []Handler {
+	return []Handler{newBrokerRegistrationHandler(cp), newBrokerHeartbeatHandler(cp), newAllocateProducerIDsHandler(cp), newMetadataFetchHandler(logs)}
+}
+
+// newMetadataFetchHandler serves Fetch (key 1) on a CONTROLLER listener:
+// only __cluster_metadata-0, committed entries only, from the active
+// controller (others answer NOT_LEADER_OR_FOLLOWER with the leader they
+// know); any other partition is UNKNOWN_TOPIC_OR_PARTITION. Sessions
+// (KIP-227) are not kept: every fetch is a full one.
+func newMetadataFetchHandler(logs MetadataLogServer) Handler {
+	return Handler{
+		Key:        1,
+		MinVersion: 4,
+		MaxVersion: 16,
+		Handle: func(ctx context.Context, req *Request) Response {
+			body := req.Body.(*kmsg.FetchRequest)
+			resp, err := logs.FetchMetadataLog(ctx, body)
+			if err != nil {
+				resp = kmsg.NewPtrFetchResponse()
+				resp.ErrorCode = ControlPlaneErrorCode(err)
+			}
+			resp.SetVersion(body.Version)
+			return Reply(resp)
+		},
+	}
 }
 
 // newAllocateProducerIDsHandler serves AllocateProducerIds (key 67, v0), a

@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,14 +54,14 @@ func (n *Node) newTransport() (*quorum.TCPTransport, error) {
 // newControllerServer serves the CONTROLLER listeners: the controller API
 // set, with raft connections diverted to the transport.
 func (n *Node) newControllerServer() error {
-	rel := api.WithAlterPartition(api.ControllerRelease())
+	rel := api.ControllerRelease()
 	registry, err := api.NewRegistry(api.Deps{
 		Release:      &rel,
 		Features:     n,
 		ClusterID:    n.clusterID,
 		NodeID:       n.cfg.NodeID(),
 		ControlPlane: n,
-	}, append(api.ControllerHandlers(n), api.DescribeQuorumHandler(n), api.AlterPartitionHandler(n))...)
+	}, append(api.ControllerHandlers(n, n), api.DescribeQuorumHandler(n))...)
 	if err != nil {
 		return fmt.Errorf("controller request handlers: %w", err)
 	}
@@ -120,7 +122,7 @@ type controllerClients struct {
 
 // request sends req to the active controller, which must be another node.
 func (c *controllerClients) request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
-	st := c.n.driver.Status()
+	st := c.n.quorumStatus()
 	if st.Leader <= 0 || st.IsLeader {
 		return nil, fmt.Errorf("%w: no other active controller known", api.ErrNotController)
 	}
@@ -171,7 +173,7 @@ func (c *controllerClients) close() {
 // forwardOr runs local when this node is the active controller (or the only
 // voter) and otherwise forwards req to the active controller.
 func forwardOr[Resp kmsg.Response](ctx context.Context, n *Node, req kmsg.Request, local func() (Resp, error)) (Resp, error) {
-	if n.transport == nil || n.driver.Status().IsLeader {
+	if n.cfg.SingleNode() || n.quorumStatus().IsLeader {
 		return local()
 	}
 	var zero Resp
@@ -188,7 +190,7 @@ func forwardOr[Resp kmsg.Response](ctx context.Context, n *Node, req kmsg.Reques
 
 // BrokerRegistration implements api.ControllerPlane.
 func (n *Node) BrokerRegistration(ctx context.Context, req *kmsg.BrokerRegistrationRequest) (*kmsg.BrokerRegistrationResponse, error) {
-	if !n.driver.Status().IsLeader {
+	if !n.quorumStatus().IsLeader {
 		return nil, api.ErrNotController
 	}
 	var resp *kmsg.BrokerRegistrationResponse
@@ -205,7 +207,7 @@ func (n *Node) BrokerRegistration(ctx context.Context, req *kmsg.BrokerRegistrat
 
 // BrokerHeartbeat implements api.ControllerPlane.
 func (n *Node) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartbeatRequest) (*kmsg.BrokerHeartbeatResponse, error) {
-	if !n.driver.Status().IsLeader {
+	if !n.quorumStatus().IsLeader {
 		return nil, api.ErrNotController
 	}
 	var resp *kmsg.BrokerHeartbeatResponse
@@ -331,6 +333,9 @@ func (n *Node) runClusterDuties(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-hb.C:
+			if !n.cfg.HasRole("broker") {
+				continue
+			}
 			if _, err := n.heartbeat(ctx, false); errors.Is(err, errReregister) {
 				n.logger.Warn("controller lost this broker's registration; registering again", "err", err)
 				if err := n.registerRemote(ctx); err != nil && ctx.Err() == nil {
@@ -340,10 +345,11 @@ func (n *Node) runClusterDuties(stop <-chan struct{}) {
 				n.logger.Debug("heartbeat failed", "err", err)
 			}
 		case <-check.C:
-			isLeader := n.driver.Status().IsLeader
+			st := n.quorumStatus()
+			isLeader := st.IsLeader
 			if isLeader && !wasLeader {
 				n.sessions.Reset(n.clk.Now())
-				n.logger.Info("became the active controller", "epoch", n.driver.Status().Epoch)
+				n.logger.Info("became the active controller", "epoch", st.Epoch)
 			}
 			wasLeader = isLeader
 			if isLeader {
@@ -401,16 +407,90 @@ func (n *Node) startClusterBroker(ctx context.Context) error {
 	if err := n.registerRemote(ctx); err != nil {
 		return err
 	}
+	n.startDuties()
+	return nil
+}
+
+// startDuties starts runClusterDuties; Close stops it.
+func (n *Node) startDuties() {
 	n.dutiesStop, n.dutiesDone = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(n.dutiesDone)
 		n.runClusterDuties(n.dutiesStop)
 	}()
+}
+
+// startObserverBroker starts a dedicated broker: it pulls the metadata log
+// until caught up, then starts serving as startClusterBroker does.
+func (n *Node) startObserverBroker(ctx context.Context) error {
+	n.observer.start()
+	n.observerStarted = true
+	select {
+	case <-n.observer.CaughtUp():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if err := n.awaitClusterID(ctx); err != nil {
+		return err
+	}
+	im := n.Image()
+	n.replicas.ApplyImage(im)
+	n.groups.ApplyImage(im)
+	n.followDeltas.Store(true)
+	if err := n.logs.removeStrayLogs(im, n.cfg.NodeID()); err != nil {
+		return err
+	}
+	mgrCtx, cancel := context.WithCancel(context.Background())
+	n.mgr.Start(mgrCtx)
+	n.managerStarted = cancel
+	if n.cleaner != nil {
+		n.cleaner.Start(mgrCtx)
+	}
+	return n.startClusterBroker(ctx)
+}
+
+// awaitClusterID waits until the metadata image names the cluster and
+// checks it is the log dirs' cluster.
+func (n *Node) awaitClusterID(ctx context.Context) error {
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for n.Image().ClusterID() == "" {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+	if id := n.Image().ClusterID(); id != n.clusterID {
+		return fmt.Errorf("the controllers' metadata log holds cluster id %s but meta.properties says %s", id, n.clusterID)
+	}
 	return nil
 }
 
+// quorumStatus is the quorum as this node sees it: its voter's status, or a
+// dedicated broker's observer's.
+func (n *Node) quorumStatus() quorum.Status {
+	if n.observer != nil {
+		return n.observer.Status()
+	}
+	return n.driver.Status()
+}
+
+// quorumErr is the error that stopped the voter or the observer, or nil.
+func (n *Node) quorumErr() error {
+	if n.observer != nil {
+		return n.observer.Err()
+	}
+	return n.driver.Err()
+}
+
+// sortedVoterIDs are the voters' ids in order.
+func sortedVoterIDs(voters map[int32]string) []int32 {
+	return slices.Sorted(maps.Keys(voters))
+}
+
 // IsActiveController reports whether this node leads the metadata quorum.
-func (n *Node) IsActiveController() bool { return n.driver.Status().IsLeader }
+func (n *Node) IsActiveController() bool { return n.quorumStatus().IsLeader }
 
 // QuorumStatus is this voter's view of the metadata quorum.
-func (n *Node) QuorumStatus() quorum.Status { return n.driver.Status() }
+func (n *Node) QuorumStatus() quorum.Status { return n.quorumStatus() }

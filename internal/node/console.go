@@ -45,7 +45,7 @@ func (n *Node) healthy() error {
 	default:
 		return errors.New("starting")
 	}
-	if err := n.driver.Err(); err != nil {
+	if err := n.quorumErr(); err != nil {
 		return fmt.Errorf("metadata quorum: %w", err)
 	}
 	return nil

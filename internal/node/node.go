@@ -62,9 +62,6 @@ type Node struct {
 	server   *server.Server
 	console  *console.Server // nil unless sluice.debug.listener is set
 
-	// fetchTransport carries follower fetches to leaders (multi-node only).
-	fetchTransport *replication.KafkaTransport
-
 	// A multi-voter quorum's parts (nil for a single voter): the raft
 	// transport, the CONTROLLER listeners' server, the clients that reach
 	// the active controller and, on the active controller, the brokers'
@@ -74,6 +71,10 @@ type Node struct {
 	controllers *controllerClients
 	sessions    *controller.Sessions
 	broker      clusterBroker
+	// observer pulls the metadata log of a dedicated broker (nil on a
+	// voter); tail keeps a voter's committed entries for observers.
+	observer *metadataObserver
+	tail     *committedTail
 	// dutiesStop ends runClusterDuties; dutiesDone is closed when it has.
 	dutiesStop chan struct{}
 	dutiesDone chan struct{}
@@ -89,7 +90,8 @@ type Node struct {
 	// driverStarted and managerStarted say which loops Close must stop.
 	driverStarted  bool
 	managerStarted context.CancelFunc
-	controlStarted bool
+	controlStarted  bool
+	observerStarted bool
 }
 
 // New checks the configuration, locks and formats the log dirs (a
@@ -102,8 +104,8 @@ func New(cfg *config.Config, logger *slog.Logger, registry prometheus.Registerer
 	if registry == nil {
 		registry = prometheus.NewRegistry()
 	}
-	if !cfg.HasRole("broker") || !cfg.HasRole("controller") {
-		return nil, fmt.Errorf("process.roles=%v: only combined nodes (broker,controller) are built so far; dedicated brokers (metadata observers) and dedicated controllers are not", cfg.ProcessRoles())
+	if !cfg.HasRole("broker") && !cfg.HasRole("controller") {
+		return nil, fmt.Errorf("process.roles=%v: a node is a broker, a controller or both", cfg.ProcessRoles())
 	}
 	n := &Node{cfg: cfg, logger: logger, metrics: registry, fsys: vfs.Default, clk: clock.Real{}, ready: make(chan struct{})}
 	if err := n.open(); err != nil {
@@ -144,11 +146,39 @@ func (n *Node) open() error {
 		TopicConfig: n.logs.dataPlaneConfig,
 		Clock:       n.clk,
 		Logger:      n.logger,
-		Replication: n.replicationOptions(),
 	})
 	if err != nil {
 		return fmt.Errorf("replica manager: %w", err)
 	}
+	n.ctrl = controller.New(controller.Options{
+		NumPartitions:            n.cfg.Int("num.partitions"),
+		DefaultReplicationFactor: int16(n.cfg.Int("default.replication.factor")),
+		Configs:                  configPolicy{cfg: n.cfg},
+	})
+	if n.groups, err = n.newGroupCoordinator(); err != nil {
+		return fmt.Errorf("group coordinator: %w", err)
+	}
+	if err := n.newConsole(); err != nil {
+		return err
+	}
+	if !n.cfg.HasRole("controller") {
+		n.controllers = &controllerClients{n: n}
+		n.observer = newMetadataObserver(n.cfg.NodeID(), voterAddrs(n), n.loader, n.logger)
+		return n.newServer()
+	}
+	if err := n.openQuorum(metaDir); err != nil {
+		return err
+	}
+	if !n.cfg.HasRole("broker") {
+		return nil
+	}
+	return n.newServer()
+}
+
+// openQuorum opens a voter's metadata log and builds its raft driver and,
+// with other voters, its transport and CONTROLLER listeners.
+func (n *Node) openQuorum(metaDir string) error {
+	var err error
 	metaLogDir := filepath.Join(metaDir, quorum.MetadataPartition().String())
 	if n.store, err = quorum.OpenLogEntryStore(n.fsys, metaLogDir, n.clk, n.logger.With("component", "metadata-log")); err != nil {
 		return fmt.Errorf("open metadata log: %w", err)
@@ -159,6 +189,7 @@ func (n *Node) open() error {
 		}
 		n.controllers = &controllerClients{n: n}
 		n.sessions = controller.NewSessions(millis(n.cfg.Long("broker.session.timeout.ms")))
+		n.tail = newCommittedTail()
 	}
 	voters := make([]int32, 0, len(n.cfg.Voters()))
 	for _, v := range n.cfg.Voters() {
@@ -173,31 +204,24 @@ func (n *Node) open() error {
 		Store:           n.store,
 		Transport:       n.quorumTransport(),
 		Apply: func(c quorum.Committed) error {
-			return n.loader.Apply(c.Offset, c.Epoch, c.Data)
+			if err := n.loader.Apply(c.Offset, c.Epoch, c.Data); err != nil {
+				return err
+			}
+			if n.tail == nil {
+				return nil
+			}
+			return n.tail.add(c.Offset, c.Epoch, c.Data)
 		},
 		Logger: n.logger,
 	})
 	if err != nil {
 		return fmt.Errorf("metadata quorum: %w", err)
 	}
-	n.ctrl = controller.New(controller.Options{
-		NumPartitions:            n.cfg.Int("num.partitions"),
-		DefaultReplicationFactor: int16(n.cfg.Int("default.replication.factor")),
-		Configs:                  configPolicy{cfg: n.cfg},
-	})
 	n.control = newControlLoop(n.driver, n.loader.Image)
-	if n.groups, err = n.newGroupCoordinator(); err != nil {
-		return fmt.Errorf("group coordinator: %w", err)
-	}
-	if err := n.newConsole(); err != nil {
-		return err
-	}
 	if n.transport != nil {
-		if err := n.newControllerServer(); err != nil {
-			return err
-		}
+		return n.newControllerServer()
 	}
-	return n.newServer()
+	return nil
 }
 
 // newServer builds the request handlers over the node's components and the
@@ -275,7 +299,15 @@ func isControllerListener(cfg *config.Config, name string) bool {
 func (n *Node) Ready() <-chan struct{} { return n.ready }
 
 // Addr returns the bound address of a listener, or nil.
-func (n *Node) Addr(listener string) net.Addr { return n.server.Addr(listener) }
+func (n *Node) Addr(listener string) net.Addr {
+	if n.ctrlServer != nil && isControllerListener(n.cfg, listener) {
+		return n.ctrlServer.Addr(listener)
+	}
+	if n.server == nil {
+		return nil
+	}
+	return n.server.Addr(listener)
+}
 
 // ClusterID is the cluster id of the log dirs.
 func (n *Node) ClusterID() string { return n.clusterID }
@@ -313,7 +345,7 @@ func (n *Node) awaitStopOrFailure(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
-			if err := n.driver.Err(); err != nil {
+			if err := n.quorumErr(); err != nil {
 				n.logger.Error("metadata quorum failed; stopping", "err", err)
 				return fmt.Errorf("metadata quorum: %w", err)
 			}
@@ -324,6 +356,9 @@ func (n *Node) awaitStopOrFailure(ctx context.Context) error {
 func (n *Node) start(ctx context.Context) error {
 	if err := n.startConsole(); err != nil {
 		return err
+	}
+	if n.observer != nil {
+		return n.startObserverBroker(ctx)
 	}
 	if n.transport != nil {
 		n.transport.Start(n.driver)
@@ -351,6 +386,10 @@ func (n *Node) start(ctx context.Context) error {
 		}
 	} else if err := n.bootstrap(ctx); err != nil {
 		return err
+	}
+	if !n.cfg.HasRole("broker") {
+		n.startDuties()
+		return nil
 	}
 	im := n.Image()
 	n.replicas.ApplyImage(im)
@@ -459,7 +498,9 @@ func (n *Node) close() error {
 		n.groups.Close()
 	}
 	if n.dutiesStop != nil {
-		n.controlledShutdown(shutdownGrace / 2)
+		if n.cfg.HasRole("broker") {
+			n.controlledShutdown(shutdownGrace / 2)
+		}
 		close(n.dutiesStop)
 		<-n.dutiesDone
 	}
@@ -480,6 +521,9 @@ func (n *Node) close() error {
 	if n.controllers != nil {
 		n.controllers.close()
 	}
+	if n.observer != nil && n.observerStarted {
+		n.observer.stop()
+	}
 	if n.controlStarted {
 		n.control.stop()
 	}
@@ -495,9 +539,6 @@ func (n *Node) close() error {
 	}
 	if n.replicas != nil {
 		n.replicas.Close()
-	}
-	if n.fetchTransport != nil {
-		n.fetchTransport.Close()
 	}
 	if n.cleaner != nil {
 		// Before the logs close: a clean in progress is aborted, never

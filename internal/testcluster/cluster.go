@@ -25,8 +25,13 @@ import (
 
 // Options shape a cluster.
 type Options struct {
-	// Nodes is the number of combined nodes (voters); default 3.
+	// Nodes is the number of combined nodes (voters); default 3 when
+	// Brokers is zero.
 	Nodes int
+	// Controllers and Brokers, when Brokers is set, make a cluster of
+	// dedicated controllers (voters, ids 1..Controllers) and dedicated
+	// brokers (observers, the next ids) instead of combined nodes.
+	Controllers, Brokers int
 	// Overrides are server.properties keys set on every node.
 	Overrides map[string]string
 	// Logger receives every node's log; nil discards it.
@@ -41,19 +46,33 @@ type Layout struct {
 	Overrides map[string]string
 }
 
-// NodeLayout is one node's id, listeners and log dir.
+// NodeLayout is one node's id, roles, listeners and log dir.
 type NodeLayout struct {
-	ID             int32
+	ID int32
+	// Roles is process.roles: "broker,controller", "controller" or "broker".
+	Roles          string
 	BrokerAddr     string
 	ControllerAddr string
 	LogDir         string
 }
 
 // NewLayout draws free ports and a cluster id and formats every node's dir.
-func NewLayout(dir string, nodes int, overrides map[string]string) (*Layout, error) {
-	if nodes <= 0 {
+func NewLayout(dir string, opts Options) (*Layout, error) {
+	nodes := opts.Nodes
+	roles := func(int) string { return "broker,controller" }
+	if opts.Brokers > 0 {
+		controllers := max(opts.Controllers, 1)
+		nodes = controllers + opts.Brokers
+		roles = func(i int) string {
+			if i < controllers {
+				return "controller"
+			}
+			return "broker"
+		}
+	} else if nodes <= 0 {
 		nodes = 3
 	}
+	overrides := opts.Overrides
 	id, err := kafka.RandomUUID()
 	if err != nil {
 		return nil, err
@@ -66,6 +85,7 @@ func NewLayout(dir string, nodes int, overrides map[string]string) (*Layout, err
 	for i := range nodes {
 		nl := NodeLayout{
 			ID:             int32(i + 1),
+			Roles:          roles(i),
 			BrokerAddr:     fmt.Sprintf("127.0.0.1:%d", ports[2*i]),
 			ControllerAddr: fmt.Sprintf("127.0.0.1:%d", ports[2*i+1]),
 			LogDir:         filepath.Join(dir, fmt.Sprintf("node-%d", i+1)),
@@ -78,11 +98,19 @@ func NewLayout(dir string, nodes int, overrides map[string]string) (*Layout, err
 	return l, nil
 }
 
+// IsController reports whether node i is a voter.
+func (n NodeLayout) IsController() bool { return strings.Contains(n.Roles, "controller") }
+
+// IsBroker reports whether node i serves clients.
+func (n NodeLayout) IsBroker() bool { return strings.Contains(n.Roles, "broker") }
+
 // Voters is controller.quorum.voters of the layout.
 func (l *Layout) Voters() string {
 	var parts []string
 	for _, n := range l.Nodes {
-		parts = append(parts, fmt.Sprintf("%d@%s", n.ID, n.ControllerAddr))
+		if n.IsController() {
+			parts = append(parts, fmt.Sprintf("%d@%s", n.ID, n.ControllerAddr))
+		}
 	}
 	return strings.Join(parts, ",")
 }
@@ -91,15 +119,23 @@ func (l *Layout) Voters() string {
 func (l *Layout) Properties(i int) map[string]string {
 	n := l.Nodes[i]
 	props := map[string]string{
-		"process.roles":                    "broker,controller",
+		"process.roles":                    n.Roles,
 		"node.id":                          fmt.Sprint(n.ID),
 		"controller.quorum.voters":         l.Voters(),
-		"listeners":                        "PLAINTEXT://" + n.BrokerAddr + ",CONTROLLER://" + n.ControllerAddr,
-		"advertised.listeners":             "PLAINTEXT://" + n.BrokerAddr,
 		"controller.listener.names":        "CONTROLLER",
 		"listener.security.protocol.map":   "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
 		"log.dirs":                         n.LogDir,
 		"offsets.topic.replication.factor": "1",
+	}
+	switch {
+	case n.IsBroker() && n.IsController():
+		props["listeners"] = "PLAINTEXT://" + n.BrokerAddr + ",CONTROLLER://" + n.ControllerAddr
+		props["advertised.listeners"] = "PLAINTEXT://" + n.BrokerAddr
+	case n.IsController():
+		props["listeners"] = "CONTROLLER://" + n.ControllerAddr
+	default:
+		props["listeners"] = "PLAINTEXT://" + n.BrokerAddr
+		props["advertised.listeners"] = "PLAINTEXT://" + n.BrokerAddr
 	}
 	for k, v := range l.Overrides {
 		props[k] = v
@@ -107,11 +143,14 @@ func (l *Layout) Properties(i int) map[string]string {
 	return props
 }
 
-// BrokerAddrs are the nodes' broker listener addresses.
+// BrokerAddrs are the broker listener addresses of the nodes that are
+// brokers.
 func (l *Layout) BrokerAddrs() []string {
 	var out []string
 	for _, n := range l.Nodes {
-		out = append(out, n.BrokerAddr)
+		if n.IsBroker() {
+			out = append(out, n.BrokerAddr)
+		}
 	}
 	return out
 }
@@ -155,7 +194,7 @@ type member struct {
 // node serves; the cluster stops at the end of the test.
 func Start(t testing.TB, opts Options) *Cluster {
 	t.Helper()
-	layout, err := NewLayout(t.TempDir(), opts.Nodes, opts.Overrides)
+	layout, err := NewLayout(t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,3 +104,35 @@ func TestThreeCombinedNodesFailover(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+func TestDedicatedControllersAndBrokers(t *testing.T) {
+	c := Start(t, Options{Controllers: 3, Brokers: 2, Overrides: map[string]string{
+		"broker.session.timeout.ms":    "3000",
+		"broker.heartbeat.interval.ms": "500",
+	}})
+	adm := adminClient(t, c.Layout.BrokerAddrs())
+	createTopic(t, adm, "spread", 4)
+	// Every broker learns the topic from the controllers as an observer.
+	for i := 3; i < 5; i++ {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if _, ok := c.Node(i).Image().Topic("spread"); ok {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("broker %d never learned of topic 'spread'", i+1)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	leader := c.ActiveController(10 * time.Second)
+	if leader > 2 {
+		t.Fatalf("node %d (a broker) leads the quorum", leader+1)
+	}
+	if got := quorumLeader(t, c.Layout.BrokerAddrs()[0], 3); got != c.Layout.Nodes[leader].ID {
+		t.Fatalf("DescribeQuorum through a broker names leader %d, want %d", got, c.Layout.Nodes[leader].ID)
+	}
+	c.Stop(leader)
+	c.ActiveController(15 * time.Second)
+	createTopic(t, adm, "after", 1)
+}

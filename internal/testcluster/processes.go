@@ -47,12 +47,12 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
-// StartProcesses formats a layout of opts.Nodes combined nodes and starts one
-// process per node; it waits until every node serves. Every process is
+// StartProcesses formats a layout (see Options) and starts one process per
+// node; it waits until every node serves. Every process is
 // killed at the end of the test, and their logs are printed if it failed.
 func StartProcesses(t testing.TB, binary string, opts Options) *Processes {
 	t.Helper()
-	layout, err := NewLayout(t.TempDir(), opts.Nodes, opts.Overrides)
+	layout, err := NewLayout(t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
