@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -137,28 +138,49 @@ func (c *tcpCluster) leader(t testing.TB) int32 {
 	return -1
 }
 
+// propose commits data through whichever voter leads, retrying only when
+// refused as not the leader (nothing was appended then): under load on
+// this shared machine leadership may move mid-test.
+func (c *tcpCluster) propose(t testing.TB, data string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, id := range c.ids {
+			d := c.drivers[id]
+			if d == nil || !d.Status().IsLeader {
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, err := d.Propose(ctx, []byte(data))
+			cancel()
+			if err == nil {
+				return
+			}
+			if !errors.Is(err, ErrNotLeader) {
+				t.Fatalf("propose %q: %v", data, err)
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("propose %q: no leader took it", data)
+}
+
 func fastTiming() Timing {
 	return Timing{TickInterval: 10 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond, FetchTimeout: 200 * time.Millisecond}
 }
 
 func TestTCPTransportElectsReplicatesAndFailsOver(t *testing.T) {
 	c := newTCPCluster(t, 3, fastTiming())
-	leader := c.leader(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	for i := range 5 {
-		if _, err := c.drivers[leader].Propose(ctx, []byte(fmt.Sprint("e", i))); err != nil {
-			t.Fatal(err)
-		}
+		c.propose(t, fmt.Sprint("e", i))
 	}
+	leader := c.leader(t)
 	c.crash(t, leader)
 	next := c.leader(t)
 	if next == leader {
 		t.Fatalf("leader %d survived its crash", leader)
 	}
-	if _, err := c.drivers[next].Propose(ctx, []byte("after")); err != nil {
-		t.Fatal(err)
-	}
+	c.propose(t, "after")
 	c.start(t, leader, fastTiming())
 	want := []string{"e0", "e1", "e2", "e3", "e4", "after"}
 	waitFor(t, "restarted voter to catch up over TCP", func() bool { return slices.Equal(c.applied[leader].data(), want) })
@@ -274,15 +296,12 @@ func TestLargeMessagesGoInChunks(t *testing.T) {
 
 func TestLeaderStatusShowsReplicaProgress(t *testing.T) {
 	c := newTCPCluster(t, 3, fastTiming())
-	leader := c.leader(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	off, err := c.drivers[leader].Propose(ctx, []byte("x"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "every voter's progress at the new entry", func() bool {
+	c.propose(t, "x")
+	var leader int32
+	waitFor(t, "every voter's progress at the leader's commit", func() bool {
+		leader = c.leader(t)
 		st := c.drivers[leader].Status()
+		off := st.CommitOffset
 		if len(st.Replicas) != 3 {
 			return false
 		}
@@ -317,18 +336,16 @@ func TestTCPLaggingVoterGetsChunkedSnapshot(t *testing.T) {
 		}
 	}
 	c.crash(t, lagging)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
 	var want []string
 	for i := range 12 {
 		data := fmt.Sprintf("entry-%02d-%s", i, strings.Repeat("x", 20))
-		if _, err := c.drivers[leader].Propose(ctx, []byte(data)); err != nil {
-			t.Fatal(err)
-		}
+		c.propose(t, data)
 		want = append(want, data)
 	}
-	if c.drivers[leader].Status().LogStartOffset == 0 {
-		t.Fatal("leader did not compact its log")
+	for _, id := range c.ids {
+		if d := c.drivers[id]; d != nil && d.Status().LogStartOffset == 0 {
+			t.Fatalf("voter %d did not compact its log", id)
+		}
 	}
 	c.start(t, lagging, fastTiming())
 	m := c.machines[lagging]
