@@ -88,8 +88,8 @@ type Node struct {
 	closeOnce sync.Once
 	closeErr  error
 	// driverStarted and managerStarted say which loops Close must stop.
-	driverStarted  bool
-	managerStarted context.CancelFunc
+	driverStarted   bool
+	managerStarted  context.CancelFunc
 	controlStarted  bool
 	observerStarted bool
 }
