@@ -1,0 +1,364 @@
+package faults
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"sluice/internal/testcluster"
+)
+
+const (
+	faultTopic      = "faults"
+	faultPartitions = 6
+	lagMaxMs        = 2000
+)
+
+// TestReplicationSurvivesLeaderKillsAndStalls: 3 combined nodes, a topic of
+// 6 partitions with RF 3 and min.insync.replicas 2, idempotent acks=all
+// franz-go producers writing unique values to every partition while the
+// test kill -9s the leader of a partition in use (5 times; 100 in the long
+// form) and SIGSTOPs a broker for longer than replica.lag.time.max.ms.
+// Afterwards every acknowledged value must be read back exactly once and in
+// order per partition.
+func TestReplicationSurvivesLeaderKillsAndStalls(t *testing.T) {
+	kills := 5
+	if os.Getenv("SLUICE_FAULTS_LONG") != "" {
+		kills = 100
+	}
+	c := testcluster.StartProcesses(t, binaryPath, testcluster.Options{Nodes: 3, Overrides: map[string]string{
+		"broker.session.timeout.ms":    "3000",
+		"broker.heartbeat.interval.ms": "500",
+		"replica.lag.time.max.ms":      strconv.Itoa(lagMaxMs),
+		"min.insync.replicas":          "2",
+	}})
+	addrs := c.Layout.BrokerAddrs()
+	adm := admin(t, addrs)
+	eventually(t, 30*time.Second, "create topic", func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		resp, err := adm.CreateTopic(ctx, faultPartitions, 3, nil, faultTopic)
+		if err != nil {
+			return err
+		}
+		if errors.Is(resp.Err, kerr.TopicAlreadyExists) {
+			return nil
+		}
+		return resp.Err
+	})
+
+	w := startWorkload(t, addrs)
+	w.awaitAcked(t, 100, 30*time.Second)
+	firstFaultAcked := w.ackedCount()
+	faults := 0
+	for i := range kills {
+		p := int32(i % faultPartitions)
+		leader := awaitLeader(t, adm, p)
+		idx := int(leader) - 1
+		t.Logf("fault %d: kill -9 node %d, leader of partition %d", faults+1, leader, p)
+		c.Kill(idx)
+		faults++
+		// The survivors fence it after broker.session.timeout.ms and
+		// elect new leaders from the ISR; producers ride through.
+		before := w.ackedCount()
+		w.awaitAcked(t, before+50, 30*time.Second)
+		c.Start(idx)
+		awaitFullISR(t, adm, 60*time.Second)
+	}
+	victim := int(awaitLeader(t, adm, 0)) - 1
+	pid := nodePID(t, c.Layout.Nodes[victim].LogDir)
+	t.Logf("fault %d: SIGSTOP node %d for %d ms", faults+1, victim+1, 2*lagMaxMs)
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	faults++
+	time.Sleep(2 * lagMaxMs * time.Millisecond)
+	before := w.ackedCount()
+	w.awaitAcked(t, before+50, 30*time.Second)
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	awaitFullISR(t, adm, 60*time.Second)
+	w.stop(t)
+
+	acked := w.ackedValues()
+	logs := readBack(t, addrs, adm)
+	var total, lost, duplicated, reordered int
+	for p := range int32(faultPartitions) {
+		pos := make(map[string]int)
+		count := make(map[string]int)
+		for i, v := range logs[p] {
+			count[v]++
+			if _, ok := pos[v]; !ok {
+				pos[v] = i
+			}
+		}
+		for _, n := range count {
+			if n > 1 {
+				duplicated += n - 1
+			}
+		}
+		last := -1
+		for _, v := range acked[p] {
+			total++
+			at, ok := pos[v]
+			if !ok {
+				lost++
+				continue
+			}
+			if at < last {
+				reordered++
+			}
+			last = at
+		}
+	}
+	t.Logf("faults injected %d, values acknowledged %d (%d after the first fault), lost %d, duplicated %d, reordered %d",
+		faults, total, total-firstFaultAcked, lost, duplicated, reordered)
+	if lost+duplicated+reordered != 0 {
+		t.Fatalf("lost %d, duplicated %d, reordered %d: want 0", lost, duplicated, reordered)
+	}
+	if total-firstFaultAcked < 1000 {
+		t.Fatalf("only %d values acknowledged after the first fault, want at least 1000", total-firstFaultAcked)
+	}
+}
+
+// workload is one idempotent acks=all producer writing p-<n> values to
+// every partition, a bounded number in flight.
+type workload struct {
+	cl     *kgo.Client
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu    sync.Mutex
+	acked map[int32][]string
+	count int
+}
+
+func startWorkload(t *testing.T, addrs []string) *workload {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
+		kgo.DefaultProduceTopic(faultTopic), kgo.MaxBufferedRecords(600))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &workload{cl: cl, cancel: cancel, done: make(chan struct{}), acked: make(map[int32][]string)}
+	go func() {
+		defer close(w.done)
+		// About a thousand values a second: plenty to check, and the read
+		// back stays short on a 2-core machine.
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for seq := 0; ctx.Err() == nil; seq++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			p := int32(seq % faultPartitions)
+			value := fmt.Sprintf("%d-%d", p, seq/faultPartitions)
+			cl.Produce(ctx, &kgo.Record{Partition: p, Value: []byte(value)}, func(r *kgo.Record, err error) {
+				if err != nil {
+					return
+				}
+				w.mu.Lock()
+				w.acked[r.Partition] = append(w.acked[r.Partition], string(r.Value))
+				w.count++
+				w.mu.Unlock()
+			})
+		}
+	}()
+	return w
+}
+
+func (w *workload) ackedCount() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.count
+}
+
+// ackedValues returns each partition's acknowledged values in the order
+// the producer was told (kgo completes a partition's records in order).
+func (w *workload) ackedValues() map[int32][]string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make(map[int32][]string)
+	for p, vs := range w.acked {
+		out[p] = append([]string(nil), vs...)
+	}
+	return out
+}
+
+func (w *workload) awaitAcked(t *testing.T, n int, timeout time.Duration) {
+	t.Helper()
+	eventually(t, timeout, fmt.Sprintf("%d values acknowledged", n), func() error {
+		if got := w.ackedCount(); got < n {
+			return fmt.Errorf("%d acknowledged", got)
+		}
+		return nil
+	})
+}
+
+// stop ends production and waits for every record in flight to complete.
+func (w *workload) stop(t *testing.T) {
+	w.cancel()
+	<-w.done
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := w.cl.Flush(ctx); err != nil {
+		t.Logf("flush: %v", err)
+	}
+	w.cl.Close()
+}
+
+// readBack consumes every partition from its start to its end offset.
+func readBack(t *testing.T, addrs []string, adm *kadm.Client) map[int32][]string {
+	var ends kadm.ListedOffsets
+	eventually(t, 30*time.Second, "end offsets", func() (err error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		ends, err = adm.ListEndOffsets(ctx, faultTopic)
+		if err == nil {
+			err = ends.Error()
+		}
+		return err
+	})
+	parts := make(map[int32]kgo.Offset)
+	for p := range int32(faultPartitions) {
+		parts[p] = kgo.NewOffset().AtStart()
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{faultTopic: parts}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	out := make(map[int32][]string)
+	next := make(map[int32]int64)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := func() bool {
+		for p := range int32(faultPartitions) {
+			end, _ := ends.Lookup(faultTopic, p)
+			if next[p] < end.Offset {
+				return false
+			}
+		}
+		return true
+	}
+	for !done() {
+		fs := cl.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("read back: %v (at %v, ends %v)", ctx.Err(), next, ends)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			out[r.Partition] = append(out[r.Partition], string(r.Value))
+			next[r.Partition] = r.Offset + 1
+		})
+	}
+	return out
+}
+
+func admin(t *testing.T, addrs []string) *kadm.Client {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return kadm.NewClient(cl)
+}
+
+// awaitLeader returns partition p's leader once it has one.
+func awaitLeader(t *testing.T, adm *kadm.Client, p int32) int32 {
+	var leader int32 = -1
+	eventually(t, 30*time.Second, fmt.Sprintf("leader of partition %d", p), func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		md, err := adm.Metadata(ctx, faultTopic)
+		if err != nil {
+			return err
+		}
+		pd := md.Topics[faultTopic].Partitions[p]
+		if pd.Leader < 0 {
+			return fmt.Errorf("no leader: %v", pd.Err)
+		}
+		leader = pd.Leader
+		return nil
+	})
+	return leader
+}
+
+// awaitFullISR waits until every partition's ISR holds all its replicas.
+func awaitFullISR(t *testing.T, adm *kadm.Client, timeout time.Duration) {
+	eventually(t, timeout, "every ISR complete", func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		md, err := adm.Metadata(ctx, faultTopic)
+		if err != nil {
+			return err
+		}
+		for p, pd := range md.Topics[faultTopic].Partitions {
+			if pd.Leader < 0 || len(pd.ISR) != len(pd.Replicas) {
+				return fmt.Errorf("partition %d: leader %d ISR %v replicas %v", p, pd.Leader, pd.ISR, pd.Replicas)
+			}
+		}
+		return nil
+	})
+}
+
+// nodePID finds the running sluice process whose command line names
+// logDir (testcluster passes each node's log dir as an override).
+func nodePID(t *testing.T, logDir string) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := bytes.Split(cmdline, []byte{0})
+		if len(args) == 0 || string(args[0]) != binaryPath {
+			continue
+		}
+		for _, a := range args {
+			if strings.Contains(string(a), logDir) {
+				return pid
+			}
+		}
+	}
+	t.Fatalf("no sluice process with log dir %s", logDir)
+	return 0
+}
+
+func eventually(t *testing.T, timeout time.Duration, what string, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still failing after %s: %v", what, timeout, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
