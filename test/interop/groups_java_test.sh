@@ -7,7 +7,8 @@
 #   - group-rebalance: member a owns all 4 partitions, member b joins (two non-empty
 #     disjoint assignments covering the topic), b leaves (a owns all again), and every
 #     record written in each phase is read by the member owning its partition; afterwards
-#     the group is Empty with lag 0 on all 4 partitions.
+#     the group is Empty with lag 0 on all 4 partitions;
+#   - Kafka's console-consumer with --group reads the 500 records and commits them (lag 0).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/sluice_lib.sh"
 sluice_init groups_java
@@ -42,6 +43,14 @@ lag_zero java-g1 java-group 3
 check "group-rebalance: a alone, b joins, b leaves; each wave read by the owning member"
 "$java_run" --bootstrap "$b" group-rebalance java-rebalance java-g2 4 || fail "java group-rebalance scenario"
 lag_zero java-g2 java-rebalance 4
+
+check "console-consumer --group: Kafka's tool reads the $records records in a group and commits"
+timeout 120 "$ref" tool console-consumer --bootstrap-server "$b" --topic java-group --group java-g3 \
+  --from-beginning --max-messages "$records" > "$work/console.txt" 2> "$work/console.err" \
+  || { tail -n 20 "$work/console.err"; fail "console-consumer --group (exit $?)"; }
+[[ "$(wc -l < "$work/console.txt")" -eq "$records" ]] \
+  || { tail -n 20 "$work/console.err"; fail "console-consumer read $(wc -l < "$work/console.txt") records, want $records"; }
+lag_zero java-g3 java-group 3
 
 sluice_stop
 step "PASS in $((SECONDS - t0))s"
