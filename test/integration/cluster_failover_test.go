@@ -209,3 +209,64 @@ func TestClusterCombinedKillAndRestart(t *testing.T) {
 		return produceEach(t, addrs, "before", 3)
 	})
 }
+
+// TestClusterDedicatedKillAndRestart runs 3 controllers and 3 brokers as
+// processes: kill -9 the active controller (a new one is elected,
+// CreateTopics works through the brokers, the killed controller rejoins),
+// then kill -9 a broker (its RF=1 partitions report LEADER_NOT_AVAILABLE
+// once fenced, and it serves them again after a restart).
+func TestClusterDedicatedKillAndRestart(t *testing.T) {
+	c := testcluster.StartProcesses(t, binaryPath, testcluster.Options{Controllers: 3, Brokers: 3, Overrides: clusterOverrides})
+	addrs := c.Layout.BrokerAddrs()
+	adm := clusterAdmin(t, addrs)
+	createTopicEventually(t, adm, "spread", 6)
+	eventually(t, 10*time.Second, "produce before failover", func() error { return produceEach(t, addrs, "spread", 6) })
+
+	var leader int32
+	eventually(t, 10*time.Second, "describe quorum", func() (err error) {
+		leader, err = describeQuorumLeader(addrs[0])
+		if err == nil && (leader <= 0 || leader > 3) {
+			err = fmt.Errorf("leader %d is not a controller", leader)
+		}
+		return err
+	})
+	c.Kill(int(leader) - 1)
+	eventually(t, 15*time.Second, "a new active controller", func() error {
+		got, err := describeQuorumLeader(addrs[1])
+		if err == nil && (got == leader || got <= 0) {
+			err = fmt.Errorf("leader is %d", got)
+		}
+		return err
+	})
+	createTopicEventually(t, adm, "after-controller-failover", 1)
+	c.Start(int(leader) - 1)
+
+	broker := int32(5)
+	c.Kill(int(broker) - 1)
+	eventually(t, 15*time.Second, "the killed broker's partitions leaderless", func() error {
+		leaders, errs, err := partitionLeaders(adm, "spread")
+		if err != nil {
+			return err
+		}
+		leaderless := 0
+		for p, l := range leaders {
+			if l == broker {
+				return fmt.Errorf("partition %d still led by the killed broker", p)
+			}
+			if l == -1 {
+				if !errors.Is(errs[p], kerr.LeaderNotAvailable) {
+					return fmt.Errorf("leaderless partition %d answers %v", p, errs[p])
+				}
+				leaderless++
+			}
+		}
+		if leaderless == 0 {
+			return errors.New("no partition is leaderless")
+		}
+		return nil
+	})
+	c.Start(int(broker) - 1)
+	eventually(t, 20*time.Second, "produce to every partition after the broker's restart", func() error {
+		return produceEach(t, addrs, "spread", 6)
+	})
+}
