@@ -1,6 +1,8 @@
 package quorum
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -78,7 +80,10 @@ type TCPTransport struct {
 
 	peers map[uint64]*peerSender
 	stopc chan struct{}
-	wg    sync.WaitGroup
+	// stopCtx ends with Stop, so a dial in progress does not hold Stop up.
+	stopCtx    context.Context
+	cancelStop context.CancelFunc
+	wg         sync.WaitGroup
 }
 
 // NewTCPTransport builds the transport; nothing runs until Start.
@@ -112,6 +117,7 @@ func NewTCPTransport(opts TCPOptions) (*TCPTransport, error) {
 		voters: VoterString(opts.Voters), inbound: map[net.Conn]struct{}{},
 		peers: map[uint64]*peerSender{}, stopc: make(chan struct{}),
 	}
+	t.stopCtx, t.cancelStop = context.WithCancel(context.Background())
 	for id, addr := range opts.Voters {
 		if id != opts.NodeID {
 			t.peers[RaftID(id)] = &peerSender{t: t, id: id, addr: addr, queue: make(chan *raftpb.Message, opts.QueueSize)}
@@ -195,7 +201,7 @@ func (t *TCPTransport) ServeConn(nc net.Conn, peeked []byte) {
 		delete(t.inbound, nc)
 		t.mu.Unlock()
 	}()
-	r := io.MultiReader(strings.NewReader(string(peeked)), nc)
+	r := io.MultiReader(bytes.NewReader(peeked), nc)
 	nc.SetReadDeadline(time.Now().Add(t.opts.DialTimeout))
 	f, err := readFrame(r, maxHelloBytes)
 	if err != nil {
@@ -269,6 +275,7 @@ func (t *TCPTransport) Stop() {
 	}
 	t.closed = true
 	close(t.stopc)
+	t.cancelStop()
 	for _, ln := range t.lns {
 		ln.Close()
 	}

@@ -69,7 +69,8 @@ func (p *peerSender) run() {
 // dial connects and exchanges hellos; a refusal is logged as an error with
 // the peer's reason, since it needs an operator (cluster id or voters).
 func (p *peerSender) dial() (net.Conn, error) {
-	nc, err := net.DialTimeout("tcp", p.addr, p.t.opts.DialTimeout)
+	dialer := net.Dialer{Timeout: p.t.opts.DialTimeout}
+	nc, err := dialer.DialContext(p.t.stopCtx, "tcp", p.addr)
 	if err != nil {
 		return nil, err
 	}
