@@ -145,6 +145,12 @@ func TestGroupDescribeMembersAndLag(t *testing.T) {
 	if !hasRow(out, f.group, "Stable", "consumer", "1") {
 		t.Fatalf("group list does not show %s Stable with 1 member:\n%s", f.group, out)
 	}
+	if out := f.run(t, "group", "list", "--state", "Empty"); strings.Contains(out, f.group) {
+		t.Fatalf("group list --state Empty shows the Stable group %s:\n%s", f.group, out)
+	}
+	if out := f.run(t, "group", "list", "--state", "Stable"); !hasRow(out, f.group, "Stable", "consumer", "1") {
+		t.Fatalf("group list --state Stable does not show %s:\n%s", f.group, out)
+	}
 	out = f.run(t, "group", "describe", f.group)
 	if !hasRow(out, "STATE", "Stable") || !hasRow(out, "MEMBERS", "1") {
 		t.Fatalf("describe summary:\n%s", out)
@@ -230,6 +236,9 @@ func TestGroupResetOffsets(t *testing.T) {
 	expect("--dry-run", [2]int64{-1, -1})
 	same("--to-latest --execute", reset("--topic", f.topic, "--to-latest", "--execute"), plan(ends[0], ends[1]))
 	expect("--to-latest --execute", ends)
+	if out := f.run(t, "group", "list"); !hasRow(out, f.group, "Empty", "-", "0") {
+		t.Fatalf("a group created by a reset is not listed Empty, without protocol type or members:\n%s", out)
+	}
 
 	same("--shift-by -2", reset("--all-topics", "--shift-by", "-2", "--execute"), plan(ends[0]-2, ends[1]-2))
 	expect("--shift-by -2", [2]int64{ends[0] - 2, ends[1] - 2})
