@@ -1,8 +1,11 @@
-// Package quorum runs the metadata Raft quorum: an etcd-raft RawNode driven
-// by one event loop, its durable storage (entries as record batches in the
-// __cluster_metadata-0 log plus a quorum-state file for the hard state) and
-// its transport behind an interface. Entry data is opaque here; the metadata
-// package decodes it.
+// Package quorum runs the metadata Raft quorum: a Voter (an etcd-raft
+// RawNode stepped by its caller) that the Driver runs on one event loop, its
+// durable storage (entries as record batches in the __cluster_metadata-0
+// log, a quorum-state file for the hard state, snapshots as checkpoint
+// files with the log compacted behind them) and its transport behind an
+// interface: TCPTransport, our framed raft RPC between voters, or an
+// in-memory network in tests. Entry and snapshot data are opaque here; the
+// metadata package decodes them. docs/quorum.md describes the whole.
 package quorum
 
 import (
