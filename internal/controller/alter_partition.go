@@ -2,6 +2,7 @@ package controller
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -167,4 +168,23 @@ func ElectLeader(st metadata.PartitionState, usable func(id int32) bool, unclean
 		}
 	}
 	return metadata.NoLeader, st.ISR
+}
+
+// UncleanLeaderElectionKey is the topic config that allows electing a
+// replica outside the ISR when no in-sync one is usable.
+const UncleanLeaderElectionKey = "unclean.leader.election.enable"
+
+// UncleanLeaderElectionEnabled reports unclean.leader.election.enable for a
+// topic: its own config, else the cluster-wide dynamic broker default,
+// else Kafka's default, false. The election code passes it to ElectLeader.
+func UncleanLeaderElectionEnabled(im *metadata.Image, topic string) bool {
+	for _, res := range []metadata.ConfigResource{
+		{Type: metadata.ConfigResourceTopic, Name: topic},
+		{Type: metadata.ConfigResourceBroker, Name: ""},
+	} {
+		if v, ok := im.Config(res, UncleanLeaderElectionKey); ok {
+			return strings.EqualFold(strings.TrimSpace(v), "true")
+		}
+	}
+	return false
 }

@@ -160,3 +160,25 @@ func TestElectLeader(t *testing.T) {
 		t.Fatalf("unclean election chose %d isr %v, want 2 alone", l, isr)
 	}
 }
+
+func TestUncleanLeaderElectionEnabled(t *testing.T) {
+	im := alterImage(t)
+	if UncleanLeaderElectionEnabled(im, "t") {
+		t.Fatal("enabled by default")
+	}
+	set := func(im *metadata.Image, res metadata.ConfigResource, v string) *metadata.Image {
+		d := metadata.NewDelta(im)
+		if err := d.Replay(im.Offset()+1, 1, &metadata.ConfigRecord{ResourceType: res.Type, ResourceName: res.Name, Name: UncleanLeaderElectionKey, Value: &v}); err != nil {
+			t.Fatal(err)
+		}
+		return d.Apply()
+	}
+	im = set(im, metadata.ConfigResource{Type: metadata.ConfigResourceBroker}, "true")
+	if !UncleanLeaderElectionEnabled(im, "t") {
+		t.Fatal("the cluster default true is not used")
+	}
+	im = set(im, metadata.ConfigResource{Type: metadata.ConfigResourceTopic, Name: "t"}, "false")
+	if UncleanLeaderElectionEnabled(im, "t") {
+		t.Fatal("the topic's false does not override the cluster default")
+	}
+}
