@@ -54,14 +54,14 @@ func (n *Node) newTransport() (*quorum.TCPTransport, error) {
 // newControllerServer serves the CONTROLLER listeners: the controller API
 // set, with raft connections diverted to the transport.
 func (n *Node) newControllerServer() error {
-	rel := api.WithAlterPartition(api.ControllerRelease())
+	rel := api.ControllerRelease()
 	registry, err := api.NewRegistry(api.Deps{
 		Release:      &rel,
 		Features:     n,
 		ClusterID:    n.clusterID,
 		NodeID:       n.cfg.NodeID(),
 		ControlPlane: n,
-	}, append(api.ControllerHandlers(n, n), api.DescribeQuorumHandler(n), api.AlterPartitionHandler(n))...)
+	}, append(api.ControllerHandlers(n, n), api.DescribeQuorumHandler(n), api.ElectLeadersHandler(n))...)
 	if err != nil {
 		return fmt.Errorf("controller request handlers: %w", err)
 	}
@@ -327,6 +327,8 @@ func (n *Node) runClusterDuties(stop <-chan struct{}) {
 		<-stop
 		cancel()
 	}()
+	rebalance := time.NewTicker(time.Duration(max(n.cfg.Long("leader.imbalance.check.interval.seconds"), 1)) * time.Second)
+	defer rebalance.Stop()
 	wasLeader := false
 	for {
 		select {
@@ -343,6 +345,10 @@ func (n *Node) runClusterDuties(stop <-chan struct{}) {
 				}
 			} else if err != nil && ctx.Err() == nil {
 				n.logger.Debug("heartbeat failed", "err", err)
+			}
+		case <-rebalance.C:
+			if n.cfg.Bool("auto.leader.rebalance.enable") && n.quorumStatus().IsLeader {
+				n.rebalanceLeaders(ctx)
 			}
 		case <-check.C:
 			st := n.quorumStatus()
@@ -494,3 +500,26 @@ func (n *Node) IsActiveController() bool { return n.quorumStatus().IsLeader }
 
 // QuorumStatus is this voter's view of the metadata quorum.
 func (n *Node) QuorumStatus() quorum.Status { return n.quorumStatus() }
+
+// ElectLeaders implements api.LeaderElector.
+func (n *Node) ElectLeaders(ctx context.Context, req *kmsg.ElectLeadersRequest) (*kmsg.ElectLeadersResponse, error) {
+	return forwardOr(ctx, n, req, func() (*kmsg.ElectLeadersResponse, error) {
+		var resp *kmsg.ElectLeadersResponse
+		err := n.control.submit(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+			var recs []metadata.Record
+			recs, resp = n.ctrl.ElectLeaders(im, req)
+			return recs, nil
+		})
+		return resp, err
+	})
+}
+
+// rebalanceLeaders runs the automatic preferred-leader rebalance once.
+func (n *Node) rebalanceLeaders(ctx context.Context) {
+	err := n.control.submit(ctx, func(im *metadata.Image) ([]metadata.Record, error) {
+		return controller.RebalanceLeaders(im), nil
+	})
+	if err != nil && ctx.Err() == nil {
+		n.logger.Warn("automatic leader rebalance failed", "err", err)
+	}
+}
