@@ -54,14 +54,14 @@ func (n *Node) newTransport() (*quorum.TCPTransport, error) {
 // newControllerServer serves the CONTROLLER listeners: the controller API
 // set, with raft connections diverted to the transport.
 func (n *Node) newControllerServer() error {
-	rel := api.ControllerRelease()
+	rel := api.WithAlterPartition(api.ControllerRelease())
 	registry, err := api.NewRegistry(api.Deps{
 		Release:      &rel,
 		Features:     n,
 		ClusterID:    n.clusterID,
 		NodeID:       n.cfg.NodeID(),
 		ControlPlane: n,
-	}, append(api.ControllerHandlers(n, n), api.DescribeQuorumHandler(n), api.ElectLeadersHandler(n))...)
+	}, append(api.ControllerHandlers(n, n), api.DescribeQuorumHandler(n), api.ElectLeadersHandler(n), api.AlterPartitionHandler(n))...)
 	if err != nil {
 		return fmt.Errorf("controller request handlers: %w", err)
 	}

@@ -62,6 +62,9 @@ type Node struct {
 	server   *server.Server
 	console  *console.Server // nil unless sluice.debug.listener is set
 
+	// fetchTransport carries follower fetches to leaders (multi-node only).
+	fetchTransport *replication.KafkaTransport
+
 	// A multi-voter quorum's parts (nil for a single voter): the raft
 	// transport, the CONTROLLER listeners' server, the clients that reach
 	// the active controller and, on the active controller, the brokers'
@@ -146,6 +149,7 @@ func (n *Node) open() error {
 		TopicConfig: n.logs.dataPlaneConfig,
 		Clock:       n.clk,
 		Logger:      n.logger,
+		Replication: n.replicationOptions(),
 	})
 	if err != nil {
 		return fmt.Errorf("replica manager: %w", err)
@@ -539,6 +543,9 @@ func (n *Node) close() error {
 	}
 	if n.replicas != nil {
 		n.replicas.Close()
+	}
+	if n.fetchTransport != nil {
+		n.fetchTransport.Close()
 	}
 	if n.cleaner != nil {
 		// Before the logs close: a clean in progress is aborted, never
