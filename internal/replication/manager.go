@@ -2,16 +2,32 @@
 // hosts the partitions this broker leads or follows (as the metadata image
 // says), appends produced records to leaders, answers fetches with long polls
 // in a purgatory, and keeps each partition's leader epoch, ISR and high
-// watermark. Follower fetching and ISR changes come with the replication
-// issue; Partition keeps their state already (see followerState).
+// watermark.
 //
-// Wiring: NewReplicaManager with a LogProvider over the log dirs; ApplyImage
-// with the image loaded at start-up, then ApplyDelta as a metadata
-// Subscriber; Close before the logs are closed (it wakes parked requests).
+// Followers: fetcher goroutines, num.replica.fetchers per source broker,
+// pull from leaders with the Kafka Fetch API over a Transport (KafkaTransport
+// on the wire, LocalTransport in process), append the leader's batches as
+// they are, take its high watermark and log start offset, and truncate where
+// their log diverged (the Fetch response's diverging epoch, Kafka's
+// getOffsetTruncationState; ListOffsets after OFFSET_OUT_OF_RANGE). The
+// leader tracks each follower's log end offset and when it last caught up,
+// advances the high watermark to the smallest log end offset of the ISR
+// (plus any member an ISR change in flight would add), and asks the
+// controller through an AlterPartitionSender to drop followers lagging more
+// than replica.lag.time.max.ms and to add back those that caught up; the
+// change takes effect when its metadata arrives.
+//
+// Wiring: NewReplicaManager with a LogProvider over the log dirs and
+// ReplicationOptions; ApplyImage with the image loaded at start-up, then
+// ApplyDelta as a metadata Subscriber (both start and stop fetchers as
+// leadership moves); Close before the logs are closed (it stops the
+// fetchers and ISR loops and wakes parked requests).
 //
 // Lock order: ReplicaManager.mu is never held across a call into a
 // Partition or a log; Partition.mu, then the log's lock, then the epoch
-// cache's.
+// cache's (the log's own: Partition keeps no second copy). The replica
+// runtime's mutex is never held across a call into a Partition, a
+// transport or the AlterPartition sender.
 package replication
 
 import (
