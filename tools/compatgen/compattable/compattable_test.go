@@ -154,6 +154,7 @@ func TestRenderController(t *testing.T) {
 	ctrl := testRelease()
 	ctrl.APIs = append(ctrl.APIs, api.VersionRange{Key: 62, Min: 0, Max: 4}, api.VersionRange{Key: 63, Min: 0, Max: 1})
 	handlers := []HandlerRange{
+		{Key: 1, MinVersion: 4, MaxVersion: 16, File: "internal/api/controllerplane.go"},
 		{Key: 62, MinVersion: 0, MaxVersion: 4, File: "internal/api/62_broker_registration.go"},
 		{Key: 63, MinVersion: 0, MaxVersion: 0, File: "internal/api/63_broker_heartbeat.go"},
 	}
@@ -162,88 +163,45 @@ func TestRenderController(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"| 62 | BrokerRegistration | 0-4 | 0-4 | [`62_broker_registration.go`](../internal/api/62_broker_registration.go) |",
-		"| 63 | BrokerHeartbeat | 0-1 | 0 | [`63_broker_heartbeat.go`](../internal/api/63_broker_heartbeat.go); narrower than Kafka's |",
+		"| 1 | Fetch | 4-18 | 4-16 | [`controllerplane.go`](../internal/api/controllerplane.go); narrower than the vector's |",
+		"| 62 | BrokerRegistration | 0-4 | 0-4 | [`62_broker_registration.go`](../internal/api/62_broker_registration.go); controller only |",
+		"| 63 | BrokerHeartbeat | 0-1 | 0 | [`63_broker_heartbeat.go`](../internal/api/63_broker_heartbeat.go); narrower than the vector's; controller only |",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("table lacks %q:\n%s", want, got)
 		}
 	}
 	if strings.Contains(got, "| 0 | Produce") {
-		t.Errorf("controller table repeats a broker key:\n%s", got)
+		t.Errorf("controller table lists a key without an extra handler:\n%s", got)
 	}
-	if _, err := RenderController(broker, ctrl, handlers[:1]); err == nil {
+	if _, err := RenderController(broker, ctrl, handlers[:2]); err == nil {
 		t.Error("accepted a controller-only key without a handler")
 	}
-}
-
-func TestRenderRefuses(t *testing.T) {
-	rel := testRelease()
-	if _, err := Render(rel, []HandlerRange{{Key: 7, MaxVersion: 1, File: "x.go"}}); err == nil {
-		t.Error("accepted a handler for a key outside the release")
-	}
-	rel.APIs = append(rel.APIs, api.VersionRange{Key: 95, Min: 0, Max: 0})
-	if _, err := Render(rel, nil); err == nil || !strings.Contains(err.Error(), "no reason") {
-		t.Errorf("unserved key without a reason: got %v", err)
+	if _, err := RenderController(broker, broker, handlers); err == nil {
+		t.Error("accepted a handler for a key outside the controller release")
 	}
 }
 
-func TestSpliceExtractAndDiff(t *testing.T) {
-	section := BeginMarker + "\n| a |\n| b |\n" + EndMarker + "\n"
-	doc := "# Title\n\nintro\n\n" + BeginMarker + "\nold\n" + EndMarker + "\n\n## After\n"
-	updated, err := Splice(doc, section)
+func TestReadRegistriesEvaluatesTheControllerRelease(t *testing.T) {
+	regs, err := ReadRegistries(testModule)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "# Title\n\nintro\n\n" + section + "\n## After\n"; updated != want {
-		t.Fatalf("spliced:\n%q\nwant\n%q", updated, want)
+	want := api.ControllerRelease()
+	if !slices.Equal(regs.ControllerRelease.APIs, want.APIs) {
+		t.Errorf("controller release %v, want api.ControllerRelease()", regs.ControllerRelease.APIs)
 	}
-	got, err := Extract(updated)
-	if err != nil || got != section {
-		t.Fatalf("extract: %q, %v", got, err)
-	}
-	if d := Diff(got, section); d != "" {
-		t.Errorf("equal sections differ: %s", d)
-	}
-	changed := strings.Replace(section, "| b |", "| c |", 1)
-	if d := Diff(section, changed); d != "-| b |\n+| c |\n" {
-		t.Errorf("diff = %q", d)
-	}
-	if _, err := Extract("no markers"); err == nil {
-		t.Error("extracted a section from a doc without markers")
-	}
-	if _, err := Extract(doc + doc); err == nil {
-		t.Error("extracted from a doc with two sections")
-	}
-}
-
-// TestReadingMatchesRegistry reads this repository's handlers and checks the
-// reading against a real Registry where one can be built without a node's
-// components: ApiVersions is always registered.
-func TestReadingMatchesRegistry(t *testing.T) {
-	root, err := ModuleRoot(".")
+	root := copyModule(t)
+	node := filepath.Join(root, "internal", "node", "node.go")
+	b, err := os.ReadFile(node)
 	if err != nil {
 		t.Fatal(err)
 	}
-	handlers, err := ReadHandlers(root, filepath.Join(root, "internal", "api"))
-	if err != nil {
+	src := strings.Replace(string(b), "api.ControllerRelease()", "api.SomeNewRelease()", 1)
+	if err := os.WriteFile(node, []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r, err := api.NewRegistry(api.Deps{})
-	if err != nil {
-		t.Fatal(err)
+	if _, err := ReadRegistries(root); err == nil || !strings.Contains(err.Error(), "releaseFuncs") {
+		t.Errorf("unknown release function: got %v", err)
 	}
-	served, ok := r.Supported(18)
-	if !ok {
-		t.Fatal("ApiVersions not served by an empty registry")
-	}
-	for _, h := range handlers {
-		if h.Key == 18 {
-			if h.MinVersion != served.Min || h.MaxVersion != served.Max {
-				t.Fatalf("read ApiVersions %d-%d, registry serves %d-%d", h.MinVersion, h.MaxVersion, served.Min, served.Max)
-			}
-			return
-		}
-	}
-	t.Fatal("did not read the ApiVersions handler")
 }

@@ -14,9 +14,11 @@ const DocPath = "docs/compatibility.md"
 
 // controllerHeading introduces the controller-only table inside the
 // generated section.
-const controllerHeading = "Keys the CONTROLLER listener serves besides ApiVersions and the control-plane\n" +
-	"APIs above (a CONTROLLER listener is bound only when the quorum has several\n" +
-	"voters; brokers register and heartbeat there):\n"
+const controllerHeading = "A node with the controller role in a quorum of several voters also binds its\n" +
+	"CONTROLLER listeners. Their registry serves ApiVersions, the control-plane APIs\n" +
+	"above and the handlers below, clipped to the controller vector (the broker\n" +
+	"vector plus the controller-only keys); brokers register, heartbeat, fetch the\n" +
+	"metadata log and send ISR changes there:\n"
 
 // Generate reads the handlers of the module rooted at moduleRoot and renders
 // the section for the pinned release: the broker listener's table, then the
@@ -30,7 +32,7 @@ func Generate(moduleRoot string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	ctrlTable, err := RenderController(api.PinnedRelease(), api.ControllerRelease(), regs.ControllerExtra)
+	ctrlTable, err := RenderController(api.PinnedRelease(), regs.ControllerRelease, regs.ControllerExtra)
 	if err != nil {
 		return "", err
 	}

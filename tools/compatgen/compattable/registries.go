@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
+	"go/token"
 	"path/filepath"
 	"sort"
 	"strconv"
+
+	"sluice/internal/api"
 )
 
 // apiImportPath is the package whose NewRegistry the node calls.
@@ -21,6 +24,31 @@ type Registries struct {
 	// registry (the one whose Deps names a Release); nil when the node
 	// builds none.
 	ControllerExtra []HandlerRange
+	// ControllerRelease is that registry's Deps.Release, evaluated.
+	ControllerRelease api.Release
+}
+
+// releaseFuncs are the api functions the node may build a Release with.
+// A new one makes ReadRegistries fail until it is added here.
+func releaseFuncs() map[string]func([]api.Release) (api.Release, error) {
+	noArgs := func(f func() api.Release) func([]api.Release) (api.Release, error) {
+		return func(args []api.Release) (api.Release, error) {
+			if len(args) != 0 {
+				return api.Release{}, errors.New("takes no argument")
+			}
+			return f(), nil
+		}
+	}
+	return map[string]func([]api.Release) (api.Release, error){
+		"PinnedRelease":     noArgs(api.PinnedRelease),
+		"ControllerRelease": noArgs(api.ControllerRelease),
+		"WithAlterPartition": func(args []api.Release) (api.Release, error) {
+			if len(args) != 1 {
+				return api.Release{}, errors.New("takes one release")
+			}
+			return api.WithAlterPartition(args[0]), nil
+		},
+	}
 }
 
 // ReadRegistries reads the api package's handlers and the node package's
@@ -55,7 +83,11 @@ func ReadRegistries(moduleRoot string) (Registries, error) {
 			continue
 		}
 		var bad error
+		var fn *ast.FuncDecl
 		ast.Inspect(file, func(n ast.Node) bool {
+			if d, ok := n.(*ast.FuncDecl); ok {
+				fn = d
+			}
 			call, ok := n.(*ast.CallExpr)
 			if !ok || bad != nil || !isSelector(call.Fun, apiName, "NewRegistry") || len(call.Args) == 0 {
 				return true
@@ -69,9 +101,14 @@ func ReadRegistries(moduleRoot string) (Registries, error) {
 				}
 				extra = append(extra, hs...)
 			}
-			if namesRelease(call.Args[0]) {
+			if relExpr, ok := releaseField(call.Args[0]); ok {
+				rel, err := evalRelease(fn, apiName, relExpr)
+				if err != nil {
+					bad = fmt.Errorf("%s: Deps.Release: %w", nodePkg.fset.Position(relExpr.Pos()), err)
+					return false
+				}
 				controllerCalls++
-				regs.ControllerExtra = extra
+				regs.ControllerExtra, regs.ControllerRelease = extra, rel
 			} else {
 				brokerCalls++
 				regs.Broker = append(append([]HandlerRange(nil), base...), extra...)
@@ -154,24 +191,88 @@ func relFile(moduleRoot, path string) (string, error) {
 	return filepath.ToSlash(rel), nil
 }
 
-// namesRelease reports whether a Deps literal sets Release: the node builds
-// its CONTROLLER listeners' registry with the controller release.
-func namesRelease(deps ast.Expr) bool {
+// releaseField returns the Release a Deps literal sets: the node builds its
+// CONTROLLER listeners' registry with a release of its own.
+func releaseField(deps ast.Expr) (ast.Expr, bool) {
 	if u, ok := deps.(*ast.UnaryExpr); ok {
 		deps = u.X
 	}
 	lit, ok := deps.(*ast.CompositeLit)
 	if !ok {
-		return false
+		return nil, false
 	}
 	for _, el := range lit.Elts {
 		if kv, ok := el.(*ast.KeyValueExpr); ok {
 			if id, ok := kv.Key.(*ast.Ident); ok && id.Name == "Release" {
-				return true
+				return kv.Value, true
 			}
 		}
 	}
-	return false
+	return nil, false
+}
+
+// evalRelease evaluates a Release expression: &v, where fn assigns v from
+// a call of the api functions in releaseFuncs, or such a call itself.
+func evalRelease(fn *ast.FuncDecl, apiName string, e ast.Expr) (api.Release, error) {
+	if u, ok := e.(*ast.UnaryExpr); ok && u.Op == token.AND {
+		e = u.X
+	}
+	if id, ok := e.(*ast.Ident); ok {
+		def, err := assignedValue(fn, id.Name)
+		if err != nil {
+			return api.Release{}, err
+		}
+		e = def
+	}
+	call, ok := e.(*ast.CallExpr)
+	if !ok {
+		return api.Release{}, fmt.Errorf("want a call of an api release function, got %T", e)
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok || !isSelector(sel, apiName, sel.Sel.Name) {
+		return api.Release{}, errors.New("want a call of an api release function")
+	}
+	f, known := releaseFuncs()[sel.Sel.Name]
+	if !known {
+		return api.Release{}, fmt.Errorf("api.%s is not in compattable's releaseFuncs; add it", sel.Sel.Name)
+	}
+	var args []api.Release
+	for _, a := range call.Args {
+		r, err := evalRelease(fn, apiName, a)
+		if err != nil {
+			return api.Release{}, err
+		}
+		args = append(args, r)
+	}
+	r, err := f(args)
+	if err != nil {
+		return api.Release{}, fmt.Errorf("api.%s: %w", sel.Sel.Name, err)
+	}
+	return r, nil
+}
+
+// assignedValue finds the one `name := value` in fn.
+func assignedValue(fn *ast.FuncDecl, name string) (ast.Expr, error) {
+	if fn == nil || fn.Body == nil {
+		return nil, fmt.Errorf("%s is not assigned in a function", name)
+	}
+	var found []ast.Expr
+	ast.Inspect(fn.Body, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok || len(as.Lhs) != len(as.Rhs) {
+			return true
+		}
+		for i, l := range as.Lhs {
+			if id, ok := l.(*ast.Ident); ok && id.Name == name {
+				found = append(found, as.Rhs[i])
+			}
+		}
+		return true
+	})
+	if len(found) != 1 {
+		return nil, fmt.Errorf("%s is assigned %d times in %s; want once", name, len(found), fn.Name.Name)
+	}
+	return found[0], nil
 }
 
 func isSelector(e ast.Expr, pkg, name string) bool {

@@ -96,43 +96,53 @@ func Render(release api.Release, handlers []HandlerRange) (string, error) {
 			continue
 		}
 		served++
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", v.Key, name, versionRange(v.Min, v.Max), versionRange(lo, hi), handlerNote(h, lo, hi, v))
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", v.Key, name, versionRange(v.Min, v.Max), versionRange(lo, hi), handlerNote(h, lo, hi, v, "Kafka's"))
 	}
 	fmt.Fprintf(&b, "\n%d of the %d keys Kafka %s's broker listener advertises are served.\n",
 		served, len(release.APIs), release.Name)
 	return b.String(), nil
 }
 
-// RenderController builds the table of the keys the CONTROLLER listener
-// serves on top of the broker vector's: those of the controller release
-// that the broker release lacks, each of which must have a handler.
+// RenderController builds the table of the handlers the node adds to its
+// CONTROLLER listeners' registry, with their range in that registry's
+// release (the broker vector plus the controller-only keys). A key of the
+// controller release that the broker release lacks must have one of them.
 func RenderController(broker, controller api.Release, handlers []HandlerRange) (string, error) {
 	inBroker := make(map[int16]bool, len(broker.APIs))
 	for _, v := range broker.APIs {
 		inBroker[v.Key] = true
 	}
-	byKey := make(map[int16]HandlerRange, len(handlers))
-	for _, h := range handlers {
-		byKey[h.Key] = h
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "| Key | API | Kafka %s controller | Sluice advertises | Handler |\n", controller.Name)
-	b.WriteString("|---:|---|---|---|---|\n")
-	rows := 0
+	inController := make(map[int16]api.VersionRange, len(controller.APIs))
 	for _, v := range controller.APIs {
-		if inBroker[v.Key] {
-			continue
-		}
-		h, ok := byKey[v.Key]
-		lo, hi := max(v.Min, h.MinVersion), min(v.Max, h.MaxVersion)
-		if !ok || lo > hi {
-			return "", fmt.Errorf("controller-only api key %d (%s) is in the controller release but no ControllerHandlers handler serves it", v.Key, apiName(v.Key))
-		}
-		rows++
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", v.Key, apiName(v.Key), versionRange(v.Min, v.Max), versionRange(lo, hi), handlerNote(h, lo, hi, v))
+		inController[v.Key] = v
 	}
-	if rows == 0 {
-		return "", fmt.Errorf("the controller release adds no key to the broker release")
+	served := make(map[int16]bool, len(handlers))
+	var b strings.Builder
+	b.WriteString("| Key | API | Controller vector | Sluice advertises | Handler |\n")
+	b.WriteString("|---:|---|---|---|---|\n")
+	for _, h := range handlers {
+		v, ok := inController[h.Key]
+		if !ok {
+			return "", fmt.Errorf("%s: api key %d is not in the controller release", h.File, h.Key)
+		}
+		lo, hi := max(v.Min, h.MinVersion), min(v.Max, h.MaxVersion)
+		if lo > hi {
+			return "", fmt.Errorf("%s: api key %d versions %s do not overlap the controller release's", h.File, h.Key, versionRange(h.MinVersion, h.MaxVersion))
+		}
+		served[h.Key] = true
+		note := handlerNote(h, lo, hi, v, "the vector's")
+		if !inBroker[h.Key] {
+			note += "; controller only"
+		}
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s |\n", h.Key, apiName(h.Key), versionRange(v.Min, v.Max), versionRange(lo, hi), note)
+	}
+	for _, v := range controller.APIs {
+		if !inBroker[v.Key] && !served[v.Key] {
+			return "", fmt.Errorf("controller-only api key %d (%s) is in the controller release but no extra handler of the controller registry serves it", v.Key, apiName(v.Key))
+		}
+	}
+	if len(handlers) == 0 {
+		return "", fmt.Errorf("the controller registry has no extra handler")
 	}
 	return b.String(), nil
 }
@@ -151,11 +161,11 @@ func apiName(key int16) string {
 }
 
 // handlerNote links the handler's file and says when Sluice advertises
-// less than Kafka.
-func handlerNote(h HandlerRange, lo, hi int16, kafka api.VersionRange) string {
+// less than the release (named by whose).
+func handlerNote(h HandlerRange, lo, hi int16, rel api.VersionRange, whose string) string {
 	note := fmt.Sprintf("[`%s`](../%s)", h.File[strings.LastIndex(h.File, "/")+1:], h.File)
-	if lo != kafka.Min || hi != kafka.Max {
-		note += "; narrower than Kafka's"
+	if lo != rel.Min || hi != rel.Max {
+		note += "; narrower than " + whose
 	}
 	return note
 }
