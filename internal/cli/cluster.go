@@ -17,7 +17,9 @@ func newClusterCommand() *cobra.Command {
 		Short: "Show the cluster and read or change broker configs",
 		Example: `  sluice cluster info
   sluice cluster config get
-  sluice cluster config set log.retention.ms=3600000`,
+  sluice cluster config set log.retention.ms=3600000
+  sluice cluster quorum
+  sluice cluster brokers`,
 	}
 	addConnectionFlags(cmd, conn)
 	config := &cobra.Command{
@@ -25,7 +27,7 @@ func newClusterCommand() *cobra.Command {
 		Short: "Read or change broker configs",
 	}
 	config.AddCommand(newClusterConfigGetCommand(conn), newClusterConfigSetCommand(conn))
-	cmd.AddCommand(newClusterInfoCommand(conn), config)
+	cmd.AddCommand(newClusterInfoCommand(conn), config, newClusterQuorumCommand(conn), newClusterBrokersCommand(conn))
 	return cmd
 }
 
