@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -120,5 +121,32 @@ func TestSessionsExpire(t *testing.T) {
 	got := s.Expired(im, t0.Add(10*time.Second))
 	if len(got) != 1 || got[0] != 2 {
 		t.Fatalf("expired after 10s: %v, want [2] (1 heard at 5s, 3 fenced)", got)
+	}
+}
+
+func TestRackAwarePlacement(t *testing.T) {
+	d := metadata.NewDelta(metadata.EmptyImage())
+	off := int64(0)
+	for id, rack := range map[int32]string{1: "a", 2: "a", 3: "b", 4: "b", 5: "c", 6: "c"} {
+		r := rack
+		if err := d.Replay(off, 1, &metadata.RegisterBrokerRecord{BrokerID: id, BrokerEpoch: off + 1, Rack: &r}); err != nil {
+			t.Fatal(err)
+		}
+		off++
+	}
+	im := d.Apply()
+	got := rackAlternated(im, []int32{1, 2, 3, 4, 5, 6})
+	if want := []int32{1, 3, 5, 2, 4, 6}; !slices.Equal(got, want) {
+		t.Fatalf("rack-alternated order %v, want %v", got, want)
+	}
+	for p, replicas := range placeReplicas(got, "t", 0, 12, 3) {
+		racks := map[string]bool{}
+		for _, r := range replicas {
+			b, _ := im.Broker(r)
+			racks[*b.Rack] = true
+		}
+		if len(racks) != 3 {
+			t.Fatalf("partition %d replicas %v span %d racks, want 3", p, replicas, len(racks))
+		}
 	}
 }

@@ -141,7 +141,7 @@ func (c *Controller) createTopic(im *metadata.Image, t kmsg.CreateTopicsRequestT
 		if rf <= 0 {
 			return fail(kerr.InvalidReplicationFactor, "replication factor must be larger than 0, or -1 to use the default value")
 		}
-		brokers := unfencedBrokers(im)
+		brokers := rackAlternated(im, unfencedBrokers(im))
 		if int(rf) > len(brokers) {
 			return fail(kerr.InvalidReplicationFactor, fmt.Sprintf(
 				"unable to replicate the partition %d time(s): the target replication factor of %d cannot be reached because only %d broker(s) are registered", rf, rf, len(brokers)))
@@ -361,7 +361,7 @@ func createPartitions(im *metadata.Image, t kmsg.CreatePartitionsRequestTopic) (
 			assignment = append(assignment, a.Replicas)
 		}
 	} else {
-		brokers := unfencedBrokers(im)
+		brokers := rackAlternated(im, unfencedBrokers(im))
 		if rf > len(brokers) {
 			return nil, kerr.InvalidReplicationFactor, fmt.Sprintf(
 				"unable to replicate the partition %d time(s): the target replication factor of %d cannot be reached because only %d broker(s) are registered", rf, rf, len(brokers))
