@@ -304,7 +304,10 @@ func (p *consumePlan) listEnds(ctx context.Context, adm *kadm.Client, o *consume
 	var committed kadm.OffsetResponses
 	if o.group != "" {
 		// A group member resumes at the group's commits, where they exist.
-		if committed, err = adm.FetchOffsets(ctx, o.group); err != nil {
+		committed, err = retryCoordinator(ctx, func() (kadm.OffsetResponses, error) {
+			return adm.FetchOffsets(ctx, o.group)
+		}, nil)
+		if err != nil {
 			return fmt.Errorf("committed offsets of group %s: %w", o.group, describe(err))
 		}
 	}

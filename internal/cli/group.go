@@ -110,7 +110,7 @@ func newGroupDeleteCommand(conn *connection) *cobra.Command {
 				return err
 			}
 			defer done()
-			resp, err := adm.DeleteGroups(ctx, groups...)
+			resp, err := deleteGroups(ctx, adm, groups)
 			if err != nil && len(resp) == 0 {
 				return fmt.Errorf("delete groups: %w", describe(err))
 			}
@@ -129,6 +129,30 @@ func newGroupDeleteCommand(conn *connection) *cobra.Command {
 			return failed
 		},
 	}
+}
+
+// deleteGroups deletes the groups, asking again (within ctx) for those whose
+// coordinator was not ready. Only those are asked again: a group deleted by
+// an earlier attempt would now answer GROUP_ID_NOT_FOUND.
+func deleteGroups(ctx context.Context, adm *kadm.Client, groups []string) (kadm.DeleteGroupResponses, error) {
+	results := make(kadm.DeleteGroupResponses, len(groups))
+	pending := groups
+	return retryCoordinator(ctx, func() (kadm.DeleteGroupResponses, error) {
+		resp, err := adm.DeleteGroups(ctx, pending...)
+		var again []string
+		for _, g := range pending {
+			r, ok := resp[g]
+			if ok {
+				results[g] = r
+			}
+			// A group with no answer was on a shard whose request failed.
+			if (ok && coordinatorNotReady(r.Err)) || (!ok && coordinatorNotReady(err)) {
+				again = append(again, g)
+			}
+		}
+		pending = again
+		return results, err
+	}, func(kadm.DeleteGroupResponses) bool { return len(pending) > 0 })
 }
 
 // completeGroups completes group names by asking the cluster, within a short

@@ -28,7 +28,9 @@ func newGroupDescribeCommand(conn *connection) *cobra.Command {
 				return err
 			}
 			defer done()
-			lags, err := adm.Lag(ctx, groups...)
+			lags, err := retryCoordinator(ctx, func() (kadm.DescribedGroupLags, error) {
+				return adm.Lag(ctx, groups...)
+			}, lagsNotReady)
 			if err != nil {
 				return fmt.Errorf("describe groups: %w", describe(err))
 			}
@@ -44,6 +46,17 @@ func newGroupDescribeCommand(conn *connection) *cobra.Command {
 			return failed
 		},
 	}
+}
+
+// lagsNotReady reports whether some group's describe or offset fetch was
+// refused only because its coordinator is not ready yet.
+func lagsNotReady(lags kadm.DescribedGroupLags) bool {
+	for _, l := range lags {
+		if coordinatorNotReady(l.DescribeErr) || coordinatorNotReady(l.FetchErr) {
+			return true
+		}
+	}
+	return false
 }
 
 // printGroup prints one group: a summary, its members, and its offsets. A

@@ -142,7 +142,9 @@ func resetOffsets(ctx context.Context, cmd *cobra.Command, adm *kadm.Client, gro
 	if err := requireInactive(ctx, adm, group); err != nil {
 		return err
 	}
-	committed, err := adm.FetchOffsets(ctx, group)
+	committed, err := retryCoordinator(ctx, func() (kadm.OffsetResponses, error) {
+		return adm.FetchOffsets(ctx, group)
+	}, func(r kadm.OffsetResponses) bool { return coordinatorNotReady(r.Error()) })
 	if err != nil {
 		return fmt.Errorf("committed offsets of group %s: %w", group, describe(err))
 	}
@@ -158,7 +160,11 @@ func resetOffsets(ctx context.Context, cmd *cobra.Command, adm *kadm.Client, gro
 		return err
 	}
 	if o.execute {
-		resp, err := adm.CommitOffsets(ctx, group, plan)
+		// Committing the same offsets again is harmless, so a commit the
+		// coordinator refused as not ready is simply repeated.
+		resp, err := retryCoordinator(ctx, func() (kadm.OffsetResponses, error) {
+			return adm.CommitOffsets(ctx, group, plan)
+		}, func(r kadm.OffsetResponses) bool { return coordinatorNotReady(r.Error()) })
 		if err != nil {
 			return fmt.Errorf("commit offsets of group %s: %w", group, describe(err))
 		}
@@ -175,7 +181,9 @@ func resetOffsets(ctx context.Context, cmd *cobra.Command, adm *kadm.Client, gro
 // live member would commit over the reset. A group that does not exist
 // (Dead, or GROUP_ID_NOT_FOUND from newer brokers) may be reset: that creates it.
 func requireInactive(ctx context.Context, adm *kadm.Client, group string) error {
-	described, err := adm.DescribeGroups(ctx, group)
+	described, err := retryCoordinator(ctx, func() (kadm.DescribedGroups, error) {
+		return adm.DescribeGroups(ctx, group)
+	}, func(d kadm.DescribedGroups) bool { return coordinatorNotReady(d[group].Err) })
 	if err != nil && len(described) == 0 {
 		return fmt.Errorf("describe group %s: %w", group, describe(err))
 	}
