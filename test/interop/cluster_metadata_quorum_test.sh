@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Kafka's metadata-quorum tool (bench/kafka-ref tool metadata-quorum) against a Sluice
+# cluster of 3 combined nodes run as processes (formatted with `sluice storage format`):
+# describe --status and --replication through a broker name the leader and the 3 voters;
+# after kill -9 of the active controller the tool names a new leader, and
+# `sluice topic create` through the brokers works again.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/sluice_lib.sh"
+sluice_init cluster_metadata_quorum
+against_kafka_ref && { echo "cluster_metadata_quorum: runs a Sluice cluster only; skipped with SLUICE_INTEROP_BROKER=kafka-ref"; exit 0; }
+sluice_build
+
+read -r -a ports <<<"$(free_ports 6)"
+voters="1@127.0.0.1:${ports[1]},2@127.0.0.1:${ports[3]},3@127.0.0.1:${ports[5]}"
+cluster_id="$("$SLUICE_BIN" storage random-uuid)"
+declare -A pid
+node_args() {
+  local i="$1"
+  echo "--override process.roles=broker,controller --override node.id=$i" \
+    "--override controller.quorum.voters=$voters --override controller.listener.names=CONTROLLER" \
+    "--override listeners=PLAINTEXT://127.0.0.1:${ports[$(((i - 1) * 2))]},CONTROLLER://127.0.0.1:${ports[$(((i - 1) * 2 + 1))]}" \
+    "--override advertised.listeners=PLAINTEXT://127.0.0.1:${ports[$(((i - 1) * 2))]}" \
+    "--override log.dirs=$work/node-$i --override offsets.topic.replication.factor=1" \
+    "--override broker.session.timeout.ms=3000 --override broker.heartbeat.interval.ms=500"
+}
+start_node() {
+  local i="$1"
+  # shellcheck disable=SC2046
+  "$SLUICE_BIN" server $(node_args "$i") > "$work/node-$i.log" 2>&1 < /dev/null &
+  pid[$i]=$!
+  sluice_pids+=("${pid[$i]}")
+}
+for i in 1 2 3; do
+  # shellcheck disable=SC2046
+  "$SLUICE_BIN" storage format --cluster-id "$cluster_id" --config /dev/null $(node_args "$i") > /dev/null
+done
+for i in 1 2 3; do start_node "$i"; done
+bootstrap="127.0.0.1:${ports[0]},127.0.0.1:${ports[2]},127.0.0.1:${ports[4]}"
+deadline=$((SECONDS + 60))
+for i in 1 2 3; do
+  until grep -qs 'msg="node started"' "$work/node-$i.log"; do
+    ((SECONDS < deadline)) || { SLUICE_LOG="$work/node-$i.log"; fail "node $i did not start"; }
+    sleep 0.2
+  done
+done
+step "3 combined nodes up at $bootstrap"
+
+tool() { timeout 120 "$ref" tool metadata-quorum --bootstrap-server "$1" describe "${@:2}" 2>&1; }
+leader_of() { awk '/^LeaderId:/ { print $2 }' <<<"$1"; }
+
+status="$(tool "127.0.0.1:${ports[0]}" --status)"
+echo "$status"
+leader="$(leader_of "$status")"
+[[ "$leader" =~ ^[123]$ ]] || fail "describe --status names no leader"
+grep -Eq '^CurrentVoters:.*"id": ?1.*"id": ?2.*"id": ?3|^CurrentVoters:[[:space:]]*\[1,[[:space:]]*2,[[:space:]]*3\]' <<<"$status" || fail "describe --status does not list voters 1, 2, 3"
+check "metadata-quorum describe --status: leader $leader, voters 1-3"
+replication="$(tool "127.0.0.1:${ports[2]}" --replication)"
+echo "$replication"
+[[ "$(grep -c -E '^[123][[:space:]]' <<<"$replication")" -ge 3 ]] || fail "describe --replication does not list the 3 voters"
+check "metadata-quorum describe --replication lists the voters"
+
+kill -KILL "${pid[$leader]}"
+wait "${pid[$leader]}" 2>/dev/null || true
+step "killed node $leader (the active controller) with SIGKILL"
+survivor=$((leader % 3 + 1))
+deadline=$((SECONDS + 30))
+until status="$(tool "127.0.0.1:${ports[$(((survivor - 1) * 2))]}" --status)" && new="$(leader_of "$status")" && [[ "$new" =~ ^[123]$ && "$new" != "$leader" ]]; do
+  ((SECONDS < deadline)) || fail "no new leader after the kill: $status"
+  sleep 1
+done
+check "metadata-quorum names the new leader $new"
+deadline=$((SECONDS + 30))
+until timeout 30 "$SLUICE_BIN" topic create after-failover -p 1 --brokers "$bootstrap" > "$work/create.txt" 2>&1; do
+  ((SECONDS < deadline)) || { cat "$work/create.txt"; fail "topic create after the failover"; }
+  sleep 1
+done
+check "topic create through the brokers after the failover"
