@@ -17,13 +17,6 @@ import (
 )
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "serve-profiled" {
-		if err := serveProfiled(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "serve-profiled:", err)
-			os.Exit(1)
-		}
-		return
-	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "compare:", err)
 		os.Exit(1)

@@ -3,59 +3,77 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
-// profileWorstRow runs one more Sluice session on the profiled server (serve-profiled) with
-// the produce configuration whose Sluice/Kafka throughput ratio was lowest, measuring three
-// times as long as a normal run, and returns the top of its CPU and allocation profiles.
+// profileWorstRow runs one more Sluice session with its debug listener
+// (sluice.debug.listener, which serves net/http/pprof) on the produce configuration whose
+// Sluice/Kafka throughput ratio was lowest, measuring three times as long as a normal run,
+// and returns the top of a CPU profile taken during that run and of the allocation profile
+// after it.
 func (s *suite) profileWorstRow(ctx context.Context, dir string) string {
 	spec, why := s.worstProduceSpec()
 	cpuPath := filepath.Join(dir, "sluice-cpu.pprof")
 	allocPath := filepath.Join(dir, "sluice-allocs.pprof")
-	b, err := newProfiledSluiceBroker(s.scratch, cpuPath, allocPath)
+	b, err := newSluiceBroker(s.sluiceBin, s.scratch)
+	if err != nil {
+		return fmt.Sprintf("profiling failed: %v", err)
+	}
+	defer func() {
+		if err := b.Close(); err != nil {
+			s.log.Warn("closing profiled broker", "err", err)
+		}
+	}()
+	debugURL, err := b.withDebugListener()
 	if err != nil {
 		return fmt.Sprintf("profiling failed: %v", err)
 	}
 	s.log.Info("profiling", "spec", spec.label(), "load", load())
-	runErr := func() error {
-		if err := b.Start(ctx); err != nil {
-			return err
-		}
-		if err := s.warmBroker(ctx, b); err != nil {
-			return err
-		}
-		topic := "perf-" + spec.key()
-		if err := createTopic(ctx, b.Bootstrap(), topic, spec.Partitions); err != nil {
-			return err
-		}
-		run, err := runProducerWindows(ctx, s.kafkaRef, b, topic, spec, s.prof.Warm, 3*s.prof.Measure)
-		if err != nil {
-			return err
-		}
-		why += fmt.Sprintf(" The profiled run produced %.1f MB/s (the in-process profiler costs a little).", run.Stats.RecordsPerSec*recordSize/1e6)
-		return nil
+	if err := b.Start(ctx); err != nil {
+		return fmt.Sprintf("profiling failed: %v", err)
+	}
+	if err := s.warmBroker(ctx, b); err != nil {
+		return fmt.Sprintf("profiling failed: %v", err)
+	}
+	topic := "perf-" + spec.key()
+	if err := createTopic(ctx, b.Bootstrap(), topic, spec.Partitions); err != nil {
+		return fmt.Sprintf("profiling failed: %v", err)
+	}
+	measure := 3 * s.prof.Measure
+	// The CPU profile covers the tool's start-up and warm-up windows too; they are short
+	// next to the measurement.
+	profileSecs := s.prof.Warm + measure + 1
+	cpuDone := make(chan error, 1)
+	go func() {
+		cpuDone <- fetchProfile(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", debugURL, profileSecs), cpuPath, time.Duration(profileSecs+30)*time.Second)
 	}()
-	// Close sends SIGTERM, which is when the profiles are written.
-	closeErr := b.Close()
+	run, runErr := runProducerWindows(ctx, s.kafkaRef, b, topic, spec, s.prof.Warm, measure)
+	cpuErr := <-cpuDone
 	if runErr != nil {
 		return fmt.Sprintf("profiling failed: %v", runErr)
 	}
-	if closeErr != nil {
-		return fmt.Sprintf("profiling failed at stop: %v", closeErr)
+	if cpuErr != nil {
+		return fmt.Sprintf("profiling failed: %v", cpuErr)
+	}
+	if err := fetchProfile(ctx, debugURL+"/debug/pprof/allocs", allocPath, 30*time.Second); err != nil {
+		return fmt.Sprintf("profiling failed: %v", err)
 	}
 	var out strings.Builder
-	fmt.Fprintf(&out, "Row profiled: produce, %s. %s\n\n", spec.label(), why)
+	fmt.Fprintf(&out, "Row profiled: produce, %s. %s The profiled run produced %.1f MB/s.\n\n",
+		spec.label(), why, run.Stats.RecordsPerSec*recordSize/1e6)
 	for _, p := range []struct {
 		title, file string
 		args        []string
 	}{
-		{"CPU (whole session: start-up, topic creation, warm-up and measurement)", cpuPath, []string{"-top", "-nodecount=25"}},
+		{fmt.Sprintf("CPU, %d s from the tool's start (its warm-up and measurement windows)", profileSecs), cpuPath, []string{"-top", "-nodecount=25"}},
 		{"CPU, cumulative", cpuPath, []string{"-top", "-cum", "-nodecount=25"}},
-		{"Allocations (bytes allocated over the session, alloc_space)", allocPath, []string{"-top", "-sample_index=alloc_space", "-nodecount=20"}},
+		{"Allocations since the broker started (warm-up included), alloc_space", allocPath, []string{"-top", "-sample_index=alloc_space", "-nodecount=20"}},
 	} {
 		args := append([]string{"tool", "pprof"}, p.args...)
 		args = append(args, p.file)
@@ -70,10 +88,36 @@ func (s *suite) profileWorstRow(ctx context.Context, dir string) string {
 		}
 		out.WriteString("\n")
 	}
-	if _, err := os.Stat(cpuPath); err == nil {
-		fmt.Fprintf(&out, "Profiles kept in %s (removed with the scratch dir unless --pprof-dir is given).\n", dir)
-	}
+	fmt.Fprintf(&out, "Profiles kept in %s (removed with the scratch dir unless --pprof-dir is given).\n", dir)
 	return out.String()
+}
+
+// fetchProfile saves what a pprof HTTP endpoint returns.
+func fetchProfile(ctx context.Context, url, path string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return fmt.Errorf("pprof request: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("GET %s: %w", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 500))
+		return fmt.Errorf("GET %s: %s: %s", url, resp.Status, body)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("profile file: %w", err)
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return fmt.Errorf("save %s: %w", url, err)
+	}
+	return f.Close()
 }
 
 // worstProduceSpec is the produce configuration with the lowest Sluice/Kafka median ratio.

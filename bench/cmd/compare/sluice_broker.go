@@ -14,6 +14,7 @@ import (
 // controller, data in its own dir under the suite's scratch dir, free ports.
 type sluiceBroker struct {
 	command []string // the server command before its --override flags
+	extra   []string // more --override flags
 	dir     string   // removed by Close
 	port    int
 	ctrl    int
@@ -29,19 +30,16 @@ func newSluiceBroker(bin, scratch string) (*sluiceBroker, error) {
 	return &sluiceBroker{command: []string{bin, "server"}, dir: dir, logPath: filepath.Join(dir, "server.log")}, nil
 }
 
-// newProfiledSluiceBroker runs the node inside this program (serve-profiled) with CPU and
-// allocation profiles written to the given files when it stops.
-func newProfiledSluiceBroker(scratch, cpuProfile, allocProfile string) (*sluiceBroker, error) {
-	self, err := os.Executable()
+// withDebugListener adds Sluice's debug listener (sluice.debug.listener: /metrics and
+// net/http/pprof) on a free port and returns its base URL.
+func (s *sluiceBroker) withDebugListener() (string, error) {
+	ports, err := freePorts(1)
 	if err != nil {
-		return nil, fmt.Errorf("own executable: %w", err)
+		return "", err
 	}
-	b, err := newSluiceBroker(self, scratch)
-	if err != nil {
-		return nil, err
-	}
-	b.command = []string{self, "serve-profiled", "--cpu-profile", cpuProfile, "--alloc-profile", allocProfile}
-	return b, nil
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	s.extra = append(s.extra, "--override", "sluice.debug.listener="+addr)
+	return "http://" + addr, nil
 }
 
 func (s *sluiceBroker) System() system    { return sysSluice }
@@ -56,13 +54,13 @@ func (s *sluiceBroker) PID() int {
 }
 
 func (s *sluiceBroker) argv() []string {
-	return append(slices.Clone(s.command),
+	return append(append(slices.Clone(s.command),
 		"--override", "log.dirs="+s.DataDir(),
 		"--override", fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", s.port, s.ctrl),
 		"--override", fmt.Sprintf("controller.quorum.voters=1@127.0.0.1:%d", s.ctrl),
 		// The reference kit sets the same for Kafka, so a group (if used) joins at once.
 		"--override", "group.initial.rebalance.delay.ms=0",
-	)
+	), s.extra...)
 }
 
 func (s *sluiceBroker) Start(ctx context.Context) error {

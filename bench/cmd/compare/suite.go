@@ -26,7 +26,7 @@ type profile struct {
 func profileNamed(name string) (profile, error) {
 	switch name {
 	case "quick":
-		return profile{Name: name, Rounds: 3, BrokerWarm: 5, Warm: 2, Measure: 5, RateWarm: 2, RateMeasure: 6, FillBytes: 256 << 20, IperfSecs: 3}, nil
+		return profile{Name: name, Rounds: 3, BrokerWarm: 4, Warm: 2, Measure: 4, RateWarm: 2, RateMeasure: 5, FillBytes: 256 << 20, IperfSecs: 3}, nil
 	case "full":
 		return profile{Name: name, Rounds: 3, BrokerWarm: 15, Warm: 5, Measure: 20, RateWarm: 5, RateMeasure: 30, FillBytes: 2 << 30, IperfSecs: 10}, nil
 	}
@@ -273,6 +273,7 @@ func (s *suite) fixedRate(ctx context.Context, b broker, sys system, round int) 
 	}
 	l := load()
 	sum := run.Summary
+	s.log.Info("fixed rate", "system", sys, "rate", s.rate, "achieved", sum.RecordsPerSec, "p99_ms", sum.P99Ms)
 	s.res.add(latencyRow("p50"), sys, round, sum.P50Ms, l)
 	s.res.add(latencyRow("p99"), sys, round, sum.P99Ms, l)
 	s.res.add(latencyRow("p99.9"), sys, round, sum.P999Ms, l)
@@ -296,6 +297,7 @@ func (s *suite) fillAndRead(ctx context.Context, b broker, sys system, round int
 		return err
 	}
 	s.res.add(rowFill, sys, round, sum.RecordsPerSec*recordSize/1e6, load())
+	s.log.Info("fill", "system", sys, "MB/s", fmt.Sprintf("%.1f", sum.RecordsPerSec*recordSize/1e6))
 	s.res.add(rowCPUFill, sys, round, cpu/(mb(n)/1e3), load())
 	ends, err := endOffsets(ctx, b.Bootstrap(), topic)
 	if err != nil {
@@ -337,6 +339,7 @@ func (s *suite) fillAndRead(ctx context.Context, b broker, sys system, round int
 	if err != nil {
 		return err
 	}
+	s.log.Info("catch-up read", "system", sys, "records", records, "seconds", time.Since(t0).Seconds())
 	s.res.add(rowCPUConsume, sys, round, (cpu1-cpu0)/(mb(records)/1e3), load())
 	return nil
 }
