@@ -48,7 +48,7 @@ type hwKey struct {
 }
 
 func runReplicationSim(t *testing.T, seed uint64, run time.Duration) {
-	c := newSimCluster(t, seed, 3, 3)
+	c := newSimCluster(t, seed, 3, 3, true)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 

@@ -26,8 +26,11 @@ import (
 // controller.AlterPartition and ElectLeader and publishes every change to
 // the brokers it can reach.
 type simCluster struct {
-	t      *testing.T
+	t      testing.TB
 	seed   uint64
+	// noise drops and delays a seeded share of fetches and AlterPartition
+	// answers; benchmarks turn it off.
+	noise  bool
 	topic  string
 	nParts int32
 
@@ -56,8 +59,8 @@ type simBroker struct {
 
 const simLagMax = 300 * time.Millisecond
 
-func newSimCluster(t *testing.T, seed uint64, brokers int32, parts int32) *simCluster {
-	c := &simCluster{t: t, seed: seed, topic: "r", nParts: parts,
+func newSimCluster(t testing.TB, seed uint64, brokers int32, parts int32, noise bool) *simCluster {
+	c := &simCluster{t: t, seed: seed, topic: "r", nParts: parts, noise: noise,
 		ctl: controller.New(controller.Options{}), transport: NewLocalTransport()}
 	c.mu.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 	c.mu.brokers = make(map[int32]*simBroker)
@@ -282,6 +285,9 @@ func (t *simTransport) FetchFromLeader(ctx context.Context, leader int32, req Re
 	roll := c.mu.rng.IntN(100)
 	delay := time.Duration(c.mu.rng.IntN(30)) * time.Millisecond
 	c.mu.Unlock()
+	if !c.noise {
+		roll = 100
+	}
 	if blocked || roll < 3 {
 		select {
 		case <-ctx.Done():
@@ -327,7 +333,7 @@ func (s *simAlterPartition) AlterPartition(_ context.Context, change ISRChange) 
 	}
 	recs, resp := c.ctl.AlterPartition(c.mu.image, change.AlterPartitionRequest(s.from, -1))
 	c.commitLocked(recs)
-	if c.mu.rng.IntN(100) < 5 {
+	if c.noise && c.mu.rng.IntN(100) < 5 {
 		return 0, errSimDropped
 	}
 	return AlterPartitionOutcome(resp)
