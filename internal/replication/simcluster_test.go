@@ -26,8 +26,8 @@ import (
 // controller.AlterPartition and ElectLeader and publishes every change to
 // the brokers it can reach.
 type simCluster struct {
-	t      testing.TB
-	seed   uint64
+	t    testing.TB
+	seed uint64
 	// noise drops and delays a seeded share of fetches and AlterPartition
 	// answers; benchmarks turn it off.
 	noise  bool
