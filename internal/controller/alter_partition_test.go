@@ -182,3 +182,34 @@ func TestUncleanLeaderElectionEnabled(t *testing.T) {
 		t.Fatal("the topic's false does not override the cluster default")
 	}
 }
+
+func TestFenceBrokerElectsUncleanlyOnlyWhenAllowed(t *testing.T) {
+	// Broker 1 leads with ISR [1]; brokers 2 live, 3 fenced.
+	im := alterImage(t)
+	d := metadata.NewDelta(im)
+	if err := d.Replay(im.Offset()+1, 1, &metadata.PartitionChangeRecord{TopicID: testID(1), Partition: 0, Leader: metadata.NoLeaderChange, ISR: []int32{1}}); err != nil {
+		t.Fatal(err)
+	}
+	im = d.Apply()
+	leaderAfterFence := func(im *metadata.Image) (int32, []int32) {
+		d := metadata.NewDelta(im)
+		for _, r := range FenceBroker(im, 1) {
+			if err := d.Replay(im.Offset()+1, 1, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st, _ := d.Apply().Partition(kafka.TopicPartition{Topic: "t", Partition: 0})
+		return st.Leader, st.ISR
+	}
+	if l, isr := leaderAfterFence(im); l != metadata.NoLeader || !slices.Equal(isr, []int32{1}) {
+		t.Fatalf("clean: leader %d ISR %v, want none and [1]", l, isr)
+	}
+	v := "true"
+	d = metadata.NewDelta(im)
+	if err := d.Replay(im.Offset()+1, 1, &metadata.ConfigRecord{ResourceType: metadata.ConfigResourceTopic, ResourceName: "t", Name: UncleanLeaderElectionKey, Value: &v}); err != nil {
+		t.Fatal(err)
+	}
+	if l, isr := leaderAfterFence(d.Apply()); l != 2 || !slices.Equal(isr, []int32{2}) {
+		t.Fatalf("unclean: leader %d ISR %v, want 2 and [2]", l, isr)
+	}
+}

@@ -87,7 +87,12 @@ func FenceBroker(im *metadata.Image, id int32) []metadata.Record {
 		}
 		leader := metadata.NoLeaderChange
 		if st.Leader == id {
-			leader, _ = ElectLeader(metadata.PartitionState{Replicas: st.Replicas, ISR: isr}, live, false)
+			// Clean election keeps isr; an unclean one (the topic allows
+			// it and no in-sync replica is live) makes the new leader the
+			// whole ISR.
+			t, _ := im.TopicByID(topicID)
+			unclean := t != nil && UncleanLeaderElectionEnabled(im, t.Name)
+			leader, isr = ElectLeader(metadata.PartitionState{Replicas: st.Replicas, ISR: isr}, live, unclean)
 		}
 		if leader == metadata.NoLeaderChange && len(isr) == len(st.ISR) {
 			return
