@@ -123,7 +123,7 @@ type controllerClients struct {
 // request sends req to the active controller, which must be another node.
 func (c *controllerClients) request(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
 	st := c.n.quorumStatus()
-	if st.Leader <= 0 || st.IsLeader {
+	if st.Leader < 0 || st.IsLeader {
 		return nil, fmt.Errorf("%w: no other active controller known", api.ErrNotController)
 	}
 	addr, ok := voterAddrs(c.n)[st.Leader]

@@ -30,6 +30,8 @@ var metadataTopicID = kafka.UUID{15: 1}
 
 // committedTail holds the latest committed entries as record batches.
 type committedTail struct {
+	maxBytes int
+
 	mu      sync.Mutex
 	batches [][]byte
 	offsets []int64
@@ -41,8 +43,9 @@ type committedTail struct {
 	grew chan struct{}
 }
 
-func newCommittedTail() *committedTail {
-	return &committedTail{grew: make(chan struct{})}
+// newCommittedTail keeps up to maxBytes of batches (at least the last one).
+func newCommittedTail(maxBytes int) *committedTail {
+	return &committedTail{maxBytes: maxBytes, grew: make(chan struct{})}
 }
 
 // add keeps one committed entry.
@@ -60,7 +63,7 @@ func (t *committedTail) add(offset int64, epoch int32, data []byte) error {
 	t.batches = append(t.batches, batch)
 	t.offsets = append(t.offsets, offset)
 	t.bytes += len(batch)
-	for t.bytes > metadataTailBytes && len(t.batches) > 1 {
+	for t.bytes > t.maxBytes && len(t.batches) > 1 {
 		t.bytes -= len(t.batches[0])
 		t.start = t.offsets[0] + 1
 		t.batches, t.offsets = t.batches[1:], t.offsets[1:]

@@ -193,7 +193,7 @@ func (n *Node) openQuorum(metaDir string) error {
 		}
 		n.controllers = &controllerClients{n: n}
 		n.sessions = controller.NewSessions(millis(n.cfg.Long("broker.session.timeout.ms")))
-		n.tail = newCommittedTail()
+		n.tail = newCommittedTail(metadataTailBytes)
 	}
 	voters := make([]int32, 0, len(n.cfg.Voters()))
 	for _, v := range n.cfg.Voters() {
