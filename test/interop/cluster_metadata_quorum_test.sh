@@ -3,7 +3,8 @@
 # cluster of 3 combined nodes run as processes (formatted with `sluice storage format`):
 # describe --status and --replication through a broker name the leader and the 3 voters;
 # after kill -9 of the active controller the tool names a new leader, and
-# `sluice topic create` through the brokers works again.
+# `sluice topic create` through the brokers works again; the Java AdminClient and producer
+# and kcat work across the failover and after the killed node restarts.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/sluice_lib.sh"
 sluice_init cluster_metadata_quorum
@@ -75,3 +76,34 @@ until timeout 30 "$SLUICE_BIN" topic create after-failover -p 1 --brokers "$boot
   sleep 1
 done
 check "topic create through the brokers after the failover"
+
+# Clients across the failover: the killed node is fenced after its 3 s session, then
+# the Java AdminClient, the Java producer (auto-created topic) and kcat work through the
+# surviving brokers, and again after the killed node is back.
+sleep 4
+check "java admin scenario after the failover"
+"$java_run" --bootstrap "$bootstrap" admin || fail "java admin scenario after the failover"
+check "java producer after the failover: 100 records acknowledged"
+"$java_run" --bootstrap "$bootstrap" produce java-after-failover 100 > "$work/produce.txt" 2>&1 || { cat "$work/produce.txt"; fail "java produce after the failover"; }
+grep -qx "acked 100" "$work/produce.txt" || { cat "$work/produce.txt"; fail "java produce: not every record acknowledged"; }
+check "kcat metadata, produce and consume after the failover"
+timeout 30 kcat -b "$bootstrap" -L > "$work/kcat-L.txt" 2>&1 || { cat "$work/kcat-L.txt"; fail "kcat -L"; }
+grep -q "2 brokers:" "$work/kcat-L.txt" || { cat "$work/kcat-L.txt"; fail "kcat -L does not list the 2 live brokers"; }
+printf 'k1\nk2\nk3\n' | timeout 30 kcat -b "$bootstrap" -P -t java-after-failover || fail "kcat produce"
+got="$(timeout 30 kcat -b "$bootstrap" -C -t java-after-failover -o beginning -e -q | tail -n 3 | tr '\n' ' ')"
+[[ "$got" == "k1 k2 k3 " ]] || fail "kcat consume read '$got'"
+
+start_node "$leader"
+deadline=$((SECONDS + 60))
+until grep -qs 'msg="node started"' "$work/node-$leader.log"; do
+  ((SECONDS < deadline)) || { SLUICE_LOG="$work/node-$leader.log"; fail "node $leader did not restart"; }
+  sleep 0.2
+done
+deadline=$((SECONDS + 30))
+until timeout 30 kcat -b "$bootstrap" -L 2>/dev/null | grep -q "3 brokers:"; do
+  ((SECONDS < deadline)) || fail "the restarted node never came back into Metadata"
+  sleep 1
+done
+check "java admin scenario after the restart"
+"$java_run" --bootstrap "$bootstrap" admin || fail "java admin scenario after the restart"
+step "PASS in $((SECONDS - t0))s"
