@@ -2,9 +2,12 @@ package replication
 
 import (
 	"context"
+	"errors"
 	"hash/fnv"
 	"sync"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // ReplicationOptions are the broker's replication settings (Kafka's names).
@@ -212,7 +215,12 @@ func (r *replicaRuntime) runISRSender() {
 			ctx, cancel := context.WithTimeout(r.ctx, r.opts.ReplicaLagTimeMax)
 			epoch, err := r.opts.AlterPartition.AlterPartition(ctx, item.change)
 			cancel()
-			if err != nil {
+			switch {
+			case errors.Is(err, kerr.IneligibleReplica):
+				// A follower catching up while still fenced (restarting):
+				// expected until the controller unfences it.
+				r.rm.logger.Debug("ISR change not made yet", "partition", item.change.TP.String(), "isr", item.change.NewISR, "err", err)
+			case err != nil:
 				r.rm.logger.Warn("ISR change not made", "partition", item.change.TP.String(), "isr", item.change.NewISR, "err", err)
 			}
 			item.p.isrChangeDone(item.change, epoch, err)
