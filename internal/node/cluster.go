@@ -225,8 +225,9 @@ func (n *Node) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartbeatReq
 // clusterBroker is the broker side of a multi-voter node: its registration
 // and the heartbeats that keep it.
 type clusterBroker struct {
-	mu    sync.Mutex
-	epoch int64 // -1: not registered
+	mu         sync.Mutex
+	registered bool
+	epoch      int64
 	// fenced is the controller's last word on this broker.
 	fenced bool
 }
@@ -246,7 +247,7 @@ func (n *Node) registerRemote(ctx context.Context) error {
 		switch {
 		case err == nil && resp.ErrorCode == 0:
 			n.broker.mu.Lock()
-			n.broker.epoch, n.broker.fenced = resp.BrokerEpoch, true
+			n.broker.registered, n.broker.epoch, n.broker.fenced = true, resp.BrokerEpoch, true
 			n.broker.mu.Unlock()
 			n.logger.Info("broker registered", "broker_epoch", resp.BrokerEpoch)
 			return n.awaitUnfenced(ctx)
@@ -335,7 +336,7 @@ func (n *Node) runClusterDuties(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-hb.C:
-			if !n.cfg.HasRole("broker") {
+			if !n.cfg.HasRole("broker") || !n.isRegistered() {
 				continue
 			}
 			if _, err := n.heartbeat(ctx, false); errors.Is(err, errReregister) {
@@ -410,11 +411,18 @@ func (n *Node) startClusterBroker(ctx context.Context) error {
 	if err := n.server.Start(); err != nil {
 		return err
 	}
-	if err := n.registerRemote(ctx); err != nil {
-		return err
-	}
+	// Duties first: this node may be the active controller that must fence
+	// its own previous registration (left live by a stop without quorum)
+	// before it can register again.
 	n.startDuties()
-	return nil
+	return n.registerRemote(ctx)
+}
+
+// isRegistered reports whether this broker has registered once.
+func (n *Node) isRegistered() bool {
+	n.broker.mu.Lock()
+	defer n.broker.mu.Unlock()
+	return n.broker.registered
 }
 
 // startDuties starts runClusterDuties; Close stops it.

@@ -502,7 +502,7 @@ func (n *Node) close() error {
 		n.groups.Close()
 	}
 	if n.dutiesStop != nil {
-		if n.cfg.HasRole("broker") {
+		if n.cfg.HasRole("broker") && n.isRegistered() {
 			n.controlledShutdown(shutdownGrace / 2)
 		}
 		close(n.dutiesStop)

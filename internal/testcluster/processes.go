@@ -198,3 +198,11 @@ func (p *Processes) StartAll() {
 		p.AwaitStarted(i, 60*time.Second)
 	}
 }
+
+// Pid is node i's process id, or 0 when it is not running.
+func (p *Processes) Pid(i int) int {
+	if p.procs[i] == nil {
+		return 0
+	}
+	return p.procs[i].cmd.Process.Pid
+}

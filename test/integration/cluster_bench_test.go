@@ -2,8 +2,11 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -117,4 +120,98 @@ func BenchmarkTopicCreation(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "topics/s")
+}
+
+// BenchmarkClusterStartup10kPartitions creates 10,000 partitions (100
+// topics of 100) on 3 combined nodes run as processes, reports the active
+// controller's RSS, then restarts the whole cluster and reports the time
+// from the start of the processes until Metadata shows every partition led.
+// The node stopped last could not tell a quorum it was leaving, so its
+// registration stays live until its session (broker.session.timeout.ms)
+// expires on the new active controller, as in Kafka: that wait is part of
+// the figure.
+//
+//	go test ./test/integration -run '^$' -bench ClusterStartup10k -benchtime 1x
+func BenchmarkClusterStartup10kPartitions(b *testing.B) {
+	c := testcluster.StartProcesses(b, binaryPath, testcluster.Options{Nodes: 3})
+	addrs := c.Layout.BrokerAddrs()
+	admin := func() (*kadm.Client, func()) {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return kadm.NewClient(cl), cl.Close
+	}
+	adm, done := admin()
+	for i := range 100 {
+		resp, err := adm.CreateTopic(context.Background(), 100, 1, nil, fmt.Sprintf("p10k-%03d", i))
+		if err != nil || resp.Err != nil {
+			b.Fatalf("create topic %d: %v %v", i, err, resp.Err)
+		}
+	}
+	done()
+	leader := awaitLeader(b, addrs)
+	rss, err := rssKiB(c.Pid(int(leader) - 1))
+	if err != nil {
+		b.Fatalf("controller RSS: %v", err)
+	}
+	for i := range 3 {
+		c.Stop(i)
+	}
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		c.StartAll()
+		adm, done := admin()
+		for !allLed(adm, 10000) {
+			if time.Since(start) > 120*time.Second {
+				b.Fatal("not every partition led 120s after the restart")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		done()
+		b.ReportMetric(time.Since(start).Seconds(), "s-until-all-led")
+		b.ReportMetric(float64(rss)/1024, "MiB-controller-rss")
+		b.StopTimer()
+		for i := range 3 {
+			c.Stop(i)
+		}
+		b.StartTimer()
+	}
+}
+
+// allLed reports whether Metadata shows want partitions, all with a leader.
+func allLed(adm *kadm.Client, want int) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	md, err := adm.Metadata(ctx)
+	if err != nil {
+		return false
+	}
+	n := 0
+	for _, t := range md.Topics {
+		for _, p := range t.Partitions {
+			if p.Leader < 0 || p.Err != nil {
+				return false
+			}
+			n++
+		}
+	}
+	return n >= want
+}
+
+// rssKiB reads a process's resident set size from /proc.
+func rssKiB(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kib int64
+			_, err := fmt.Sscanf(strings.TrimSpace(rest), "%d kB", &kib)
+			return kib, err
+		}
+	}
+	return 0, errors.New("no VmRSS in /proc status")
 }
