@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -59,7 +60,7 @@ func peakRSSBytes(pid int) (int64, error) {
 	return parseVmHWM(f)
 }
 
-func parseVmHWM(f interface{ Read([]byte) (int, error) }) (int64, error) {
+func parseVmHWM(f io.Reader) (int64, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:")
