@@ -242,6 +242,7 @@ func (n *Node) registerRemote(ctx context.Context) error {
 	}
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
+	lastRefusal := int16(0) // logged once per refusal code, not per retry
 	for {
 		resp, err := forwardOr(ctx, n, req, func() (*kmsg.BrokerRegistrationResponse, error) { return n.BrokerRegistration(ctx, req) })
 		switch {
@@ -251,8 +252,11 @@ func (n *Node) registerRemote(ctx context.Context) error {
 			n.broker.mu.Unlock()
 			n.logger.Info("broker registered", "broker_epoch", resp.BrokerEpoch)
 			return n.awaitUnfenced(ctx)
-		case err == nil:
+		case err == nil && resp.ErrorCode != lastRefusal:
+			lastRefusal = resp.ErrorCode
 			n.logger.Info("broker registration refused; retrying", "err", kerr.ErrorForCode(resp.ErrorCode))
+		case err == nil:
+			// The same refusal again: already logged.
 		default:
 			n.logger.Debug("broker registration failed; retrying", "err", err)
 		}
