@@ -65,11 +65,17 @@ func (c *controlLoop) start() {
 }
 
 func (c *controlLoop) run(ctx context.Context, op controlOp) error {
-	records, err := op.compute(c.image())
+	im := c.image()
+	records, err := op.compute(im)
 	if err != nil || len(records) == 0 {
 		return err
 	}
-	if _, err := c.driver.Propose(ctx, metadata.EncodeRecords(records)); err != nil {
+	// ProposeAfter refuses records computed on an image that misses entries
+	// of an earlier term (a new leader that has not applied them yet) or
+	// entries applied since: such records could contradict what is already
+	// committed (two TopicRecords for one name), and every voter would stop
+	// at replay. The refusal is a NotLeaderError, retriable for clients.
+	if _, err := c.driver.ProposeAfter(ctx, metadata.EncodeRecords(records), im.Offset()); err != nil {
 		var notLeader quorum.NotLeaderError
 		if errors.As(err, &notLeader) {
 			return fmt.Errorf("%w (leader %d): %w", api.ErrNotController, notLeader.Leader, err)
