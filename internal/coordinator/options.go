@@ -24,9 +24,14 @@ type PartitionWriter interface {
 	// appends in its purgatory.
 	Append(ctx context.Context, partition int32, batch []byte) (lastOffset int64, err error)
 	// Read returns whole batches from offset (the log start if offset is
-	// below it) up to the high watermark, at most about maxBytes but at least
-	// one batch, and the high watermark.
-	Read(ctx context.Context, partition int32, offset int64, maxBytes int32) (batches []byte, highWatermark int64, err error)
+	// below it) up to the leader's log end offset, at most about maxBytes
+	// but at least one batch, and the log end offset. A shard loads to the
+	// log end, as Kafka's loader does, not to the high watermark: a new
+	// leader's high watermark may lag its log for a moment, and every
+	// record in the leader's log is either committed later or lost with
+	// the leadership, which also stops the shard. It fails while this node
+	// is not the partition's leader.
+	Read(ctx context.Context, partition int32, offset int64, maxBytes int32) (batches []byte, logEndOffset int64, err error)
 }
 
 // TopicCreator creates the offsets topic (FindCoordinator creates it on

@@ -38,7 +38,9 @@ func (w ReplicaWriter) Append(ctx context.Context, partition int32, batch []byte
 	return res[0].LastOffset, nil
 }
 
-// Read reads committed batches from the leader's log.
+// Read reads the leader's log up to its end (see PartitionWriter.Read); it
+// fails until the replica manager has made this node the leader, so a shard
+// never loads from a follower's log that may still be truncated.
 func (w ReplicaWriter) Read(_ context.Context, partition int32, offset int64, maxBytes int32) ([]byte, int64, error) {
 	tp := kafka.TopicPartition{Topic: OffsetsTopic, Partition: partition}
 	p, err := w.Replicas.Partition(tp)
@@ -51,7 +53,8 @@ func (w ReplicaWriter) Read(_ context.Context, partition int32, offset int64, ma
 	}
 	res, err := p.ReadRecords(replication.ReadOptions{
 		FetchOffset: offset, CurrentLeaderEpoch: kafka.NoEpoch, LastFetchedEpoch: kafka.NoEpoch,
-		MaxBytes: maxBytes, MinOneBatch: true, Isolation: replication.IsolationHighWatermark,
+		MaxBytes: maxBytes, MinOneBatch: true, Isolation: replication.IsolationLogEnd,
+		RequireLeader: true,
 	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading %s at %d: %w", tp, offset, err)
@@ -60,7 +63,7 @@ func (w ReplicaWriter) Read(_ context.Context, partition int32, offset int64, ma
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading %s at %d: %w", tp, offset, err)
 	}
-	return buf, res.HighWatermark, nil
+	return buf, res.LogEndOffset, nil
 }
 
 // replicaWaitTimeout is the time left before ctx's deadline (the shard

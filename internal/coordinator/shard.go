@@ -122,7 +122,7 @@ func (s *shard) nextWake(mgr *group.Manager) time.Duration {
 	return time.Minute
 }
 
-// load replays the partition from its start up to the high watermark,
+// load replays the partition from its start up to its log end offset,
 // retrying while the partition is not readable yet (the replica manager may
 // learn of its leadership after us).
 func (s *shard) load() (*group.Manager, error) {
@@ -152,11 +152,11 @@ func (s *shard) replay(mgr *group.Manager) error {
 		if err := s.ctx.Err(); err != nil {
 			return err
 		}
-		buf, hw, err := s.opts.Writer.Read(s.ctx, s.partition, offset, 1<<20)
+		buf, end, err := s.opts.Writer.Read(s.ctx, s.partition, offset, 1<<20)
 		if err != nil {
 			return fmt.Errorf("reading from offset %d: %w", offset, err)
 		}
-		if offset >= hw || len(buf) == 0 {
+		if offset >= end || len(buf) == 0 {
 			return nil
 		}
 		next := offset
@@ -167,7 +167,7 @@ func (s *shard) replay(mgr *group.Manager) error {
 				return nil
 			}
 			err := records.ForEachRecord(batch, func(r records.Record) error {
-				if r.Offset(h) < offset || r.Offset(h) >= hw {
+				if r.Offset(h) < offset || r.Offset(h) >= end {
 					return nil
 				}
 				if err := mgr.Replay(now, r.Key, r.Value); err != nil {
@@ -196,6 +196,11 @@ func (s *shard) replay(mgr *group.Manager) error {
 func (s *shard) runWriter() {
 	defer close(s.writerDone)
 	var pending []group.Write
+	// failing tracks whether the last append failed, so that a partition
+	// that cannot take writes (say NOT_ENOUGH_REPLICAS) is logged once at
+	// warn when it starts and once when it recovers, not per write: groups
+	// cannot complete a rebalance meanwhile, and that must be visible.
+	failing := false
 	for {
 		if len(pending) == 0 {
 			select {
@@ -212,6 +217,16 @@ func (s *shard) runWriter() {
 		n, batch, err := s.buildBatch(pending)
 		if err == nil && batch != nil {
 			err = s.append(batch)
+		}
+		switch {
+		case err != nil && !failing && s.ctx.Err() == nil:
+			failing = true
+			s.log.Warn("group coordinator writes failing; members get retriable errors until they succeed", "err", err)
+		case err != nil:
+			s.log.Debug("group coordinator write failed", "err", err)
+		case failing:
+			failing = false
+			s.log.Info("group coordinator writes succeed again")
 		}
 		done := pending[:n]
 		pending = pending[n:]
