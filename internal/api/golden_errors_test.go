@@ -6,17 +6,15 @@ import (
 	"encoding/json"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/protocol"
+	"sluice/internal/testbin"
 )
 
 // The files in testdata/golden_errors are request and response frames of
@@ -96,64 +94,12 @@ func TestGoldenErrorResponsesMatchKafka(t *testing.T) {
 // real binary, because this package may not import the node.
 func startGoldenNode(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "sluice")
-	if out, err := exec.Command("go", "build", "-o", bin, "sluice/cmd/sluice").CombinedOutput(); err != nil {
-		t.Fatalf("build sluice: %v\n%s", err, out)
-	}
-	kport, cport := goldenFreePort(t), goldenFreePort(t)
-	addr := "127.0.0.1:" + kport
-	cmd := exec.Command(bin, "server",
-		"--override", "log.dirs="+filepath.Join(dir, "data"),
-		"--override", "listeners=PLAINTEXT://"+addr+",CONTROLLER://127.0.0.1:"+cport,
-		"--override", "controller.quorum.voters=1@127.0.0.1:"+cport,
-		"--override", "auto.create.topics.enable=false")
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("server log:\n%s", log.String())
-		}
+	srv := testbin.StartServer(t, testbin.Build(t), testbin.ServerConfig{
+		DataDir:   t.TempDir(),
+		Overrides: []string{"auto.create.topics.enable=false"},
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return addr
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("sluice server exited at start: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sluice server not accepting on %s after 30s", addr)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-func goldenFreePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	t.Cleanup(func() { srv.Stop(30 * time.Second) })
+	return srv.Addr()
 }
 
 func readGolden(t *testing.T, name string) []byte {

@@ -1,19 +1,19 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"sluice/internal/testbin"
 )
 
 func TestTopicLifecycle(t *testing.T) {
@@ -98,11 +98,7 @@ func TestClusterInfoAndConfig(t *testing.T) {
 }
 
 func TestUnreachableBrokerIsOneLineError(t *testing.T) {
-	ports, err := freePorts(1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
+	addr := fmt.Sprintf("127.0.0.1:%d", testbin.FreePort(t))
 	for _, args := range [][]string{
 		{"topic", "list"},
 		{"cluster", "info"},
@@ -334,7 +330,7 @@ func TestConsumeFollowsUntilInterrupted(t *testing.T) {
 	defer cancel()
 	root := &cobra.Command{Use: "sluice", SilenceUsage: true, SilenceErrors: true}
 	AddCommands(root)
-	out := &syncBuffer{}
+	out := &testbin.SyncBuffer{}
 	root.SetArgs([]string{"consume", topic, "--brokers", addr})
 	root.SetOut(out)
 	done := make(chan error, 1)
@@ -359,24 +355,6 @@ func TestConsumeFollowsUntilInterrupted(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("consume did not stop within 10 s of the interrupt")
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe to read while a command writes to it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func TestShellCompletionOffersTopics(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,7 +13,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/twmb/franz-go/pkg/kgo"
+
+	"sluice/internal/testbin"
 )
 
 // testBrokersEnv points the command tests at a running broker (for example
@@ -59,14 +59,12 @@ func (s *testServer) start() {
 		return
 	}
 	s.dir = dir
-	bin := filepath.Join(dir, "sluice")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/sluice")
-	build.Dir = filepath.Join("..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		s.skipMsg = fmt.Sprintf("sluice server does not build yet, so the commands cannot be run against it: %v\n%s", err, out)
+	bin, err := testbin.BuildOnce()
+	if err != nil {
+		s.skipMsg = fmt.Sprintf("sluice server does not build yet, so the commands cannot be run against it: %v", err)
 		return
 	}
-	ports, err := freePorts(2)
+	ports, err := testbin.FreePorts(2)
 	if err != nil {
 		s.skipMsg = "free ports: " + err.Error()
 		return
@@ -82,7 +80,9 @@ func (s *testServer) start() {
 		s.skipMsg = "start sluice server: " + err.Error()
 		return
 	}
-	if err := waitForBroker(s.addr, 30*time.Second); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := testbin.WaitForAPIVersions(ctx, s.addr); err != nil {
 		s.stop()
 		s.failMsg = fmt.Sprintf("sluice server at %s did not come up: %v\n%s", s.addr, err, s.log.String())
 	}
@@ -105,47 +105,6 @@ func (s *testServer) stop() {
 	}
 	if s.dir != "" {
 		os.RemoveAll(s.dir)
-	}
-}
-
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
-
-// waitForBroker pings until the broker answers a request.
-func waitForBroker(addr string, within time.Duration) error {
-	deadline := time.Now().Add(within)
-	for {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
-		if err != nil {
-			return err
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		err = cl.Ping(ctx)
-		cancel()
-		cl.Close()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return err
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }
 

@@ -2,19 +2,14 @@ package server_test
 
 import (
 	"context"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/testbin"
 )
 
 // A consumer's fetch parked for max.wait.ms=30s in a real node's purgatory
@@ -85,29 +80,7 @@ func TestNodeStopAnswersParkedFetch(t *testing.T) {
 // the process took to exit.
 func startSluiceBinary(t *testing.T) (string, func() time.Duration) {
 	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "sluice")
-	build := exec.Command("go", "build", "-o", bin, "sluice/cmd/sluice")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build sluice: %v\n%s", err, out)
-	}
-	kport, cport := freePort(t), freePort(t)
-	addr := "127.0.0.1:" + kport
-	cmd := exec.Command(bin, "server",
-		"--override", "log.dirs="+filepath.Join(dir, "data"),
-		"--override", "listeners=PLAINTEXT://"+addr+",CONTROLLER://127.0.0.1:"+cport,
-		"--override", "controller.quorum.voters=1@127.0.0.1:"+cport)
-	logFile, err := os.Create(filepath.Join(dir, "server.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logFile.Close()
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	srv := testbin.StartServer(t, testbin.Build(t), testbin.ServerConfig{DataDir: t.TempDir()})
 	var stopped bool
 	stop := func() time.Duration {
 		if stopped {
@@ -115,60 +88,11 @@ func startSluiceBinary(t *testing.T) (string, func() time.Duration) {
 		}
 		stopped = true
 		began := time.Now()
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Errorf("sluice server exited with %v", err)
-			}
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-			t.Error("sluice server still running 30s after SIGTERM")
+		if err := srv.Stop(30 * time.Second); err != nil {
+			t.Errorf("sluice server: %v", err)
 		}
 		return time.Since(began)
 	}
-	t.Cleanup(func() {
-		stop()
-		if t.Failed() {
-			if b, err := os.ReadFile(filepath.Join(dir, "server.log")); err == nil {
-				t.Logf("server log:\n%s", lastLines(string(b), 30))
-			}
-		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return addr, stop
-		}
-		select {
-		case err := <-exited:
-			t.Fatalf("sluice server exited at start: %v", err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sluice server not accepting on %s after 30s", addr)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	t.Cleanup(func() { stop() })
+	return srv.Addr(), stop
 }

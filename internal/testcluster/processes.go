@@ -1,15 +1,13 @@
 package testcluster
 
 import (
-	"bytes"
 	"fmt"
-	"os/exec"
 	"sort"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"sluice/internal/testbin"
 )
 
 // Processes is a cluster of real `sluice server` processes, one per node of
@@ -19,32 +17,7 @@ type Processes struct {
 	t      testing.TB
 	binary string
 	Layout *Layout
-	procs  []*process
-}
-
-type process struct {
-	cmd  *exec.Cmd
-	logs *syncBuffer
-	done chan error
-}
-
-// syncBuffer collects a process's output; the process writes it while the
-// test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+	procs  []*testbin.Process
 }
 
 // StartProcesses formats a layout (see Options) and starts one process per
@@ -56,7 +29,7 @@ func StartProcesses(t testing.TB, binary string, opts Options) *Processes {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &Processes{t: t, binary: binary, Layout: layout, procs: make([]*process, len(layout.Nodes))}
+	p := &Processes{t: t, binary: binary, Layout: layout, procs: make([]*testbin.Process, len(layout.Nodes))}
 	t.Cleanup(func() {
 		for i := range p.procs {
 			if p.procs[i] != nil {
@@ -85,20 +58,8 @@ func (p *Processes) launch(i int) {
 	for _, k := range keys {
 		args = append(args, "--override", k+"="+props[k])
 	}
-	pr := &process{cmd: exec.Command(p.binary, args...), logs: &syncBuffer{}, done: make(chan error, 1)}
-	pr.cmd.Stdout, pr.cmd.Stderr = pr.logs, pr.logs
-	if err := pr.cmd.Start(); err != nil {
-		p.t.Fatalf("start node %d: %v", i+1, err)
-	}
-	go func() { pr.done <- pr.cmd.Wait() }()
-	p.procs[i] = pr
-	logs := pr.logs
-	id := p.Layout.Nodes[i].ID
-	p.t.Cleanup(func() {
-		if p.t.Failed() {
-			p.t.Logf("node %d log:\n%s", id, logs.String())
-		}
-	})
+	// StartProcess logs the node's output if the test fails.
+	p.procs[i] = testbin.StartProcess(p.t, fmt.Sprintf("node %d", p.Layout.Nodes[i].ID), p.binary, args...)
 }
 
 // AwaitStarted waits until node i has logged that it serves.
@@ -106,12 +67,9 @@ func (p *Processes) AwaitStarted(i int, timeout time.Duration) {
 	p.t.Helper()
 	pr := p.procs[i]
 	deadline := time.Now().Add(timeout)
-	for !strings.Contains(pr.logs.String(), `msg="node started"`) {
-		select {
-		case err := <-pr.done:
-			pr.done <- err
-			p.t.Fatalf("node %d exited while starting: %v\n%s", i+1, err, pr.logs.String())
-		default:
+	for !strings.Contains(pr.Logs(), `msg="node started"`) {
+		if exited, err := pr.Exited(); exited {
+			p.t.Fatalf("node %d exited while starting: %v\n%s", i+1, err, pr.Logs())
 		}
 		if time.Now().After(deadline) {
 			p.t.Fatalf("node %d not started after %s", i+1, timeout)
@@ -128,10 +86,9 @@ func (p *Processes) Kill(i int) {
 		return
 	}
 	p.procs[i] = nil
-	if err := pr.cmd.Process.Kill(); err != nil {
+	if err := pr.Kill(); err != nil {
 		p.t.Errorf("kill node %d: %v", i+1, err)
 	}
-	<-pr.done
 }
 
 // Stop sends SIGTERM to node i and waits for a clean exit.
@@ -142,18 +99,8 @@ func (p *Processes) Stop(i int) {
 		return
 	}
 	p.procs[i] = nil
-	if err := pr.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		p.t.Fatalf("stop node %d: %v", i+1, err)
-	}
-	select {
-	case err := <-pr.done:
-		if err != nil {
-			p.t.Errorf("node %d exited with %v after SIGTERM", i+1, err)
-		}
-	case <-time.After(40 * time.Second):
-		pr.cmd.Process.Kill()
-		<-pr.done
-		p.t.Errorf("node %d still running 40s after SIGTERM", i+1)
+	if err := pr.Stop(40 * time.Second); err != nil {
+		p.t.Errorf("stop node %d: %v", i+1, err)
 	}
 }
 
@@ -175,7 +122,7 @@ func (p *Processes) Logs(i int) string {
 	if p.procs[i] == nil {
 		return ""
 	}
-	return p.procs[i].logs.String()
+	return p.procs[i].Logs()
 }
 
 // String names the layout for failure messages.
@@ -204,5 +151,5 @@ func (p *Processes) Pid(i int) int {
 	if p.procs[i] == nil {
 		return 0
 	}
-	return p.procs[i].cmd.Process.Pid
+	return p.procs[i].Pid()
 }
