@@ -2,13 +2,9 @@ package integration
 
 import (
 	"context"
-	"fmt"
-	"net"
-	"os/exec"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/testbin"
 )
 
 const groupTopic = "grouped"
@@ -229,16 +227,16 @@ func testGroupRebalanceAndRestart(t *testing.T, balancer func() kgo.GroupBalance
 //
 //	go test -run XXX -bench OffsetCommitTenClients -benchtime 20000x ./test/integration
 func BenchmarkOffsetCommitTenClients(b *testing.B) {
-	srv := startBenchServer(b)
+	addr := testbin.StartServer(b, binaryPath, testbin.ServerConfig{DataDir: b.TempDir()}).Addr()
 	ctx := context.Background()
-	setup := kadm.NewClient(newClientTB(b, srv.addr))
+	setup := kadm.NewClient(newClientTB(b, addr))
 	if _, err := setup.CreateTopic(ctx, 1, 1, nil, groupTopic); err != nil {
 		b.Fatalf("create topic: %v", err)
 	}
 	const clients = 10
 	admins := make([]*kadm.Client, clients)
 	for i := range admins {
-		admins[i] = kadm.NewClient(newClientTB(b, srv.addr))
+		admins[i] = kadm.NewClient(newClientTB(b, addr))
 		// Warm up: find the coordinator, load the shard.
 		for {
 			var offs kadm.Offsets
@@ -279,10 +277,10 @@ func BenchmarkOffsetCommitTenClients(b *testing.B) {
 //
 //	go test -run XXX -bench RebalanceAfterLeave -benchtime 3x ./test/integration
 func BenchmarkRebalanceAfterLeave(b *testing.B) {
-	srv := startBenchServer(b)
+	addr := testbin.StartServer(b, binaryPath, testbin.ServerConfig{DataDir: b.TempDir()}).Addr()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	setup := kadm.NewClient(newClientTB(b, srv.addr))
+	setup := kadm.NewClient(newClientTB(b, addr))
 	if _, err := setup.CreateTopic(ctx, 20, 1, nil, groupTopic); err != nil {
 		b.Fatalf("create topic: %v", err)
 	}
@@ -292,7 +290,7 @@ func BenchmarkRebalanceAfterLeave(b *testing.B) {
 		groupID := "rebalance-" + strconv.Itoa(i)
 		members := make([]*benchMember, 10)
 		for j := range members {
-			members[j] = newBenchMember(b, srv.addr, groupID)
+			members[j] = newBenchMember(b, addr, groupID)
 		}
 		owned := func(ms []*benchMember) int {
 			n := 0
@@ -354,57 +352,6 @@ func allOwn(ms []*benchMember) bool {
 		}
 	}
 	return true
-}
-
-// benchServer is a sluice process for a benchmark (startServer is tied to
-// *testing.T).
-type benchServer struct{ addr string }
-
-func startBenchServer(b *testing.B) *benchServer {
-	b.Helper()
-	port, controllerPort := freePortTB(b), freePortTB(b)
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	cmd := exec.Command(binaryPath, "server",
-		"--override", "log.dirs="+b.TempDir(),
-		"--override", fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", port, controllerPort),
-		"--override", fmt.Sprintf("controller.quorum.voters=1@127.0.0.1:%d", controllerPort),
-	)
-	logs := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
-		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			err = cl.Ping(ctx)
-			cancel()
-			cl.Close()
-		}
-		if err == nil {
-			return &benchServer{addr: addr}
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("server not answering: %v\n%s", err, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func freePortTB(tb testing.TB) int {
-	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 func newClientTB(tb testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {

@@ -43,7 +43,3 @@ func (s *server) kill() {
 		s.t.Fatal(err)
 	}
 }
-
-// syncBuffer collects a process's output while it runs; startBenchServer in
-// groups_test.go uses it.
-type syncBuffer = testbin.SyncBuffer
