@@ -80,13 +80,15 @@ func (p *Purgatory[K]) Close() {
 
 // Wait returns when ready reports true (true, nil), when timeout passes first
 // (false, nil), or when ctx ends or the purgatory closes (false, error).
-// ready is called on the caller's goroutine: once when the waiter is
-// registered (so no Notify can be missed), then after each Notify of one of
+// ready is called on the caller's goroutine: first before anything is
+// registered (an acks=all produce on a single replica, or a fetch with data
+// waiting, returns without allocating a waiter), then once after the waiter
+// is registered (so no Notify can be missed), after each Notify of one of
 // keys, and once more at the deadline. It must not block; it may record what
 // it saw for the caller to use.
 func (p *Purgatory[K]) Wait(ctx context.Context, keys []K, timeout time.Duration, ready func() bool) (bool, error) {
-	if timeout <= 0 {
-		return ready(), nil
+	if ok := ready(); ok || timeout <= 0 {
+		return ok, nil
 	}
 	w := &waiter{
 		wake:      make(chan struct{}, 1),
