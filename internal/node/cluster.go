@@ -135,7 +135,16 @@ func (c *controllerClients) request(ctx context.Context, req kmsg.Request) (kmsg
 		return nil, err
 	}
 	version := req.GetVersion()
-	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+	// A controller that stopped answering (SIGSTOP, a cut link) keeps the
+	// connection open, so the request would wait out kgo's whole timeout
+	// while the quorum has already moved on: it is abandoned as soon as
+	// the quorum names another leader, as Kafka's controller channel
+	// resends to the new one.
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopWatch := c.cancelOnLeaderChange(rctx, cancel, st.Leader)
+	resp, err := cl.SeedBrokers()[0].Request(rctx, req)
+	stopWatch()
 	req.SetVersion(version)
 	if err != nil {
 		return nil, fmt.Errorf("%w: send %s to controller %d at %s: %w", api.ErrNotController, kmsg.NameForKey(req.Key()), st.Leader, addr, err)
@@ -143,6 +152,39 @@ func (c *controllerClients) request(ctx context.Context, req kmsg.Request) (kmsg
 	resp.SetVersion(version)
 	return resp, nil
 }
+
+// cancelOnLeaderChange calls cancel once the quorum's leader is no longer
+// leader; the returned func stops the watch.
+func (c *controllerClients) cancelOnLeaderChange(ctx context.Context, cancel context.CancelFunc, leader int32) func() {
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(leaderWatchInterval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if c.n.quorumStatus().Leader != leader {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}
+
+// leaderWatchInterval is how often a request in flight to the active
+// controller checks that the quorum still names it.
+const leaderWatchInterval = 50 * time.Millisecond
 
 func (c *controllerClients) client(addr string) (*kgo.Client, error) {
 	c.mu.Lock()
@@ -291,8 +333,12 @@ func (n *Node) awaitUnfenced(ctx context.Context) error {
 // errReregister says the controller no longer knows this registration.
 var errReregister = errors.New("broker registration lost")
 
-// heartbeat sends one heartbeat and reports whether the broker is fenced.
+// heartbeat sends one heartbeat, bounded by
+// controller.quorum.request.timeout.ms, and reports whether the broker is
+// fenced.
 func (n *Node) heartbeat(ctx context.Context, shutdown bool) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, millis(n.cfg.Long("controller.quorum.request.timeout.ms")))
+	defer cancel()
 	n.broker.mu.Lock()
 	epoch := n.broker.epoch
 	n.broker.mu.Unlock()
@@ -318,20 +364,23 @@ func (n *Node) heartbeat(ctx context.Context, shutdown bool) (bool, error) {
 }
 
 // runClusterDuties heartbeats this broker and, while this node is the
-// active controller, fences brokers whose sessions expired. It returns when
-// stop is closed.
+// active controller, fences brokers whose sessions expired. The two run
+// apart: a heartbeat stuck on an unresponsive old controller must not hold
+// up the fencing this node owes as the new one. It returns when stop is
+// closed.
 func (n *Node) runClusterDuties(stop <-chan struct{}) {
-	interval := millis(n.cfg.Long("broker.heartbeat.interval.ms"))
-	hb := time.NewTicker(interval)
-	defer hb.Stop()
-	check := time.NewTicker(250 * time.Millisecond)
-	defer check.Stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	var heartbeats sync.WaitGroup
+	heartbeats.Add(1)
 	go func() {
-		<-stop
-		cancel()
+		defer heartbeats.Done()
+		n.runHeartbeats(ctx)
 	}()
+	defer heartbeats.Wait()
+	defer cancel()
+	check := time.NewTicker(250 * time.Millisecond)
+	defer check.Stop()
 	rebalance := time.NewTicker(time.Duration(max(n.cfg.Long("leader.imbalance.check.interval.seconds"), 1)) * time.Second)
 	defer rebalance.Stop()
 	wasLeader := false
@@ -339,18 +388,6 @@ func (n *Node) runClusterDuties(stop <-chan struct{}) {
 		select {
 		case <-stop:
 			return
-		case <-hb.C:
-			if !n.cfg.HasRole("broker") || !n.isRegistered() {
-				continue
-			}
-			if _, err := n.heartbeat(ctx, false); errors.Is(err, errReregister) {
-				n.logger.Warn("controller lost this broker's registration; registering again", "err", err)
-				if err := n.registerRemote(ctx); err != nil && ctx.Err() == nil {
-					n.logger.Error("registering again failed", "err", err)
-				}
-			} else if err != nil && ctx.Err() == nil {
-				n.logger.Debug("heartbeat failed", "err", err)
-			}
 		case <-rebalance.C:
 			if n.cfg.Bool("auto.leader.rebalance.enable") && n.quorumStatus().IsLeader {
 				n.rebalanceLeaders(ctx)
@@ -366,6 +403,33 @@ func (n *Node) runClusterDuties(stop <-chan struct{}) {
 			if isLeader {
 				n.fenceExpired(ctx)
 			}
+		}
+	}
+}
+
+// runHeartbeats sends this broker's heartbeat every
+// broker.heartbeat.interval.ms until ctx ends.
+func (n *Node) runHeartbeats(ctx context.Context) {
+	interval := millis(n.cfg.Long("broker.heartbeat.interval.ms"))
+	hb := time.NewTicker(interval)
+	defer hb.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hb.C:
+		}
+		if !n.cfg.HasRole("broker") || !n.isRegistered() {
+			continue
+		}
+		_, err := n.heartbeat(ctx, false)
+		if errors.Is(err, errReregister) {
+			n.logger.Warn("controller lost this broker's registration; registering again", "err", err)
+			if err := n.registerRemote(ctx); err != nil && ctx.Err() == nil {
+				n.logger.Error("registering again failed", "err", err)
+			}
+		} else if err != nil && ctx.Err() == nil {
+			n.logger.Debug("heartbeat failed", "err", err)
 		}
 	}
 }

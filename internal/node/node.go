@@ -167,7 +167,7 @@ func (n *Node) open() error {
 	}
 	if !n.cfg.HasRole("controller") {
 		n.controllers = &controllerClients{n: n}
-		n.observer = newMetadataObserver(n.cfg.NodeID(), voterAddrs(n), n.loader, n.logger)
+		n.observer = newMetadataObserver(n.cfg.NodeID(), voterAddrs(n), n.loader, millis(n.cfg.Long("controller.quorum.fetch.timeout.ms")), n.logger)
 		return n.newServer()
 	}
 	if err := n.openQuorum(metaDir); err != nil {

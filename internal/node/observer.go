@@ -30,6 +30,11 @@ type metadataObserver struct {
 	voters map[int32]string
 	loader *metadata.Loader
 	log    *slog.Logger
+	// fetchTimeout (controller.quorum.fetch.timeout.ms) bounds one fetch:
+	// a controller that stopped answering keeps its connection open, and
+	// the observer must move on to find the new leader. At least a second,
+	// above the fetch's own 500 ms wait.
+	fetchTimeout time.Duration
 
 	mu       sync.Mutex
 	leader   int32 // -1 unknown
@@ -44,10 +49,11 @@ type metadataObserver struct {
 	donec chan struct{}
 }
 
-func newMetadataObserver(nodeID int32, voters map[int32]string, loader *metadata.Loader, log *slog.Logger) *metadataObserver {
+func newMetadataObserver(nodeID int32, voters map[int32]string, loader *metadata.Loader, fetchTimeout time.Duration, log *slog.Logger) *metadataObserver {
 	return &metadataObserver{
 		nodeID: nodeID, voters: voters, loader: loader, log: log.With("component", "metadata-observer"),
-		leader: -1, clients: map[string]*kgo.Client{}, caughtUp: make(chan struct{}),
+		fetchTimeout: max(fetchTimeout, time.Second),
+		leader:       -1, clients: map[string]*kgo.Client{}, caughtUp: make(chan struct{}),
 		stopc: make(chan struct{}), donec: make(chan struct{}),
 	}
 }
@@ -173,7 +179,7 @@ func (o *metadataObserver) fetchOnce(ctx context.Context, target int32) error {
 	p.CurrentLeaderEpoch, p.LastFetchedEpoch, p.LogStartOffset = -1, -1, -1
 	t.Partitions = append(t.Partitions, p)
 	req.Topics = append(req.Topics, t)
-	fctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	fctx, cancel := context.WithTimeout(ctx, o.fetchTimeout)
 	defer cancel()
 	resp, err := cl.SeedBrokers()[0].Request(fctx, req)
 	if err != nil {

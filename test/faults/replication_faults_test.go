@@ -173,7 +173,7 @@ type workload struct {
 
 func startWorkload(t *testing.T, addrs []string) *workload {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.RecordPartitioner(kgo.ManualPartitioner()),
-		kgo.DefaultProduceTopic(faultTopic), kgo.MaxBufferedRecords(600))
+		kgo.DefaultProduceTopic(faultTopic), kgo.MaxBufferedRecords(600), clientLogger(t, "producer"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,8 @@ const faultGroup = "fault-readers"
 
 func startGroupReader(t *testing.T, addrs []string, adm *kadm.Client) *groupReader {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.ConsumerGroup(faultGroup), kgo.ConsumeTopics(faultTopic),
-		kgo.DisableAutoCommit(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.SessionTimeout(6*time.Second))
+		kgo.DisableAutoCommit(), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.SessionTimeout(6*time.Second),
+		clientLogger(t, "group-reader"))
 	if err != nil {
 		t.Fatal(err)
 	}
