@@ -204,6 +204,7 @@ func (d *Delta) replay(rec Record) error {
 		t.Partitions[r.Partition] = PartitionState{
 			Replicas: slices.Clone(r.Replicas), ISR: slices.Clone(r.ISR),
 			Leader: r.Leader, LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch,
+			RemovingReplicas: nonEmptyClone(r.RemovingReplicas), AddingReplicas: nonEmptyClone(r.AddingReplicas),
 		}
 	case *PartitionChangeRecord:
 		t, ok := d.topic(r.TopicID)
@@ -220,6 +221,12 @@ func (d *Delta) replay(rec Record) error {
 		}
 		if r.ISR != nil {
 			p.ISR = slices.Clone(r.ISR)
+		}
+		if r.RemovingReplicas != nil {
+			p.RemovingReplicas = nonEmptyClone(r.RemovingReplicas)
+		}
+		if r.AddingReplicas != nil {
+			p.AddingReplicas = nonEmptyClone(r.AddingReplicas)
 		}
 		if r.Leader != NoLeaderChange {
 			p.Leader = r.Leader
@@ -300,6 +307,15 @@ func (d *Delta) replay(rec Record) error {
 		return fmt.Errorf("%w: %T", ErrUnknownRecordType, rec)
 	}
 	return nil
+}
+
+// nonEmptyClone copies a reassignment list; an empty one becomes nil, so a
+// finished reassignment looks the same however it was cleared.
+func nonEmptyClone(ids []int32) []int32 {
+	if len(ids) == 0 {
+		return nil
+	}
+	return slices.Clone(ids)
 }
 
 func cloneString(s *string) *string {

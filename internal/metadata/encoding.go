@@ -31,7 +31,7 @@ func DecodeRecord(b []byte) (Record, error) {
 	if version < 0 || version > rec.Version() {
 		return nil, fmt.Errorf("%w: type %d version %d (max %d)", ErrUnsupportedVersion, typ, version, rec.Version())
 	}
-	decodeFields(rec, rd)
+	decodeFields(rec, version, rd)
 	if rd.err != nil {
 		return nil, fmt.Errorf("metadata: record type %d: %w", typ, rd.err)
 	}
@@ -118,7 +118,7 @@ func newRecord(t RecordType) Record {
 
 // decodeFields fills rec from version 0 fields; when a type gains a version,
 // its case reads the new fields only when the record's version has them.
-func decodeFields(rec Record, r *reader) {
+func decodeFields(rec Record, version int16, r *reader) {
 	switch x := rec.(type) {
 	case *TopicRecord:
 		x.Name = r.string()
@@ -131,12 +131,20 @@ func decodeFields(rec Record, r *reader) {
 		x.Leader = r.int32()
 		x.LeaderEpoch = r.int32()
 		x.PartitionEpoch = r.int32()
+		if version >= 1 {
+			x.RemovingReplicas = r.int32s()
+			x.AddingReplicas = r.int32s()
+		}
 	case *PartitionChangeRecord:
 		x.TopicID = r.uuid()
 		x.Partition = r.int32()
 		x.Leader = r.int32()
 		x.ISR = r.int32s()
 		x.Replicas = r.int32s()
+		if version >= 1 {
+			x.RemovingReplicas = r.int32s()
+			x.AddingReplicas = r.int32s()
+		}
 	case *RemoveTopicRecord:
 		x.TopicID = r.uuid()
 	case *ConfigRecord:
@@ -195,6 +203,8 @@ func (x *PartitionRecord) encode(w *writer) {
 	w.int32(x.Leader)
 	w.int32(x.LeaderEpoch)
 	w.int32(x.PartitionEpoch)
+	w.int32s(x.RemovingReplicas)
+	w.int32s(x.AddingReplicas)
 }
 
 func (x *PartitionChangeRecord) encode(w *writer) {
@@ -203,6 +213,8 @@ func (x *PartitionChangeRecord) encode(w *writer) {
 	w.int32(x.Leader)
 	w.int32s(x.ISR)
 	w.int32s(x.Replicas)
+	w.int32s(x.RemovingReplicas)
+	w.int32s(x.AddingReplicas)
 }
 
 func (x *RemoveTopicRecord) encode(w *writer) { w.uuid(x.TopicID) }

@@ -10,12 +10,21 @@ import (
 )
 
 // PartitionState is one partition as the metadata log describes it.
+// During a reassignment Replicas holds the old and the target replicas;
+// AddingReplicas join and RemovingReplicas leave when it completes.
 type PartitionState struct {
-	Replicas       []int32
-	ISR            []int32
-	Leader         int32
-	LeaderEpoch    int32
-	PartitionEpoch int32
+	Replicas         []int32
+	ISR              []int32
+	Leader           int32
+	LeaderEpoch      int32
+	PartitionEpoch   int32
+	RemovingReplicas []int32
+	AddingReplicas   []int32
+}
+
+// Reassigning reports whether a reassignment of the partition is in progress.
+func (s PartitionState) Reassigning() bool {
+	return len(s.AddingReplicas) > 0 || len(s.RemovingReplicas) > 0
 }
 
 // Topic is one topic of an Image. Images share Topics between versions, so
@@ -160,8 +169,12 @@ func (im *Image) String() string {
 		fmt.Fprintf(&b, "topic %s id=%s\n", t.Name, t.ID)
 		for _, p := range t.PartitionIDs() {
 			ps := t.Partitions[p]
-			fmt.Fprintf(&b, "  partition %d replicas=%v isr=%v leader=%d leader-epoch=%d partition-epoch=%d\n",
+			fmt.Fprintf(&b, "  partition %d replicas=%v isr=%v leader=%d leader-epoch=%d partition-epoch=%d",
 				p, ps.Replicas, ps.ISR, ps.Leader, ps.LeaderEpoch, ps.PartitionEpoch)
+			if ps.Reassigning() {
+				fmt.Fprintf(&b, " adding=%v removing=%v", ps.AddingReplicas, ps.RemovingReplicas)
+			}
+			b.WriteByte('\n')
 		}
 	}
 	for _, res := range slices.SortedFunc(maps.Keys(im.configs), compareResources) {

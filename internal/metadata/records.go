@@ -79,26 +79,35 @@ type TopicRecord struct {
 	TopicID kafka.UUID
 }
 
-// PartitionRecord creates a partition (or replaces it wholesale).
+// PartitionRecord creates a partition (or replaces it wholesale). While a
+// reassignment is in progress (KIP-455) Replicas is the union of the old and
+// the target assignment; RemovingReplicas are the old replicas that leave
+// and AddingReplicas the new ones that join once in sync (version 1).
 type PartitionRecord struct {
-	TopicID        kafka.UUID
-	Partition      int32
-	Replicas       []int32
-	ISR            []int32
-	Leader         int32
-	LeaderEpoch    int32
-	PartitionEpoch int32
+	TopicID          kafka.UUID
+	Partition        int32
+	Replicas         []int32
+	ISR              []int32
+	Leader           int32
+	LeaderEpoch      int32
+	PartitionEpoch   int32
+	RemovingReplicas []int32
+	AddingReplicas   []int32
 }
 
 // PartitionChangeRecord changes a partition. Nil slices and NoLeaderChange
-// leave the field as it is. Replaying it bumps the partition epoch, and the
-// leader epoch when the leader field is set (as Kafka's replay does).
+// leave the field as it is; an empty, non-nil RemovingReplicas or
+// AddingReplicas clears it (a reassignment ends). Replaying it bumps the
+// partition epoch, and the leader epoch when the leader field is set (as
+// Kafka's replay does). The reassignment fields are version 1.
 type PartitionChangeRecord struct {
-	TopicID   kafka.UUID
-	Partition int32
-	Leader    int32
-	ISR       []int32
-	Replicas  []int32
+	TopicID          kafka.UUID
+	Partition        int32
+	Leader           int32
+	ISR              []int32
+	Replicas         []int32
+	RemovingReplicas []int32
+	AddingReplicas   []int32
 }
 
 // RemoveTopicRecord deletes a topic, its partitions and its configs.
@@ -211,8 +220,8 @@ func (*FeatureLevelRecord) Type() RecordType             { return TypeFeatureLev
 func (*ClusterIDRecord) Type() RecordType                { return TypeClusterID }
 
 func (*TopicRecord) Version() int16                    { return 0 }
-func (*PartitionRecord) Version() int16                { return 0 }
-func (*PartitionChangeRecord) Version() int16          { return 0 }
+func (*PartitionRecord) Version() int16                { return 1 }
+func (*PartitionChangeRecord) Version() int16          { return 1 }
 func (*RemoveTopicRecord) Version() int16              { return 0 }
 func (*ConfigRecord) Version() int16                   { return 0 }
 func (*ProducerIDsRecord) Version() int16              { return 0 }

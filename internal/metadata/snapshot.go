@@ -33,6 +33,7 @@ func SnapshotRecords(im *Image) []Record {
 			out = append(out, &PartitionRecord{
 				TopicID: t.ID, Partition: p, Replicas: slices.Clone(ps.Replicas), ISR: slices.Clone(ps.ISR),
 				Leader: ps.Leader, LeaderEpoch: ps.LeaderEpoch, PartitionEpoch: ps.PartitionEpoch,
+				RemovingReplicas: slices.Clone(ps.RemovingReplicas), AddingReplicas: slices.Clone(ps.AddingReplicas),
 			})
 		}
 	}
