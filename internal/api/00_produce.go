@@ -23,8 +23,12 @@ package api
 // Kafka's transaction verification for a producer that has not added the
 // partition to a transaction, because transactions are not built yet (no
 // producer can have begun one). ThrottleMillis is 0 (no quotas).
-// CurrentLeader (v10+) is not filled in for NOT_LEADER_OR_FOLLOWER: the
-// single node is always the leader of what it hosts.
+//
+// KIP-951 (v10+), as Kafka: a partition answered NOT_LEADER_OR_FOLLOWER
+// carries CurrentLeader (leader id and epoch from this broker's metadata
+// image) and the response lists the NodeEndpoints of the leaders so named
+// that are live on the request's listener (current_leader.go). Sluice lists
+// them ordered by node id.
 
 import (
 	"context"
@@ -50,6 +54,10 @@ func newProduceHandler(_ *Registry, deps Deps) (Handler, bool) {
 		return Handler{}, false
 	}
 	dp := deps.DataPlane.Partitions
+	var images imageSource
+	if deps.ControlPlane != nil {
+		images = deps.ControlPlane
+	}
 	return Handler{
 		Key:        0,
 		MinVersion: 0,
@@ -62,7 +70,11 @@ func newProduceHandler(_ *Registry, deps Deps) (Handler, bool) {
 			if body.Version < produceMinServedVersion {
 				return CloseConnection(fmt.Errorf("produce v%d is not enabled (Kafka 4 refuses v0-v2)", body.Version))
 			}
-			return handleProduce(ctx, dp, body, req.Header.ClientIDString())
+			resp := handleProduce(ctx, dp, body, req.Header.ClientIDString())
+			if out, ok := resp.Body().(*kmsg.ProduceResponse); ok {
+				addProduceCurrentLeaders(out, newCurrentLeaders(images, req.Conn.Listener))
+			}
+			return resp
 		},
 	}, true
 }
@@ -169,4 +181,36 @@ func fillProducePartition(sp *kmsg.ProduceResponseTopicPartition, res replicatio
 	}
 	sp.BaseOffset = res.FirstOffset
 	sp.LogAppendTime = res.LogAppendTimeMs
+}
+
+// addProduceCurrentLeaders fills in KIP-951's CurrentLeader for every
+// partition answered NOT_LEADER_OR_FOLLOWER and the endpoints of the leaders
+// named (v10+; older versions have neither field).
+func addProduceCurrentLeaders(resp *kmsg.ProduceResponse, leaders *currentLeaders) {
+	if resp.Version < 10 {
+		return
+	}
+	for ti := range resp.Topics {
+		rt := &resp.Topics[ti]
+		for pi := range rt.Partitions {
+			sp := &rt.Partitions[pi]
+			if sp.ErrorCode != kerr.NotLeaderForPartition.Code {
+				continue
+			}
+			name := rt.Topic
+			if resp.Version >= 13 {
+				// v13 answers name topics by id only.
+				var ok bool
+				if name, ok = leaders.topicName(kafka.UUID(rt.TopicID)); !ok {
+					continue
+				}
+			}
+			sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = leaders.leaderOf(kafka.TopicPartition{Topic: name, Partition: sp.Partition})
+		}
+	}
+	for _, ep := range leaders.nodeEndpoints() {
+		ne := kmsg.NewProduceResponseBroker()
+		ne.NodeID, ne.Host, ne.Port, ne.Rack = ep.NodeID, ep.Host, ep.Port, ep.Rack
+		resp.Brokers = append(resp.Brokers, ne)
+	}
 }

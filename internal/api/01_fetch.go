@@ -23,11 +23,16 @@ package api
 //
 // Deviations: the aborted transactions list is empty (read_committed) or
 // null (read_uncommitted) because transactions are not built yet; the
-// preferred read replica is always -1 (no KIP-392 rack awareness);
-// current_leader (v12+) and node_endpoints (v16+) are not filled in with
-// NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH (one node leads all); a
+// preferred read replica is always -1 (no KIP-392 rack awareness); a
 // follower's broker epoch (ReplicaState, KIP-903) is not checked yet;
 // ThrottleMillis is 0 (no quotas).
+//
+// KIP-951 (v16+), as Kafka: a partition the replica manager answers
+// NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH carries current_leader
+// (leader id and epoch from this broker's metadata image) and the response
+// lists the node_endpoints of the leaders so named that are live on the
+// request's listener (current_leader.go), ordered by node id. Partitions
+// refused before reading (unknown topic id) carry neither, as in Kafka.
 
 import (
 	"context"
@@ -47,6 +52,7 @@ const defaultFetchMaxBytes = 55 << 20
 
 type fetchHandler struct {
 	dp       DataPlane
+	images   imageSource
 	sessions *fetchSessionCache
 	maxBytes int32
 }
@@ -61,6 +67,9 @@ func newFetchHandler(_ *Registry, deps Deps) (Handler, bool) {
 		maxBytes = defaultFetchMaxBytes
 	}
 	h := &fetchHandler{dp: d.Partitions, sessions: newFetchSessionCache(d.FetchSessionCacheSlots, d.FetchSessionEviction, d.clock()), maxBytes: maxBytes}
+	if deps.ControlPlane != nil {
+		h.images = deps.ControlPlane
+	}
 	return Handler{
 		Key:        1,
 		MinVersion: fetchwire.MinVersion,
@@ -70,12 +79,12 @@ func newFetchHandler(_ *Registry, deps Deps) (Handler, bool) {
 			if !ok {
 				return CloseConnection(fmt.Errorf("fetch: unexpected body %T", req.Body))
 			}
-			return h.handle(ctx, body)
+			return h.handle(ctx, body, req.Conn.Listener)
 		},
 	}, true
 }
 
-func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest) Response {
+func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest, listener string) Response {
 	replicaID := req.ReplicaID
 	if req.Version >= 15 {
 		replicaID = req.ReplicaState.ID
@@ -138,11 +147,22 @@ func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest) Respo
 
 	answers := make([]fetchwire.Partition, len(fc.parts))
 	outcomes := make([]partitionOutcome, len(fc.parts))
+	leaders := newCurrentLeaders(h.images, listener)
 	for i, sp := range fc.parts {
 		answers[i], outcomes[i] = h.partitionAnswer(sp, fetchAt[i], results, req.IsolationLevel, usesTopicIDs)
+		if req.Version >= 16 && fetchAt[i] >= 0 && tellsCurrentLeader(answers[i].ErrorCode) {
+			id, epoch := leaders.leaderOf(kafka.TopicPartition{Topic: sp.name, Partition: sp.key.Partition})
+			if id != -1 || epoch != -1 {
+				// Kafka leaves the tagged field out when it holds its defaults.
+				answers[i].CurrentLeader = &fetchwire.LeaderIDAndEpoch{LeaderID: id, LeaderEpoch: epoch}
+			}
+		}
 	}
 	sessionID, include := h.sessions.complete(&fc, outcomes)
 	resp := &fetchwire.Response{SessionID: sessionID}
+	for _, ep := range leaders.nodeEndpoints() {
+		resp.NodeEndpoints = append(resp.NodeEndpoints, fetchwire.NodeEndpoint{NodeID: ep.NodeID, Host: ep.Host, Port: ep.Port, Rack: ep.Rack})
+	}
 	for i, sp := range fc.parts {
 		if !include[i] {
 			continue
@@ -220,6 +240,12 @@ func (h *fetchHandler) partitionAnswer(sp sessionPartition, at int, results []re
 		highWatermark: ans.HighWatermark, logStartOffset: ans.LogStartOffset,
 		hasRecords: size > 0, failed: code != 0, diverging: ans.DivergingEpoch != nil,
 	}
+}
+
+// tellsCurrentLeader reports whether a Fetch error carries KIP-951's
+// current leader: the two that mean "this broker is not the leader you want".
+func tellsCurrentLeader(code int16) bool {
+	return code == kerr.NotLeaderForPartition.Code || code == kerr.FencedLeaderEpoch.Code
 }
 
 func (h *fetchHandler) encode(version int16, resp *fetchwire.Response) Response {
