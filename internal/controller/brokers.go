@@ -14,6 +14,9 @@ import (
 // A broker registers fenced; it is unfenced once it has caught up with the
 // metadata log (heartbeats, issue 8). Its new epoch is one past the image's
 // offset: a registration always commits a new entry, so epochs only grow.
+// A live registration of another incarnation is refused
+// (DUPLICATE_BROKER_REGISTRATION) unless the request's PreviousBrokerEpoch
+// names its epoch (KIP-966: a clean stop recorded it).
 func (c *Controller) RegisterBroker(im *metadata.Image, req *kmsg.BrokerRegistrationRequest) ([]metadata.Record, *kmsg.BrokerRegistrationResponse) {
 	resp := kmsg.NewPtrBrokerRegistrationResponse()
 	resp.Version = req.Version
@@ -26,10 +29,20 @@ func (c *Controller) RegisterBroker(im *metadata.Image, req *kmsg.BrokerRegistra
 		resp.ErrorCode = kerr.InvalidRequest.Code
 		return nil, resp
 	}
+	var recs []metadata.Record
 	if old, ok := im.Broker(req.BrokerID); ok && old.IncarnationID != req.IncarnationID && !old.Fenced {
-		// Another live process holds this id.
-		resp.ErrorCode = kerr.DuplicateBrokerRegistration.Code
-		return nil, resp
+		if req.PreviousBrokerEpoch != old.Epoch {
+			// Another live process holds this id, or this process's
+			// previous incarnation stopped without recording its epoch:
+			// its session has to expire first.
+			resp.ErrorCode = kerr.DuplicateBrokerRegistration.Code
+			return nil, resp
+		}
+		// KIP-966: the previous incarnation stopped cleanly at this epoch
+		// (it recorded it), so the id is free now. Its registration is
+		// fenced first, moving its leaderships and ISR places, as a
+		// session expiry would have done.
+		recs = FenceBroker(im, req.BrokerID)
 	}
 	epoch := im.Offset() + 1
 	if old, ok := im.Broker(req.BrokerID); ok && old.Epoch >= epoch {
@@ -46,7 +59,7 @@ func (c *Controller) RegisterBroker(im *metadata.Image, req *kmsg.BrokerRegistra
 		rec.Endpoints = append(rec.Endpoints, metadata.Endpoint{Name: l.Name, Host: l.Host, Port: int32(l.Port), SecurityProtocol: l.SecurityProtocol})
 	}
 	resp.BrokerEpoch = epoch
-	return []metadata.Record{rec}, resp
+	return append(recs, rec), resp
 }
 
 // AllocateProducerIDs hands a registered broker the next block of producer ids.

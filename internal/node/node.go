@@ -74,6 +74,9 @@ type Node struct {
 	controllers *controllerClients
 	sessions    *controller.Sessions
 	broker      clusterBroker
+	// prevEpoch is the broker epoch the previous process recorded at a
+	// clean stop (register.go).
+	prevEpoch previousEpoch
 	// observer pulls the metadata log of a dedicated broker (nil on a
 	// voter); tail keeps a voter's committed entries for observers.
 	observer *metadataObserver
@@ -567,6 +570,13 @@ func (n *Node) close() error {
 	if n.mgr != nil {
 		if err := n.mgr.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("close logs: %w", err))
+		}
+	}
+	if len(errs) == 0 {
+		// Everything stopped cleanly: the next process may take over
+		// this broker's registration at once.
+		if err := n.recordCleanStop(); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if err := n.stopConsole(); err != nil {
