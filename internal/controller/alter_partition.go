@@ -111,6 +111,13 @@ func alterOnePartition(im *metadata.Image, req *kmsg.AlterPartitionRequest, t *m
 			return nil, st, kerr.OperationNotAttempted.Code
 		}
 	}
+	if st.Reassigning() {
+		// The expansion that brings the last adding replica in sync
+		// completes the reassignment in the same change, as Kafka does.
+		if rec := completeReassignment(im, t.ID, rp.Partition, st, newISR); rec != nil {
+			return rec, changedState(st, rec), 0
+		}
+	}
 	if sameMembers(newISR, st.ISR) {
 		return nil, st, 0
 	}
