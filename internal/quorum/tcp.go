@@ -49,7 +49,14 @@ type TCPOptions struct {
 	// MaxMessageBytes bounds one message received in chunks (a snapshot;
 	// default 1 GiB).
 	MaxMessageBytes int
-	Logger          *slog.Logger
+	// MaxRefusals is how many refusals in a row make a peer count as
+	// refusing this node (default DefaultMaxRefusals); OnRefused, when
+	// set, is called once when the refusing peers leave this node no
+	// majority (tcp_refusal.go). It runs on a sender goroutine and must
+	// not call Stop.
+	MaxRefusals int
+	OnRefused   func(*RefusedError)
+	Logger      *slog.Logger
 }
 
 // VoterString renders a voter map as controller.quorum.voters does
@@ -77,6 +84,8 @@ type TCPTransport struct {
 	closed  bool
 	inbound map[net.Conn]struct{}
 	lns     []net.Listener
+	// refusals counts the peers' refusals of this node's hello.
+	refusals peerRefusals
 
 	peers map[uint64]*peerSender
 	stopc chan struct{}
@@ -105,6 +114,9 @@ func NewTCPTransport(opts TCPOptions) (*TCPTransport, error) {
 	}
 	if opts.BackoffMax < opts.BackoffMin {
 		opts.BackoffMax = max(2*time.Second, opts.BackoffMin)
+	}
+	if opts.MaxRefusals <= 0 {
+		opts.MaxRefusals = DefaultMaxRefusals
 	}
 	if opts.MaxMessageBytes <= 0 {
 		opts.MaxMessageBytes = 1 << 30
@@ -255,11 +267,11 @@ func (t *TCPTransport) refusal(h hello) string {
 	case h.version != rpcVersion:
 		return fmt.Sprintf("raft RPC version %d, this node speaks %d", h.version, rpcVersion)
 	case h.clusterID != t.opts.ClusterID:
-		return fmt.Sprintf("cluster id %q, this node belongs to cluster %q", h.clusterID, t.opts.ClusterID)
+		return fmt.Sprintf("node %d's cluster id %q disagrees with node %d's %q", h.from, h.clusterID, t.opts.NodeID, t.opts.ClusterID)
 	case h.to != t.opts.NodeID:
 		return fmt.Sprintf("addressed to node %d, this is node %d", h.to, t.opts.NodeID)
 	case h.voters != t.voters:
-		return fmt.Sprintf("controller.quorum.voters %q disagrees with this node's %q", h.voters, t.voters)
+		return fmt.Sprintf("node %d's controller.quorum.voters %q disagrees with node %d's %q", h.from, h.voters, t.opts.NodeID, t.voters)
 	case h.from == t.opts.NodeID || t.opts.Voters[h.from] == "":
 		return fmt.Sprintf("node %d is not another voter", h.from)
 	}

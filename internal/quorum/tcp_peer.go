@@ -93,8 +93,10 @@ func (p *peerSender) dial() (net.Conn, error) {
 	if status != helloAccepted {
 		nc.Close()
 		p.t.log.Error("raft peer refused this node", "peer", p.id, "addr", p.addr, "reason", reason)
+		p.t.refused(p.id, reason)
 		return nil, fmt.Errorf("refused by node %d: %s", p.id, reason)
 	}
+	p.t.noteAccepted(p.id)
 	nc.SetDeadline(time.Time{})
 	return nc, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"slices"
 	"strings"
@@ -354,5 +355,77 @@ func TestTCPLaggingVoterGetsChunkedSnapshot(t *testing.T) {
 	defer m.mu.Unlock()
 	if m.restores == 0 {
 		t.Fatal("caught up without a snapshot")
+	}
+}
+
+// nopVoter is a LocalVoter that ignores everything.
+type nopVoter struct{}
+
+func (nopVoter) Step(*raftpb.Message)       {}
+func (nopVoter) ReportUnreachable(int32)    {}
+func (nopVoter) ReportSnapshot(int32, bool) {}
+
+// TestTCPTransportReportsRefusalByTheQuorum: node 3 lists a voter the
+// others do not; nodes 1 and 2 refuse it, which leaves it no majority, so
+// it reports once, naming both lists. Nodes 1 and 2 are refused by node 3
+// only and report nothing.
+func TestTCPTransportReportsRefusalByTheQuorum(t *testing.T) {
+	addrs := map[int32]string{}
+	lns := map[int32]net.Listener{}
+	for id := int32(1); id <= 3; id++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns[id], addrs[id] = ln, ln.Addr().String()
+	}
+	wrong := maps.Clone(addrs)
+	wrong[4] = "127.0.0.1:1"
+	reports := make(chan *RefusedError, 10)
+	transports := map[int32]*TCPTransport{}
+	for id := int32(1); id <= 3; id++ {
+		voters := addrs
+		if id == 3 {
+			voters = wrong
+		}
+		tr, err := NewTCPTransport(TCPOptions{
+			ClusterID: "c1", NodeID: id, Voters: voters, MaxRefusals: 3,
+			BackoffMin: 5 * time.Millisecond, BackoffMax: 20 * time.Millisecond,
+			OnRefused: func(e *RefusedError) { reports <- e },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		transports[id] = tr
+		tr.Start(nopVoter{})
+		tr.Serve(lns[id])
+		t.Cleanup(tr.Stop)
+	}
+	var e *RefusedError
+	select {
+	case e = <-reports:
+	case <-time.After(10 * time.Second):
+		t.Fatal("node 3 was never reported refused")
+	}
+	if e.NodeID != 3 || len(e.Refusals) != 2 {
+		t.Fatalf("report: %+v", e)
+	}
+	msg := e.Error()
+	for _, want := range []string{VoterString(addrs), VoterString(wrong), "node 1 at", "node 2 at"} {
+		if !strings.Contains(msg, want) {
+			t.Fatalf("report %q does not name %q", msg, want)
+		}
+	}
+	refusedBy3 := func(id int32) int {
+		tr := transports[id]
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		return tr.refusals.inRow[3]
+	}
+	waitFor(t, "nodes 1 and 2 refused by node 3 repeatedly", func() bool { return refusedBy3(1) >= 6 && refusedBy3(2) >= 6 })
+	select {
+	case e := <-reports:
+		t.Fatalf("a second report: %v", e)
+	default:
 	}
 }
