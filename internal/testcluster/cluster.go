@@ -36,6 +36,11 @@ type Options struct {
 	Overrides map[string]string
 	// Logger receives every node's log; nil discards it.
 	Logger *slog.Logger
+	// ProxyInterBroker (StartProcesses only) routes traffic between nodes
+	// (CONTROLLER listeners and an INTERNAL inter-broker listener) through
+	// a fault-injecting proxy, so Processes.Cut can cut a node off its
+	// peers while clients still reach it directly on PLAINTEXT.
+	ProxyInterBroker bool
 }
 
 // Layout is a cluster's fixed shape: ids, ports and dirs of every node.
@@ -194,6 +199,10 @@ type member struct {
 // node serves; the cluster stops at the end of the test.
 func Start(t testing.TB, opts Options) *Cluster {
 	t.Helper()
+	if opts.ProxyInterBroker {
+		// In one process the proxy cannot tell which node opened a connection.
+		t.Fatal("testcluster: ProxyInterBroker needs StartProcesses")
+	}
 	layout, err := NewLayout(t.TempDir(), opts)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,8 @@ type Processes struct {
 	binary string
 	Layout *Layout
 	procs  []*testbin.Process
+	// proxies carry inter-node traffic with Options.ProxyInterBroker.
+	proxies *nodeProxies
 }
 
 // StartProcesses formats a layout (see Options) and starts one process per
@@ -37,6 +39,9 @@ func StartProcesses(t testing.TB, binary string, opts Options) *Processes {
 			}
 		}
 	})
+	if opts.ProxyInterBroker {
+		p.proxies = newNodeProxies(t, layout)
+	}
 	for i := range layout.Nodes {
 		p.launch(i)
 	}
@@ -49,6 +54,9 @@ func StartProcesses(t testing.TB, binary string, opts Options) *Processes {
 func (p *Processes) launch(i int) {
 	p.t.Helper()
 	props := p.Layout.Properties(i)
+	if p.proxies != nil {
+		p.proxies.rewrite(i, props)
+	}
 	keys := make([]string, 0, len(props))
 	for k := range props {
 		keys = append(keys, k)
@@ -60,6 +68,9 @@ func (p *Processes) launch(i int) {
 	}
 	// StartProcess logs the node's output if the test fails.
 	p.procs[i] = testbin.StartProcess(p.t, fmt.Sprintf("node %d", p.Layout.Nodes[i].ID), p.binary, args...)
+	if p.proxies != nil {
+		p.proxies.started(i, p.procs[i].Pid())
+	}
 }
 
 // AwaitStarted waits until node i has logged that it serves.
