@@ -2,6 +2,7 @@ package commitlog
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -15,7 +16,12 @@ import (
 // trimmed to the entries it holds when the segment is rolled or closed.
 //
 // The active segment's entries are resident in memory (buf), so the hot
-// lookups of recent data need no I/O and appends only write the new entry.
+// lookups of recent data need no I/O. Appends only add to buf: the entries
+// past written reach the file in one write when the index is synced,
+// trimmed, released or closed (segment flush, roll, close), instead of one
+// pwrite per indexed batch. Entries lost in a kill -9 are all above the
+// recovery point (a flush writes them before advancing it), and recovery
+// rebuilds the index of every segment from the one holding that point.
 // Older segments' indexes are not loaded: lookups binary-search the file
 // with positional reads, so thousands of segments cost no memory (the role
 // Kafka's lazy memory-mapped indexes play). mu guards buf, count and
@@ -32,6 +38,7 @@ type indexFile struct {
 	mu       sync.RWMutex
 	resident bool
 	buf      []byte // entries*entrySize bytes, when resident
+	written  int    // bytes of buf known to be in the file, when resident
 	count    int    // entries in the file, when not resident
 	fileSize int64  // size of the file when opened
 	existed  bool   // the file was there before open created it
@@ -87,17 +94,33 @@ func (x *indexFile) ensureResidentLocked() error {
 		raw = raw[:n]
 	}
 	x.buf = append([]byte(nil), x.validPrefix(raw)...)
+	x.written = len(x.buf)
 	x.resident = true
 	return nil
 }
 
+// writePendingLocked writes the entries appended since the last write to
+// the file, in one positional write.
+func (x *indexFile) writePendingLocked() error {
+	if !x.resident || x.written >= len(x.buf) {
+		return nil
+	}
+	if _, err := x.file.WriteAt(x.buf[x.written:], int64(x.written)); err != nil {
+		return fmt.Errorf("write index %s: %w", x.path, err)
+	}
+	x.written = len(x.buf)
+	return nil
+}
+
 // release drops the in-memory entries of an index that no longer grows.
+// Lookups then read the file, so entries not yet written keep the index
+// resident (trim, called first on a roll, has written them).
 func (x *indexFile) release() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.resident {
+	if x.resident && x.written >= len(x.buf) {
 		x.count = len(x.buf) / x.entrySize
-		x.buf, x.resident = nil, false
+		x.buf, x.written, x.resident = nil, 0, false
 	}
 }
 
@@ -193,9 +216,6 @@ func (x *indexFile) appendEntry(e []byte) error {
 	if n >= x.maxEntries {
 		return fmt.Errorf("index %s is full (%d entries)", x.path, n)
 	}
-	if _, err := x.file.WriteAt(e, int64(len(x.buf))); err != nil {
-		return fmt.Errorf("write index %s: %w", x.path, err)
-	}
 	x.buf = append(x.buf, e...)
 	return nil
 }
@@ -226,30 +246,46 @@ func (x *indexFile) truncateEntries(n int) error {
 		}
 	}
 	x.buf = x.buf[:keep]
+	x.written = min(x.written, int(keep))
 	return nil
 }
 
-// trim shrinks the file to exactly the entries it holds (Kafka's trimToValidSize).
+// trim writes pending entries and shrinks the file to exactly the entries
+// it holds (Kafka's trimToValidSize).
 func (x *indexFile) trim() error {
-	x.mu.RLock()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err := x.writePendingLocked(); err != nil {
+		return err
+	}
 	n := int64(x.entriesLocked() * x.entrySize)
-	x.mu.RUnlock()
 	if err := x.file.Truncate(n); err != nil {
 		return fmt.Errorf("trim index %s: %w", x.path, err)
 	}
 	return nil
 }
 
+// sync writes pending entries and makes the file durable.
 func (x *indexFile) sync() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if err := x.writePendingLocked(); err != nil {
+		return err
+	}
 	if err := x.file.Sync(); err != nil {
 		return fmt.Errorf("sync index %s: %w", x.path, err)
 	}
 	return nil
 }
 
+// close writes pending entries (without a sync: a close without a flush
+// promises no durability) and closes the file.
 func (x *indexFile) close() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	writeErr := x.writePendingLocked()
 	if err := x.file.Close(); err != nil {
-		return fmt.Errorf("close index %s: %w", x.path, err)
+		return errors.Join(writeErr, fmt.Errorf("close index %s: %w", x.path, err))
 	}
-	return nil
+	return writeErr
 }

@@ -161,9 +161,12 @@ func TestENOSPCFailsAppendsButReadsContinue(t *testing.T) {
 	}
 }
 
-// TestENOSPCInIndexWriteLeavesNothingBehind fails the index entry write of
-// an append whose log write succeeded: the append must be undone entirely.
-func TestENOSPCInIndexWriteLeavesNothingBehind(t *testing.T) {
+// TestENOSPCInIndexWriteIsRetried fails the write of the buffered index
+// entries (appends only add them in memory; a flush writes them): the flush
+// reports the full disk without taking the log offline, reads still find
+// every batch, and the next flush writes the entries, so the reopened log
+// has its whole index.
+func TestENOSPCInIndexWriteIsRetried(t *testing.T) {
 	budget := vfs.NewWriteBudget(1 << 30)
 	mem := newDurableMem(t)
 	efs := vfs.NewErrorFS(mem, budget)
@@ -173,37 +176,55 @@ func TestENOSPCInIndexWriteLeavesNothingBehind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	for i := 0; i < 3; i++ {
-		if _, err := l.Append(makeBatch(batchSpec{records: 2, valueSize: 50}), 0); err != nil {
-			t.Fatal(err)
-		}
-	}
 	b := makeBatch(batchSpec{records: 2, valueSize: 50})
-	budget.Set(int64(len(b))) // the log write fits, the index entry does not
-	if _, err := l.Append(b, 0); !errors.Is(err, ErrStorage) {
-		t.Fatalf("append with a failing index write: %v", err)
-	}
-	if l.LogEndOffset() != 6 || l.Size() != 3*int64(len(b)) {
-		t.Fatalf("failed append left LEO %d size %d", l.LogEndOffset(), l.Size())
-	}
-	budget.Set(1 << 30)
 	for i := 0; i < 3; i++ {
 		if _, err := l.Append(makeBatch(batchSpec{records: 2, valueSize: 50}), 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for off := int64(0); off < 12; off++ {
-		res, err := l.Read(off, 1, 12, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := res.Bytes()
-		h, err := records.ParseHeader(data)
-		if err != nil || h.BaseOffset != off/2*2 {
-			t.Fatalf("read %d: header %+v %v", off, h, err)
+	budget.Set(int64(len(b))) // the log write fits; no index write happens on append
+	if _, err := l.Append(b, 0); err != nil {
+		t.Fatalf("append with room for the batch only: %v", err)
+	}
+	if err := l.Flush(); !errors.Is(err, ErrStorage) || l.Offline() {
+		t.Fatalf("flush with no room for the index entries: %v, offline %v", err, l.Offline())
+	}
+	checkReads := func(l *Log, n int64) {
+		t.Helper()
+		for off := int64(0); off < n; off++ {
+			res, err := l.Read(off, 1, n, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := res.Bytes()
+			h, err := records.ParseHeader(data)
+			if err != nil || h.BaseOffset != off/2*2 {
+				t.Fatalf("read %d: header %+v %v", off, h, err)
+			}
 		}
 	}
+	checkReads(l, 8)
+	budget.Set(1 << 30)
+	if err := l.Flush(); err != nil {
+		t.Fatalf("flush after space came back: %v", err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := openOffsetIndex(mem, "/data/t-0/"+segmentFileName(0, indexSuffix), 0, opts.SegmentIndexBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.close()
+	if err := idx.ensureResident(); err != nil || idx.entries() != 3 {
+		t.Fatalf("index after the retried write: %d entries, %v (want 3)", idx.entries(), err)
+	}
+	l, err = Open(mem, "/data/t-0", testTP, opts, clock.NewManual(testStart), StartState{}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	checkReads(l, 8)
 }
 
 // TestManagerDeleteIsDelayed deletes a log the way Kafka does: renamed at
