@@ -43,6 +43,7 @@ func (n *Node) newTransport() (*quorum.TCPTransport, error) {
 		ClusterID: n.clusterID,
 		NodeID:    n.cfg.NodeID(),
 		Voters:    voterAddrs(n),
+		OnRefused: n.refusal.report,
 		Logger:    n.logger,
 	})
 	if err != nil {
