@@ -63,6 +63,7 @@ func handlerConstructors() []func(*Registry, Deps) (Handler, bool) {
 		newFindCoordinatorHandler, newJoinGroupHandler, newHeartbeatHandler, newLeaveGroupHandler, newSyncGroupHandler,
 		newOffsetCommitHandler, newOffsetFetchHandler, newDescribeGroupsHandler, newListGroupsHandler,
 		newDeleteGroupsHandler, newOffsetDeleteHandler,
+		newAlterPartitionReassignmentsHandler, newListPartitionReassignmentsHandler,
 	}
 }
 

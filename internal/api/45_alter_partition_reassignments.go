@@ -1,0 +1,66 @@
+package api
+
+// AlterPartitionReassignments (key 45), versions 0-1: the pinned Kafka
+// release's range (kmsg calls it AlterPartitionAssignments).
+//
+// Behaviour as Kafka's (KIP-455): the active controller grows each listed
+// partition's replicas to the union of the current and the target ones; the
+// new replicas fetch, join the ISR through the leader's AlterPartition, and
+// the change that adds the last of them completes the move (replicas become
+// the target, the removed ones leave the ISR, a removed leader is
+// replaced). Null replicas cancel a reassignment in progress
+// (NO_REASSIGNMENT_IN_PROGRESS without one). Per-partition errors
+// UNKNOWN_TOPIC_OR_PARTITION, INVALID_REPLICA_ASSIGNMENT (empty list,
+// duplicate or unregistered broker, every broker fenced) and, from v1 when
+// allow_replication_factor_change is false, INVALID_REPLICATION_FACTOR. A
+// broker forwards the request to the active controller; the answer is sent
+// once the change is committed, not when the move completes.
+//
+// Deviations: no authorizer, so CLUSTER_AUTHORIZATION_FAILED never occurs;
+// no replication throttles (Kafka's tools set them through configs, which
+// are stored but not enforced).
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// PartitionReassigner runs the reassignment operations on the active
+// controller. The node implements it beside ControlPlane; a ControlPlane
+// that does not leaves keys 45 and 46 unserved.
+type PartitionReassigner interface {
+	AlterPartitionReassignments(ctx context.Context, req *kmsg.AlterPartitionAssignmentsRequest) (*kmsg.AlterPartitionAssignmentsResponse, error)
+	ListPartitionReassignments(ctx context.Context, req *kmsg.ListPartitionReassignmentsRequest) (*kmsg.ListPartitionReassignmentsResponse, error)
+}
+
+func newAlterPartitionReassignmentsHandler(_ *Registry, deps Deps) (Handler, bool) {
+	pr, ok := deps.ControlPlane.(PartitionReassigner)
+	if !ok {
+		return Handler{}, false
+	}
+	return Handler{
+		Key:        45,
+		MinVersion: 0,
+		MaxVersion: 1,
+		Handle: func(ctx context.Context, req *Request) Response {
+			body := req.Body.(*kmsg.AlterPartitionAssignmentsRequest)
+			return Reply(alterPartitionReassignments(ctx, pr, body))
+		},
+	}, true
+}
+
+func alterPartitionReassignments(ctx context.Context, pr PartitionReassigner, req *kmsg.AlterPartitionAssignmentsRequest) *kmsg.AlterPartitionAssignmentsResponse {
+	ctx, cancel := requestTimeout(ctx, req.TimeoutMillis)
+	defer cancel()
+	resp, err := pr.AlterPartitionReassignments(ctx, req)
+	if err != nil {
+		// Kafka answers a request that failed as a whole with the
+		// top-level error and no partitions.
+		resp = kmsg.NewPtrAlterPartitionAssignmentsResponse()
+		resp.ErrorCode, resp.ErrorMessage = ControlPlaneErrorCode(err), errorMessage(err)
+		resp.AllowReplicationFactorChange = req.Version < 1 || req.AllowReplicationFactorChange
+	}
+	resp.SetVersion(req.Version)
+	return resp
+}
