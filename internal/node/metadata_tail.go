@@ -3,8 +3,11 @@ package node
 // A voter keeps the committed metadata entries it applied in memory, as
 // record batches, so the active controller can answer observers' Fetch of
 // __cluster_metadata-0 without reading the raft log (which the quorum
-// package owns). The tail is bounded; an observer behind its start gets
-// OFFSET_OUT_OF_RANGE (FetchSnapshot is not served yet).
+// package owns). The tail is bounded, and follows the quorum's log start
+// (entries compacted behind a snapshot are dropped). An observer behind its
+// start is answered, as Kafka does (KIP-630), with no error and the newest
+// snapshot's id, which it pulls with FetchSnapshot; when no snapshot covers
+// the gap it gets OFFSET_OUT_OF_RANGE.
 
 import (
 	"context"
@@ -73,6 +76,29 @@ func (t *committedTail) add(offset int64, epoch int32, data []byte) error {
 	return nil
 }
 
+// reset drops every entry: the next one kept is at offset start (a
+// snapshot was restored, covering everything before it).
+func (t *committedTail) reset(start int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.batches, t.offsets, t.bytes, t.start = nil, nil, 0, start
+}
+
+// trimBefore drops the entries below offset (compacted behind a snapshot).
+func (t *committedTail) trimBefore(offset int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if offset <= t.start {
+		return
+	}
+	i := 0
+	for i < len(t.offsets) && t.offsets[i] < offset {
+		t.bytes -= len(t.batches[i])
+		i++
+	}
+	t.batches, t.offsets, t.start = t.batches[i:], t.offsets[i:], offset
+}
+
 // read returns the batches from offset on, up to maxBytes (at least one),
 // whether offset is still served, and a channel closed when more arrive.
 func (t *committedTail) read(offset int64, maxBytes int) ([]byte, bool, <-chan struct{}) {
@@ -134,12 +160,17 @@ func (n *Node) fetchMetadataPartition(ctx context.Context, req *kmsg.FetchReques
 	wait := min(time.Duration(req.MaxWaitMillis)*time.Millisecond, observerMaxWait)
 	deadline := time.NewTimer(wait)
 	defer deadline.Stop()
+	n.tail.trimBefore(st.LogStartOffset)
 	for {
 		data, ok, grew := n.tail.read(p.FetchOffset, int(max(p.PartitionMaxBytes, 1<<20)))
 		rp.HighWatermark = n.Image().Offset() + 1
 		rp.LastStableOffset, rp.LogStartOffset = rp.HighWatermark, n.tail.startOffset()
 		rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = st.Leader, int32(st.Epoch)
 		if !ok {
+			if id, found := n.latestSnapshotFrom(rp.LogStartOffset); found {
+				rp.SnapshotID.EndOffset, rp.SnapshotID.Epoch = id.EndOffset, id.Epoch
+				return
+			}
 			rp.ErrorCode = kerr.OffsetOutOfRange.Code
 			return
 		}

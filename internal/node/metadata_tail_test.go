@@ -64,3 +64,30 @@ func TestCommittedTailDropsOldEntriesPastItsBound(t *testing.T) {
 		t.Fatalf("start offset %d after dropping", tail.startOffset())
 	}
 }
+
+func TestCommittedTailFollowsSnapshots(t *testing.T) {
+	tail := newCommittedTail(1 << 20)
+	for off := int64(0); off < 6; off++ {
+		if err := tail.add(off, 1, []byte{byte(off)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tail.trimBefore(4)
+	if _, ok, _ := tail.read(3, 1<<20); ok {
+		t.Fatal("offset 3 served after trimming before 4")
+	}
+	if data, ok, _ := tail.read(4, 1<<20); !ok || len(data) == 0 {
+		t.Fatal("offset 4 not served after trimming before 4")
+	}
+	tail.trimBefore(2) // behind the start: nothing changes
+	if tail.startOffset() != 4 {
+		t.Fatalf("start %d after a trim behind it, want 4", tail.startOffset())
+	}
+	tail.reset(10)
+	if data, ok, _ := tail.read(10, 1<<20); !ok || len(data) != 0 || tail.startOffset() != 10 {
+		t.Fatalf("after reset(10): ok %t, %d bytes, start %d", ok, len(data), tail.startOffset())
+	}
+	if _, ok, _ := tail.read(5, 1<<20); ok {
+		t.Fatal("an entry before the restored snapshot is still served")
+	}
+}

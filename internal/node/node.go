@@ -77,12 +77,12 @@ type Node struct {
 	// prevEpoch is the broker epoch the previous process recorded at a
 	// clean stop (register.go).
 	prevEpoch previousEpoch
-	// refusal is set when the quorum's peers refuse this voter.
-	refusal quorumRefusal
 	// observer pulls the metadata log of a dedicated broker (nil on a
 	// voter); tail keeps a voter's committed entries for observers.
 	observer *metadataObserver
 	tail     *committedTail
+	// snapshots reads a voter's metadata checkpoints (snapshot.go).
+	snapshots *checkpointReader
 	// dutiesStop ends runClusterDuties; dutiesDone is closed when it has.
 	dutiesStop chan struct{}
 	dutiesDone chan struct{}
@@ -221,7 +221,8 @@ func (n *Node) openQuorum(metaDir string) error {
 			}
 			return n.tail.add(c.Offset, c.Epoch, c.Data)
 		},
-		Logger: n.logger,
+		Snapshots: n.snapshotOptions(metaLogDir),
+		Logger:    n.logger,
 	})
 	if err != nil {
 		return fmt.Errorf("metadata quorum: %w", err)
@@ -277,7 +278,13 @@ func (n *Node) onMetadata(delta *metadata.Delta, image *metadata.Image) {
 	if err := n.logs.applyConfigChanges(delta); err != nil {
 		n.logger.Error("applying topic config changes", "err", err)
 	}
-	n.replicas.ApplyDelta(delta, image)
+	if delta.Base().Offset() < 0 {
+		// A snapshot replaced the image: the delta reports nothing
+		// removed, so the replicas are rebuilt from the whole image.
+		n.replicas.ApplyImage(image)
+	} else {
+		n.replicas.ApplyDelta(delta, image)
+	}
 	n.groups.ApplyImage(image)
 }
 
@@ -326,12 +333,7 @@ func (n *Node) ClusterID() string { return n.clusterID }
 // replica manager, the quorum and the logs, which are flushed and marked
 // cleanly shut down. It returns the first error of the start or the stop.
 func (n *Node) Run(ctx context.Context) error {
-	ctx, release := n.refusal.bind(ctx)
-	defer release()
 	if err := n.start(ctx); err != nil {
-		if refused := n.refusal.Err(); refused != nil {
-			return errors.Join(refused, n.Close())
-		}
 		if ctx.Err() != nil {
 			// Stopped while starting: a stop, not a failure.
 			return n.Close()
@@ -340,7 +342,7 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	close(n.ready)
 	n.logger.Info("node started", "node_id", n.cfg.NodeID(), "cluster_id", n.clusterID)
-	failure := errors.Join(n.awaitStopOrFailure(ctx), n.refusal.Err())
+	failure := n.awaitStopOrFailure(ctx)
 	n.logger.Info("node stopping")
 	return errors.Join(failure, n.Close())
 }

@@ -4,7 +4,8 @@ package node
 // log from the active controller with Fetch on __cluster_metadata-0
 // (replica id -1, an observer) and replays it into its metadata.Loader, as
 // a KRaft broker does. It keeps nothing of the log on disk: a restart pulls
-// it again from the controllers.
+// it again from the controllers, from their newest snapshot when their log
+// has been compacted behind one (observer_snapshot.go).
 
 import (
 	"context"
@@ -200,6 +201,10 @@ func (o *metadataObserver) fetchOnce(ctx context.Context, target int32) error {
 		return fmt.Errorf("metadata fetch from controller %d: %w", target, kerr.ErrorForCode(rp.ErrorCode))
 	}
 	o.setLeader(target, int64(rp.CurrentLeader.LeaderEpoch))
+	if rp.SnapshotID.EndOffset >= 0 && rp.SnapshotID.Epoch >= 0 {
+		// Behind the controller's log start: its snapshot first.
+		return o.loadSnapshot(ctx, cl, target, quorum.SnapshotID{EndOffset: rp.SnapshotID.EndOffset, Epoch: rp.SnapshotID.Epoch})
+	}
 	if err := o.apply(rp.RecordBatches, rp.HighWatermark); err != nil {
 		return err
 	}
