@@ -77,6 +77,8 @@ type Node struct {
 	// prevEpoch is the broker epoch the previous process recorded at a
 	// clean stop (register.go).
 	prevEpoch previousEpoch
+	// refusal is set when the quorum's peers refuse this voter.
+	refusal quorumRefusal
 	// observer pulls the metadata log of a dedicated broker (nil on a
 	// voter); tail keeps a voter's committed entries for observers.
 	observer *metadataObserver
@@ -333,7 +335,12 @@ func (n *Node) ClusterID() string { return n.clusterID }
 // replica manager, the quorum and the logs, which are flushed and marked
 // cleanly shut down. It returns the first error of the start or the stop.
 func (n *Node) Run(ctx context.Context) error {
+	ctx, release := n.refusal.bind(ctx)
+	defer release()
 	if err := n.start(ctx); err != nil {
+		if refused := n.refusal.Err(); refused != nil {
+			return errors.Join(refused, n.Close())
+		}
 		if ctx.Err() != nil {
 			// Stopped while starting: a stop, not a failure.
 			return n.Close()
@@ -342,7 +349,7 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	close(n.ready)
 	n.logger.Info("node started", "node_id", n.cfg.NodeID(), "cluster_id", n.clusterID)
-	failure := n.awaitStopOrFailure(ctx)
+	failure := errors.Join(n.awaitStopOrFailure(ctx), n.refusal.Err())
 	n.logger.Info("node stopping")
 	return errors.Join(failure, n.Close())
 }
