@@ -79,41 +79,80 @@ type txnStart struct {
 }
 
 // staged is the pending update of one producer within an Append, like
-// Kafka's ProducerAppendInfo.
+// Kafka's ProducerAppendInfo. updated starts as the committed entry without
+// its batches (they stay in the committed entry and are merged back on
+// commit); its batches live in batchBuf, so staging allocates nothing.
 type staged struct {
 	committed *Entry // the entry before this append (empty for a new producer)
-	updated   *Entry
+	updated   Entry
+	batchBuf  [BatchesToRetain]BatchMetadata
 	started   []txnStart
+}
+
+func (s *staged) reset(committed *Entry) {
+	s.committed = committed
+	s.updated = *committed
+	s.updated.batches = s.batchBuf[:0]
+	s.started = nil
 }
 
 // Append collects the producer-state changes of one log append (one or more
 // batches, all with offsets already assigned) without changing the Manager;
 // Commit applies them once the batches are written. Abandoning an Append
 // (on a check error, a duplicate or a failed write) leaves the state as it was.
+//
+// Almost every append carries the batches of a single producer (a produce
+// request holds one batch per partition), so the first producer is staged
+// inside the Append itself and only further ones take a map entry.
 type Append struct {
-	m         *Manager
-	origin    Origin
-	producers map[int64]*staged
-	order     []int64 // producer ids in first-seen order, so Commit is deterministic
+	m        *Manager
+	origin   Origin
+	first    staged
+	firstPID int64
+	hasFirst bool
+	more     map[int64]*staged // producers after the first, created on demand
+	order    []int64           // ids in more, in first-seen order, so Commit is deterministic
+	// completed is handed to the caller by Commit.
 	completed []CompletedTxn
 	nextEnd   int64
 }
 
-// BeginAppend starts staging an append of the given origin.
+// BeginAppend starts staging an append of the given origin. The Append of
+// the last Commit is reused (the caller may not touch an Append after
+// committing it), so the produce path allocates no staging per append; an
+// abandoned Append is simply dropped.
 func (m *Manager) BeginAppend(origin Origin) *Append {
-	return &Append{m: m, origin: origin, producers: map[int64]*staged{}, nextEnd: -1}
+	a := m.spareAppend
+	if a == nil {
+		a = &Append{}
+	}
+	m.spareAppend = nil
+	*a = Append{m: m, origin: origin, nextEnd: -1}
+	return a
 }
 
 func (a *Append) stagedFor(producerID int64) *staged {
-	if s, ok := a.producers[producerID]; ok {
+	if a.hasFirst && a.firstPID == producerID {
+		return &a.first
+	}
+	if s, ok := a.more[producerID]; ok {
 		return s
 	}
 	committed, ok := a.m.producers[producerID]
 	if !ok {
 		committed = emptyEntry(producerID)
 	}
-	s := &staged{committed: committed, updated: committed.withoutBatches()}
-	a.producers[producerID] = s
+	if !a.hasFirst {
+		a.first.reset(committed)
+		a.firstPID, a.hasFirst = producerID, true
+		return &a.first
+	}
+	s := &staged{}
+	s.reset(committed)
+	if a.more == nil {
+		a.more = map[int64]*staged{}
+	}
+	a.more[producerID] = s
 	a.order = append(a.order, producerID)
 	return s
 }
@@ -148,7 +187,7 @@ func (a *Append) AddBatch(h records.Header) (Verdict, error) {
 			return Verdict{}, err
 		}
 	}
-	u := s.updated
+	u := &s.updated
 	if u.CurrentTxnFirstOffset >= 0 && !h.IsTransactional() {
 		return Verdict{}, fmt.Errorf("%w: producer %d wrote a non-transactional batch at offset %d of %s while its transaction from offset %d is open",
 			kerr.InvalidTxnState, h.ProducerID, h.BaseOffset, a.m.name, u.CurrentTxnFirstOffset)
@@ -186,7 +225,7 @@ func (a *Append) AddMarker(h records.Header, mk Marker) error {
 	if err := a.checkEpoch(s, h.ProducerEpoch, h.BaseOffset, tv); err != nil {
 		return err
 	}
-	u := s.updated
+	u := &s.updated
 	if u.CoordinatorEpoch > mk.CoordinatorEpoch {
 		if a.origin != OriginReplication {
 			return fmt.Errorf("%w: producer %d marker at offset %d of %s has coordinator epoch %d, older than %d",
@@ -248,7 +287,7 @@ func (a *Append) checkEpoch(s *staged, epoch int16, offset int64, txnVersion int
 // know (never seen, expired, or its data deleted) may start anywhere: Kafka
 // gives up UNKNOWN_PRODUCER_ID here since KIP-360, so neither do we.
 func (a *Append) checkSequence(s *staged, epoch int16, firstSeq int32, offset int64) error {
-	u, c := s.updated, s.committed
+	u, c := &s.updated, s.committed
 	if epoch != u.ProducerEpoch {
 		if firstSeq != 0 && u.ProducerEpoch != kafka.NoProducerEpoch {
 			return fmt.Errorf("%w: producer %d at offset %d of %s starts new epoch %d (was %d) at sequence %d, not 0",
@@ -284,16 +323,11 @@ func nextSequence(seq int32) int32 {
 // offsets (for the transaction index). An Append is committed at most once.
 func (a *Append) Commit() []CompletedTxn {
 	m := a.m
+	if a.hasFirst {
+		m.commitStaged(a.firstPID, &a.first)
+	}
 	for _, pid := range a.order {
-		s := a.producers[pid]
-		if e, ok := m.producers[pid]; ok {
-			e.merge(s.updated)
-		} else {
-			m.producers[pid] = s.updated
-		}
-		for _, t := range s.started {
-			m.ongoing[t.firstOffset] = t.producerID
-		}
+		m.commitStaged(pid, a.more[pid])
 	}
 	for i := range a.completed {
 		ct := &a.completed[i]
@@ -304,6 +338,20 @@ func (a *Append) Commit() []CompletedTxn {
 		m.mapEndOffset = a.nextEnd
 	}
 	done := a.completed
-	a.producers, a.order, a.completed = nil, nil, nil
+	a.hasFirst, a.more, a.order, a.completed = false, nil, nil, nil
+	m.spareAppend = a
 	return done
+}
+
+// commitStaged applies one producer's staged update. A new producer gets an
+// entry of its own: the staged one's batches live in the Append.
+func (m *Manager) commitStaged(pid int64, s *staged) {
+	if e, ok := m.producers[pid]; ok {
+		e.merge(&s.updated)
+	} else {
+		m.producers[pid] = s.updated.clone()
+	}
+	for _, t := range s.started {
+		m.ongoing[t.firstOffset] = t.producerID
+	}
 }

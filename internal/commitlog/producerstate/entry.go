@@ -104,15 +104,6 @@ func (e *Entry) clone() *Entry {
 	return &c
 }
 
-// withoutBatches is the starting point of a staged update: the same epochs,
-// timestamps and transaction, none of the batches (they stay in the committed
-// entry and are merged back on commit).
-func (e *Entry) withoutBatches() *Entry {
-	c := *e
-	c.batches = nil
-	return &c
-}
-
 // setEpoch adopts a new producer epoch; batches of an older epoch say nothing
 // about the sequences of the new one, so they are dropped.
 func (e *Entry) setEpoch(epoch int16) {

@@ -50,6 +50,8 @@ type Manager struct {
 	mapEndOffset int64
 	// lastSnapOffset is the offset of the newest snapshot written or loaded.
 	lastSnapOffset int64
+	// spareAppend is the last committed Append, for BeginAppend to reuse.
+	spareAppend *Append
 }
 
 // New returns an empty Manager; call TruncateAndReload (or LoadLatest) to
