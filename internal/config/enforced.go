@@ -64,6 +64,10 @@ func enforcedBrokerKeys() map[string]string {
 		"offsets.topic.replication.factor":          "defaults to 1 on a single node",
 		"transaction.state.log.replication.factor":  "validated; defaults to 1 on a single node",
 		"transaction.state.log.min.isr":             "validated; defaults to 1 on a single node",
+
+		// Metadata snapshots (internal/node/snapshot.go).
+		"metadata.log.max.record.bytes.between.snapshots": "",
+		"metadata.log.max.snapshot.interval.ms":           "",
 	}
 }
 
