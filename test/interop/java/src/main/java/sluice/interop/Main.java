@@ -22,6 +22,7 @@ public final class Main {
         all.put("admin-configs", new AdminConfigsScenario());
         all.put("group-rebalance", new GroupRebalanceScenario());
         all.put("produce-transactional", new ProduceTransactionalScenario());
+        all.put("failover-produce-consume", new FailoverProduceConsumeScenario());
         return all;
     }
 
