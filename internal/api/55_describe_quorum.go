@@ -3,7 +3,10 @@ package api
 // DescribeQuorum (key 55), versions 0-2: the pinned Kafka release's range.
 // Served on broker and CONTROLLER listeners (KIP-919's
 // --bootstrap-controller); a broker forwards it to the active controller,
-// as Kafka's does, so kafka-metadata-quorum works through either.
+// as Kafka's does, so kafka-metadata-quorum works through either. On a
+// CONTROLLER listener only the leader answers; another voter answers
+// NOT_LEADER_OR_FOLLOWER at the partition (NotQuorumLeader), as Kafka's
+// raft client does, and the admin client retries at the active controller.
 //
 // Behaviour as Kafka's: only __cluster_metadata-0 is described (another
 // partition is UNKNOWN_TOPIC_OR_PARTITION); the leader, its epoch, the high
@@ -11,10 +14,14 @@ package api
 // voters) with their log end offsets, and (v2) the voters' CONTROLLER
 // endpoints.
 //
-// Deviations: a voter's or observer's log end offset and fetch timestamps
-// come from its broker heartbeats (the metadata offset it reported and when),
-// not from raft fetches, so a voter that is not also a broker shows -1;
-// directory ids are zero (no KIP-853 dynamic quorum).
+// Deviations: a voter's log end offset is the raft leader's record of what
+// it acknowledged (Kafka's: the offset of its last fetch); its last fetch
+// time is the time of the answer when the leader heard from it within the
+// election timeout, -1 otherwise (etcd raft keeps no timestamps), and it is
+// caught up at that time when its end offset reaches the high watermark.
+// An observer's offset and times come from its broker heartbeats (the
+// metadata offset it reported and when). Directory ids are zero (no KIP-853
+// dynamic quorum).
 
 import (
 	"context"
@@ -78,5 +85,21 @@ func unknownQuorumPartition(req *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuoru
 		}
 		resp.Topics = append(resp.Topics, rt)
 	}
+	return resp
+}
+
+// NotQuorumLeader is a non-leader voter's answer: NOT_LEADER_OR_FOLLOWER on
+// __cluster_metadata-0, with the leader it knows (-1: none).
+func NotQuorumLeader(req *kmsg.DescribeQuorumRequest, leader int32) *kmsg.DescribeQuorumResponse {
+	resp := kmsg.NewPtrDescribeQuorumResponse()
+	resp.SetVersion(req.Version)
+	rt := kmsg.NewDescribeQuorumResponseTopic()
+	rt.Topic = metadataTopic
+	rp := kmsg.NewDescribeQuorumResponseTopicPartition()
+	rp.ErrorCode = kerr.NotLeaderForPartition.Code
+	rp.ErrorMessage = stringPtr("this controller is not the quorum leader")
+	rp.LeaderID = leader
+	rt.Partitions = append(rt.Partitions, rp)
+	resp.Topics = append(resp.Topics, rt)
 	return resp
 }

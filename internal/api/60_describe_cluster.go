@@ -9,7 +9,16 @@ package api
 // listener, as Kafka does; cluster authorized operations when asked (every
 // operation: no authorizer), INT32_MIN otherwise.
 //
-// Deviations: the controller id choice is 03_metadata.go's.
+// Behaviour as Kafka's controller (KIP-919, `--bootstrap-controller`), on a
+// CONTROLLER listener of a ControlPlane that is a ControllerDirectory:
+// endpoint type 2 is answered with the voters' endpoints on that listener
+// and the quorum leader as controller id (-1 while there is none); type 1
+// (and v0, which means type 1) is UNSUPPORTED_ENDPOINT_TYPE.
+//
+// Deviations: the broker listener's controller id choice is 03_metadata.go's;
+// the controllers' endpoints come from controller.quorum.voters (Kafka reads
+// them from the controllers' registrations, which Sluice does not keep), so
+// a controller is listed whether or not it is running.
 
 import (
 	"context"
@@ -40,6 +49,23 @@ func newDescribeClusterHandler(_ *Registry, deps Deps) (Handler, bool) {
 	}, true
 }
 
+// ControllerDirectory is implemented by a ControlPlane that serves
+// CONTROLLER listeners: DescribeCluster there describes the controllers.
+type ControllerDirectory interface {
+	// IsControllerListener reports whether the listener is a CONTROLLER one.
+	IsControllerListener(name string) bool
+	// Controllers returns the quorum leader (-1: none known) and every
+	// voter's endpoint on the listener, in node id order.
+	Controllers(listener string) (leader int32, endpoints []ControllerEndpoint)
+}
+
+// ControllerEndpoint is one controller's address on a listener.
+type ControllerEndpoint struct {
+	NodeID int32
+	Host   string
+	Port   int32
+}
+
 func describeCluster(cp ControlPlane, listener string, req *kmsg.DescribeClusterRequest) *kmsg.DescribeClusterResponse {
 	resp := kmsg.NewPtrDescribeClusterResponse()
 	resp.SetVersion(req.Version)
@@ -49,11 +75,14 @@ func describeCluster(cp ControlPlane, listener string, req *kmsg.DescribeCluster
 	}
 	im := cp.Image()
 	resp.ClusterID = im.ClusterID()
-	resp.ControllerID = liveControllerID(im, cp.NodeID())
 	resp.ClusterAuthorizedOperations = authorizedOperationsOmitted
 	if req.IncludeClusterAuthorizedOperations {
 		resp.ClusterAuthorizedOperations = allClusterOperations
 	}
+	if dir, ok := cp.(ControllerDirectory); ok && dir.IsControllerListener(listener) {
+		return describeControllers(dir, listener, resp)
+	}
+	resp.ControllerID = liveControllerID(im, cp.NodeID())
 	if req.Version >= 1 && req.EndpointType != endpointTypeBrokers {
 		resp.ErrorCode = kerr.UnsupportedEndpointType.Code
 		if req.EndpointType == endpointTypeControllers {
@@ -70,6 +99,25 @@ func describeCluster(cp ControlPlane, listener string, req *kmsg.DescribeCluster
 		}
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.NodeID, rb.Host, rb.Port, rb.Rack, rb.IsFenced = b.ID, ep.Host, ep.Port, b.Rack, b.Fenced
+		resp.Brokers = append(resp.Brokers, rb)
+	}
+	return resp
+}
+
+// describeControllers answers on a CONTROLLER listener, as Kafka's
+// controller does: only endpoint type 2 is served there.
+func describeControllers(dir ControllerDirectory, listener string, resp *kmsg.DescribeClusterResponse) *kmsg.DescribeClusterResponse {
+	leader, endpoints := dir.Controllers(listener)
+	resp.ControllerID = leader
+	if resp.EndpointType != endpointTypeControllers {
+		resp.ErrorCode = kerr.UnsupportedEndpointType.Code
+		resp.ErrorMessage = stringPtr("the request was sent to an endpoint of type CONTROLLER, but we wanted an endpoint of type BROKER")
+		resp.ControllerID = -1
+		return resp
+	}
+	for _, ep := range endpoints {
+		rb := kmsg.NewDescribeClusterResponseBroker()
+		rb.NodeID, rb.Host, rb.Port = ep.NodeID, ep.Host, ep.Port
 		resp.Brokers = append(resp.Brokers, rb)
 	}
 	return resp

@@ -62,7 +62,7 @@ func (n *Node) newControllerServer() error {
 		ClusterID:    n.clusterID,
 		NodeID:       n.cfg.NodeID(),
 		ControlPlane: n,
-	}, append(api.ControllerHandlers(n, n), api.DescribeQuorumHandler(n), api.ElectLeadersHandler(n), api.AlterPartitionHandler(n))...)
+	}, append(api.ControllerHandlers(n, n), api.DescribeQuorumHandler(controllerQuorum{n}), api.ElectLeadersHandler(n), api.AlterPartitionHandler(n))...)
 	if err != nil {
 		return fmt.Errorf("controller request handlers: %w", err)
 	}

@@ -8,10 +8,12 @@ import (
 
 	"sluice/internal/api"
 	"sluice/internal/controller"
+	"sluice/internal/quorum"
 )
 
-// DescribeQuorum implements api.QuorumDescriber: the active controller (or
-// a single voter) describes the quorum; another node forwards the request.
+// DescribeQuorum implements api.QuorumDescriber for the broker listeners:
+// the active controller (or a single voter) describes the quorum; another
+// node forwards the request to it, as a Kafka broker does.
 func (n *Node) DescribeQuorum(ctx context.Context, req *kmsg.DescribeQuorumRequest) (*kmsg.DescribeQuorumResponse, error) {
 	return forwardOr(ctx, n, req, func() (*kmsg.DescribeQuorumResponse, error) {
 		if !n.driver.Status().IsLeader {
@@ -21,20 +23,39 @@ func (n *Node) DescribeQuorum(ctx context.Context, req *kmsg.DescribeQuorumReque
 	})
 }
 
+// describeQuorum is the leader's description. A voter's log end offset is
+// what raft's progress says it acknowledged, so a dedicated controller
+// (which sends no broker heartbeats) shows its real lag; an observer's is
+// the metadata offset its heartbeats reported.
 func (n *Node) describeQuorum(req *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuorumResponse {
 	st := n.driver.Status()
 	im := n.Image()
+	now := n.clk.Now().UnixMilli()
 	resp := kmsg.NewPtrDescribeQuorumResponse()
 	resp.SetVersion(req.Version)
 	p := kmsg.NewDescribeQuorumResponseTopicPartition()
 	p.LeaderID, p.LeaderEpoch, p.HighWatermark = st.Leader, int32(st.Epoch), st.CommitOffset+1
-	replica := func(id int32) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
+	voter := func(id int32) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
 		r := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
-		r.ReplicaID, r.LogEndOffset = id, -1
-		if id == st.NodeID {
-			r.LogEndOffset = st.AppliedOffset + 1
-			return r
+		r.ReplicaID, r.LogEndOffset, r.LastFetchTimestamp, r.LastCaughtUpTimestamp = id, -1, -1, -1
+		i := slices.IndexFunc(st.Replicas, func(p quorum.ReplicaProgress) bool { return p.NodeID == id })
+		switch {
+		case id == st.NodeID:
+			r.LogEndOffset, r.LastFetchTimestamp = st.AppliedOffset+1, now
+		case i >= 0:
+			r.LogEndOffset = st.Replicas[i].EndOffset
+			if st.Replicas[i].RecentActive {
+				r.LastFetchTimestamp = now
+			}
 		}
+		if r.LastFetchTimestamp >= 0 && r.LogEndOffset >= p.HighWatermark {
+			r.LastCaughtUpTimestamp = now
+		}
+		return r
+	}
+	observer := func(id int32) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {
+		r := kmsg.NewDescribeQuorumResponseTopicPartitionReplicaState()
+		r.ReplicaID, r.LogEndOffset, r.LastFetchTimestamp, r.LastCaughtUpTimestamp = id, -1, -1, -1
 		var s controller.Session
 		var ok bool
 		if n.sessions != nil {
@@ -52,7 +73,7 @@ func (n *Node) describeQuorum(req *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuo
 	var voters []int32
 	for _, v := range n.cfg.Voters() {
 		voters = append(voters, v.ID)
-		p.CurrentVoters = append(p.CurrentVoters, replica(v.ID))
+		p.CurrentVoters = append(p.CurrentVoters, voter(v.ID))
 		node := kmsg.NewDescribeQuorumResponseNode()
 		node.NodeID = v.ID
 		l := kmsg.NewDescribeQuorumResponseNodeListener()
@@ -62,7 +83,7 @@ func (n *Node) describeQuorum(req *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuo
 	}
 	for _, id := range im.BrokerIDs() {
 		if !slices.Contains(voters, id) {
-			p.Observers = append(p.Observers, replica(id))
+			p.Observers = append(p.Observers, observer(id))
 		}
 	}
 	t := kmsg.NewDescribeQuorumResponseTopic()
