@@ -91,7 +91,7 @@ func (c *Config) describeUnknownKey(name string) ConfigEntry {
 // DescribeTopic describes a topic whose stored configs are overrides (nil or empty keys: every
 // non-internal topic key).
 func (c *Config) DescribeTopic(overrides map[string]string, keys []string) []ConfigEntry {
-	t := TopicConfig{broker: c, overrides: overrides}
+	t := newTopicConfig(c, overrides)
 	var out []ConfigEntry
 	for _, d := range selectDefs(c.topicDefs, nil, keys) {
 		var syns []Synonym

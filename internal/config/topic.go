@@ -21,9 +21,26 @@ func (e *InvalidTopicConfigError) Unwrap() error { return kerr.InvalidConfig }
 
 // TopicConfig is one topic's effective configuration: its overrides (as stored in the
 // metadata log) over the broker's synonyms over Kafka's topic defaults.
-type TopicConfig struct {
+//
+// It is one pointer, so passing it to the typed getters as their valueSource
+// interface does not allocate (a larger struct was boxed on every Int or
+// Long, several times per produce append).
+type TopicConfig struct{ *topicValues }
+
+type topicValues struct {
 	broker    *Config
 	overrides map[string]string
+	memo      *topicMemo // every key's effective value; nil until withMemo
+}
+
+func newTopicConfig(broker *Config, overrides map[string]string) TopicConfig {
+	return TopicConfig{&topicValues{broker: broker, overrides: overrides}}
+}
+
+// withMemo resolves every key of t in advance (topic_memo.go).
+func (t TopicConfig) withMemo() TopicConfig {
+	t.memo = newTopicMemo(t)
+	return t
 }
 
 // ResolveTopic validates a CreateTopics or AlterConfigs config set and returns the topic's
@@ -44,14 +61,14 @@ func (c *Config) ResolveTopic(overrides map[string]string) (TopicConfig, error) 
 	if len(errs) > 0 {
 		return TopicConfig{}, errors.Join(errs...)
 	}
-	t := TopicConfig{broker: c, overrides: maps.Clone(overrides)}
+	t := newTopicConfig(c, maps.Clone(overrides))
 	if t.overrides == nil {
 		t.overrides = map[string]string{}
 	}
 	if err := t.checkCombinations(); err != nil {
 		return TopicConfig{}, err
 	}
-	return t, nil
+	return t.withMemo(), nil
 }
 
 // checkCombinations applies LogConfig's cross-key rules that matter without remote storage.
@@ -65,7 +82,12 @@ func (t TopicConfig) checkCombinations() error {
 }
 
 // Overrides returns a copy of the topic's own configs.
-func (t TopicConfig) Overrides() map[string]string { return maps.Clone(t.overrides) }
+func (t TopicConfig) Overrides() map[string]string {
+	if t.topicValues == nil {
+		return nil
+	}
+	return maps.Clone(t.overrides)
+}
 
 func (t TopicConfig) definition(key string) (KeyDef, bool) {
 	d, ok := t.broker.topicDefs[key]
@@ -75,6 +97,15 @@ func (t TopicConfig) definition(key string) (KeyDef, bool) {
 // resolved: the override, else the first broker synonym with a value (converted), else the
 // topic key's own default.
 func (t TopicConfig) resolved(key string) (string, bool) {
+	if t.memo != nil {
+		if v, ok := t.memo.values[key]; ok {
+			return v.raw, v.ok
+		}
+	}
+	return t.resolveUncached(key)
+}
+
+func (t TopicConfig) resolveUncached(key string) (string, bool) {
 	if v, ok := t.overrides[key]; ok {
 		return v, true
 	}

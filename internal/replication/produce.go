@@ -40,6 +40,10 @@ type PartitionAppendResult struct {
 func (rm *ReplicaManager) AppendRecords(ctx context.Context, req AppendRequest) []PartitionAppendResult {
 	results := make([]PartitionAppendResult, len(req.Partitions))
 	parts := make([]*Partition, len(req.Partitions))
+	// The topic config is resolved once per partition and request (the
+	// lookup was a measurable part of every append's CPU): the acks=all wait
+	// checks min.insync.replicas as it was when the append was accepted.
+	minISR := make([]int, len(req.Partitions))
 	for i, ap := range req.Partitions {
 		results[i].TP = ap.TP
 		p, err := rm.Partition(ap.TP)
@@ -48,7 +52,9 @@ func (rm *ReplicaManager) AppendRecords(ctx context.Context, req AppendRequest) 
 			continue
 		}
 		parts[i] = p
-		res, moved := p.AppendRecordsToLeader(ap.Records, req.RequiredAcks, rm.opts.TopicConfig(ap.TP.Topic), req.ProduceVersion)
+		cfg := rm.opts.TopicConfig(ap.TP.Topic)
+		minISR[i] = cfg.MinInsyncReplicas
+		res, moved := p.AppendRecordsToLeader(ap.Records, req.RequiredAcks, cfg, req.ProduceVersion)
 		results[i].AppendResult = res
 		if res.Err == nil {
 			rm.fetchWaits.Notify(ap.TP)
@@ -60,14 +66,14 @@ func (rm *ReplicaManager) AppendRecords(ctx context.Context, req AppendRequest) 
 	if req.RequiredAcks != -1 {
 		return results
 	}
-	rm.awaitAcks(ctx, req.Timeout, results, parts)
+	rm.awaitAcks(ctx, req.Timeout, results, parts, minISR)
 	return results
 }
 
 // awaitAcks parks until every successful append of results is replicated to
 // the ISR, then records the late errors (NOT_ENOUGH_REPLICAS_AFTER_APPEND,
 // REQUEST_TIMED_OUT) in results.
-func (rm *ReplicaManager) awaitAcks(ctx context.Context, timeout time.Duration, results []PartitionAppendResult, parts []*Partition) {
+func (rm *ReplicaManager) awaitAcks(ctx context.Context, timeout time.Duration, results []PartitionAppendResult, parts []*Partition, minISR []int) {
 	var keys []kafka.TopicPartition
 	pending := make([]int, 0, len(results))
 	for i := range results {
@@ -86,7 +92,7 @@ func (rm *ReplicaManager) awaitAcks(ctx context.Context, timeout time.Duration, 
 			if done[i] {
 				continue
 			}
-			ok, err := parts[i].checkEnoughReplicasReachOffset(results[i].LastOffset+1, rm.opts.TopicConfig(results[i].TP.Topic).MinInsyncReplicas)
+			ok, err := parts[i].checkEnoughReplicasReachOffset(results[i].LastOffset+1, minISR[i])
 			if !ok {
 				all = false
 				continue
