@@ -1,0 +1,386 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/records"
+	"sluice/internal/testcluster"
+)
+
+const (
+	sessionTimeoutMs = 3000
+	// cutHold is how long a node stays cut: longer than both
+	// replica.lag.time.max.ms and broker.session.timeout.ms, so the
+	// survivors fence it and shrink it out of every ISR.
+	cutHold = time.Duration(sessionTimeoutMs+1500) * time.Millisecond
+)
+
+// TestReplicationSurvivesNetworkCut: the cluster and workload of
+// TestReplicationSurvivesLeaderKillsAndStalls, with inter-node traffic
+// through a fault-injecting proxy. The faults cut the leader of a partition
+// in use off its peers (3 times; 20 in the long form), alternating a
+// blackhole and refused connections, then the active controller; each cut
+// lasts longer than replica.lag.time.max.ms and broker.session.timeout.ms,
+// and is healed only after the survivors moved on, then the test waits
+// for every ISR to be complete again. Clients keep reaching the cut node
+// directly, so an isolated leader is offered writes it must not
+// acknowledge. Afterwards every acknowledged value must be read back
+// exactly once and in order per partition, and a consumer group reading
+// during the faults must skip nothing and never see its commits go back.
+func TestReplicationSurvivesNetworkCut(t *testing.T) {
+	cuts := 3
+	if os.Getenv("SLUICE_FAULTS_LONG") != "" {
+		cuts = 20
+	}
+	c := testcluster.StartProcesses(t, binaryPath, testcluster.Options{Nodes: 3, ProxyInterBroker: true,
+		Overrides: map[string]string{
+			"broker.session.timeout.ms":        strconv.Itoa(sessionTimeoutMs),
+			"broker.heartbeat.interval.ms":     "500",
+			"replica.lag.time.max.ms":          strconv.Itoa(lagMaxMs),
+			"min.insync.replicas":              "2",
+			"offsets.topic.replication.factor": "3",
+			"offsets.topic.num.partitions":     "6",
+		}})
+	addrs := c.Layout.BrokerAddrs()
+	adm := admin(t, addrs)
+	eventually(t, 30*time.Second, "create topic", func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		resp, err := adm.CreateTopic(ctx, faultPartitions, 3, nil, faultTopic)
+		if err != nil {
+			return err
+		}
+		if errors.Is(resp.Err, kerr.TopicAlreadyExists) {
+			return nil
+		}
+		return resp.Err
+	})
+	direct := directClients(t, addrs)
+	awaitHealed(t, direct, 30*time.Second)
+
+	w := startWorkload(t, addrs)
+	var g *groupReader
+	if os.Getenv("SLUICE_FAULTS_GROUP") != "0" {
+		g = startGroupReader(t, addrs, adm)
+	}
+	w.awaitAcked(t, 100, 30*time.Second)
+	firstFaultAcked := w.ackedCount()
+	faults, isolatedAcks := 0, 0
+	for i := range cuts {
+		p := int32(i % faultPartitions)
+		victim := int(awaitLeader(t, adm, p)) - 1
+		mode := testcluster.Blackhole
+		if i%2 == 1 {
+			mode = testcluster.Refuse
+		}
+		faults++
+		t.Logf("fault %d: cut node %d, leader of partition %d, off its peers (%s)", faults, victim+1, p, mode)
+		isolatedAcks += count(cutAndHeal(t, c, direct, w, victim, mode, p, fmt.Sprintf("partition %d led by another node", p), func(cl *kgo.Client) error {
+			md, err := metadataFrom(cl)
+			if err != nil {
+				return err
+			}
+			if leader := partitionLeader(md, p); leader == int32(victim+1) || leader < 0 {
+				return fmt.Errorf("partition %d leader %d", p, leader)
+			}
+			return nil
+		}))
+	}
+
+	ctrl := -1
+	eventually(t, 30*time.Second, "active controller", func() error {
+		id, err := quorumLeaderFrom(direct[0])
+		ctrl = int(id) - 1
+		return err
+	})
+	ctrlLeads := int32(-1) // a partition the controller leads, to probe
+	if md, err := metadataFrom(direct[ctrl]); err == nil {
+		for p := range int32(faultPartitions) {
+			if partitionLeader(md, p) == int32(ctrl+1) {
+				ctrlLeads = p
+			}
+		}
+	}
+	faults++
+	t.Logf("fault %d: cut node %d, the active controller, off its peers (%s)", faults, ctrl+1, testcluster.Blackhole)
+	isolatedAcks += count(cutAndHeal(t, c, direct, w, ctrl, testcluster.Blackhole, ctrlLeads, "another active controller",
+		func(cl *kgo.Client) error {
+			id, err := quorumLeaderFrom(cl)
+			if err == nil && int(id)-1 == ctrl {
+				err = fmt.Errorf("node %d still leads the quorum", id)
+			}
+			return err
+		}))
+	w.stop(t)
+
+	acked := w.ackedValues()
+	var skipped, wentBack int
+	if g != nil {
+		skipped, wentBack = g.finish(t, acked)
+	}
+	total, lost, duplicated, reordered := compareReadBack(acked, readBack(t, addrs, adm))
+	t.Logf("faults injected %d, values acknowledged %d (%d after the first fault), lost %d, duplicated %d, reordered %d",
+		faults, total, total-firstFaultAcked, lost, duplicated, reordered)
+	if g != nil {
+		t.Logf("consumer group: acknowledged values skipped %d, committed offsets gone back %d", skipped, wentBack)
+	}
+	t.Logf("acks=all writes acknowledged by a cut node: %d", isolatedAcks)
+	if lost+duplicated+reordered+skipped+wentBack+isolatedAcks != 0 {
+		t.Fatalf("lost %d, duplicated %d, reordered %d, skipped by the group %d, commits gone back %d, acknowledged by a cut node %d: want 0",
+			lost, duplicated, reordered, skipped, wentBack, isolatedAcks)
+	}
+	if total-firstFaultAcked < 1000 {
+		t.Fatalf("only %d values acknowledged after the first fault, want at least 1000", total-firstFaultAcked)
+	}
+}
+
+// cutAndHeal cuts node victim off its peers and waits until a survivor's
+// view satisfies movedOn. While the cut lasts (at least cutHold) it offers
+// the victim, still reachable by clients, an acks=all write to partition
+// probe (skipped when negative), which it must not acknowledge. It heals the
+// cut, waits until every broker agrees every ISR is complete and the
+// producers are acknowledged again, and returns whether the probe was
+// acknowledged.
+func cutAndHeal(t *testing.T, c *testcluster.Processes, direct []*kgo.Client, w *workload, victim int,
+	mode testcluster.CutMode, probe int32, what string, movedOn func(*kgo.Client) error) (probeAcked bool) {
+	t.Helper()
+	start := time.Now()
+	ackedAtCut := w.ackedCount()
+	c.Cut(victim, mode)
+	survivor := direct[(victim+1)%len(direct)]
+	eventually(t, 30*time.Second, what, func() error { return movedOn(survivor) })
+	movedAfter := time.Since(start)
+	outcome := "no partition to probe"
+	if probe >= 0 {
+		probeAcked, outcome = probeIsolated(direct[victim], probe, fmt.Sprintf("probe-%d", start.UnixNano()))
+	}
+	if rest := cutHold - time.Since(start); rest > 0 {
+		time.Sleep(rest)
+	}
+	ackedInCut := w.ackedCount() - ackedAtCut
+	c.Heal(victim)
+	healedAt := time.Now()
+	awaitHealed(t, direct, 60*time.Second)
+	healedAfter := time.Since(healedAt)
+	before := w.ackedCount()
+	w.awaitAcked(t, before+50, 30*time.Second)
+	t.Logf("  %s after %s; the cut node answered an acks=all write with %s; %d values acknowledged during the cut of %s; every ISR complete %s after the heal",
+		what, movedAfter.Round(time.Millisecond), outcome, ackedInCut, healedAt.Sub(start).Round(time.Millisecond),
+		healedAfter.Round(time.Millisecond))
+	return probeAcked
+}
+
+// probeIsolated sends one acks=all record for partition p straight to the
+// broker behind cl, cut off its peers: with its followers unreachable and
+// the controller out of reach it must not acknowledge it (Kafka answers
+// REQUEST_TIMED_OUT once the request's timeout passes, or
+// NOT_ENOUGH_REPLICAS / NOT_LEADER_OR_FOLLOWER).
+func probeIsolated(cl *kgo.Client, p int32, value string) (acked bool, outcome string) {
+	md, err := metadataFrom(cl)
+	if err != nil || len(md.Topics) != 1 {
+		return false, fmt.Sprintf("no metadata (%v)", err)
+	}
+	b := records.NewBuilder(records.NonIdempotent(records.NoCompression))
+	b.Add(time.Now().UnixMilli(), nil, []byte(value), nil)
+	batch, err := b.Build()
+	if err != nil {
+		return false, fmt.Sprintf("no batch (%v)", err)
+	}
+	req := kmsg.NewPtrProduceRequest()
+	req.Acks, req.TimeoutMillis = -1, 2000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic, rt.TopicID = faultTopic, md.Topics[0].TopicID
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition, rp.Records = p, batch
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+	if err != nil {
+		return false, fmt.Sprintf("a request error (%v)", err)
+	}
+	pr, ok := resp.(*kmsg.ProduceResponse)
+	if !ok || len(pr.Topics) != 1 || len(pr.Topics[0].Partitions) != 1 {
+		return false, fmt.Sprintf("an unexpected response %T", resp)
+	}
+	code := pr.Topics[0].Partitions[0].ErrorCode
+	if code == 0 {
+		return true, fmt.Sprintf("success at offset %d", pr.Topics[0].Partitions[0].BaseOffset)
+	}
+	return false, kerr.ErrorForCode(code).Error()
+}
+
+func count(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// compareReadBack checks each partition's log against the values the
+// producer was told were acknowledged, in acknowledgement order.
+func compareReadBack(acked, logs map[int32][]string) (total, lost, duplicated, reordered int) {
+	for p := range int32(faultPartitions) {
+		pos := make(map[string]int)
+		count := make(map[string]int)
+		for i, v := range logs[p] {
+			count[v]++
+			if _, ok := pos[v]; !ok {
+				pos[v] = i
+			}
+		}
+		for _, n := range count {
+			duplicated += n - 1
+		}
+		last := -1
+		for _, v := range acked[p] {
+			total++
+			at, ok := pos[v]
+			if !ok {
+				lost++
+				continue
+			}
+			if at < last {
+				reordered++
+			}
+			last = at
+		}
+	}
+	return total, lost, duplicated, reordered
+}
+
+// directClients are one client per broker address whose requests go to
+// that broker only (through its seed connection): the view of each node,
+// a cut one's stale image included.
+func directClients(t *testing.T, addrs []string) []*kgo.Client {
+	var out []*kgo.Client
+	for _, a := range addrs {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(a), kgo.RequestRetries(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cl.Close)
+		out = append(out, cl)
+	}
+	return out
+}
+
+func metadataFrom(cl *kgo.Client) (*kmsg.MetadataResponse, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest()
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(faultTopic)
+	req.Topics = append(req.Topics, rt)
+	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	md, ok := resp.(*kmsg.MetadataResponse)
+	if !ok {
+		return nil, fmt.Errorf("metadata answered %T", resp)
+	}
+	return md, nil
+}
+
+// partitionLeader is p's leader in md, or -1.
+func partitionLeader(md *kmsg.MetadataResponse, p int32) int32 {
+	for _, mt := range md.Topics {
+		for _, mp := range mt.Partitions {
+			if mp.Partition == p && mp.ErrorCode == 0 {
+				return mp.Leader
+			}
+		}
+	}
+	return -1
+}
+
+// awaitHealed waits until every broker, asked directly, lists all brokers
+// and the same leader and leader epoch for every partition, with a complete
+// ISR: asking any one broker could read a formerly cut node's stale image.
+func awaitHealed(t *testing.T, direct []*kgo.Client, timeout time.Duration) {
+	t.Helper()
+	eventually(t, timeout, "every broker sees every ISR complete", func() error {
+		var first map[int32][2]int32
+		for i, cl := range direct {
+			md, err := metadataFrom(cl)
+			if err != nil {
+				return fmt.Errorf("node %d: %w", i+1, err)
+			}
+			if len(md.Brokers) != len(direct) {
+				return fmt.Errorf("node %d lists %d brokers", i+1, len(md.Brokers))
+			}
+			view := make(map[int32][2]int32)
+			for _, mt := range md.Topics {
+				if len(mt.Partitions) != faultPartitions {
+					return fmt.Errorf("node %d: %d partitions", i+1, len(mt.Partitions))
+				}
+				for _, mp := range mt.Partitions {
+					if mp.ErrorCode != 0 || mp.Leader < 0 || len(mp.ISR) != len(mp.Replicas) {
+						return fmt.Errorf("node %d: partition %d error %d leader %d ISR %v replicas %v",
+							i+1, mp.Partition, mp.ErrorCode, mp.Leader, mp.ISR, mp.Replicas)
+					}
+					view[mp.Partition] = [2]int32{mp.Leader, mp.LeaderEpoch}
+				}
+			}
+			if first == nil {
+				first = view
+				continue
+			}
+			for p, lv := range view {
+				if first[p] != lv {
+					return fmt.Errorf("partition %d: node 1 sees leader/epoch %v, node %d %v", p, first[p], i+1, lv)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// quorumLeaderFrom asks one broker (it forwards to the active controller
+// it knows) which voter leads the metadata quorum.
+func quorumLeaderFrom(cl *kgo.Client) (int32, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrDescribeQuorumRequest()
+	rt := kmsg.NewDescribeQuorumRequestTopic()
+	rt.Topic = "__cluster_metadata"
+	rt.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
+	req.Topics = append(req.Topics, rt)
+	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+	if err != nil {
+		return -1, err
+	}
+	dq, ok := resp.(*kmsg.DescribeQuorumResponse)
+	if !ok {
+		return -1, fmt.Errorf("describe quorum answered %T", resp)
+	}
+	if err := kerr.ErrorForCode(dq.ErrorCode); err != nil {
+		return -1, err
+	}
+	if len(dq.Topics) != 1 || len(dq.Topics[0].Partitions) != 1 {
+		return -1, errors.New("describe quorum: no __cluster_metadata partition")
+	}
+	qp := dq.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(qp.ErrorCode); err != nil {
+		return -1, err
+	}
+	if qp.LeaderID < 0 || !slices.ContainsFunc(qp.CurrentVoters, func(v kmsg.DescribeQuorumResponseTopicPartitionReplicaState) bool {
+		return v.ReplicaID == qp.LeaderID
+	}) {
+		return -1, fmt.Errorf("describe quorum: leader %d", qp.LeaderID)
+	}
+	return qp.LeaderID, nil
+}
