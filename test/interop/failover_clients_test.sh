@@ -34,11 +34,13 @@ interval_ms="${FAILOVER_INTERVAL_MS:-10}"
 
 # Names of non-retriable errors (Kafka's, Java's, kafka-python's and librdkafka's
 # spellings; matched case-insensitively, "." standing for "_", " " or nothing) and of
-# signs that a client gave up or lost data.
+# signs that a client gave up or lost data. Not "Traceback": kafka-python logs one for a
+# connection reset by the killed broker, a retriable transport error; an exception that
+# ends the client fails its exit status instead.
 nonretriable='unknown.?server|UnknownError|offset.?out.?of.?range|out of range|truncation|corrupt.?(message|record)'
 nonretriable+='|invalid.?record|(message|record).?(size.?)?too.?large|out.?of.?order.?sequence|unknown.?producer'
 nonretriable+='|invalid.?producer.?epoch|producer.?fenced|invalid.?txn.?state|invalid.?required.?acks'
-nonretriable+='|unsupported.?version|invalid.?request|authorization|invalid.?topic|illegal.?state|traceback'
+nonretriable+='|unsupported.?version|invalid.?request|authorization|invalid.?topic|illegal.?state'
 nonretriable+='|fatal|inconsistent.?state|gapless|message.?timed.?out|KafkaTimeoutError'
 nonretriable+='|all broker connections are down|delivery failed'
 
