@@ -194,9 +194,19 @@ func (rm *ReplicaManager) sendISRChange(p *Partition, change ISRChange) {
 	}
 }
 
-// runISRSender sends queued ISR changes one at a time.
+// isrRetryBackoff is the pause after failed ISR changes before their
+// partitions may propose again.
+const isrRetryBackoff = 100 * time.Millisecond
+
+// runISRSender sends queued ISR changes one at a time. A partition whose
+// change failed may propose again only after isrRetryBackoff: it proposes
+// from its very next fetch, so without the pause a quorum with no active
+// controller would be asked in a tight loop (Kafka's AlterPartition manager
+// backs off too).
 func (r *replicaRuntime) runISRSender() {
 	defer r.wg.Done()
+	var failed []isrChangeItem
+	var failedErrs []error
 	for {
 		select {
 		case <-r.ctx.Done():
@@ -216,14 +226,33 @@ func (r *replicaRuntime) runISRSender() {
 			epoch, err := r.opts.AlterPartition.AlterPartition(ctx, item.change)
 			cancel()
 			switch {
+			case err == nil:
+				item.p.isrChangeDone(item.change, epoch, nil)
+				continue
 			case errors.Is(err, kerr.IneligibleReplica):
 				// A follower catching up while still fenced (restarting):
 				// expected until the controller unfences it.
 				r.rm.logger.Debug("ISR change not made yet", "partition", item.change.TP.String(), "isr", item.change.NewISR, "err", err)
-			case err != nil:
+			default:
 				r.rm.logger.Warn("ISR change not made", "partition", item.change.TP.String(), "isr", item.change.NewISR, "err", err)
 			}
-			item.p.isrChangeDone(item.change, epoch, err)
+			failed, failedErrs = append(failed, item), append(failedErrs, err)
+		}
+		if len(failed) == 0 {
+			continue
+		}
+		select {
+		case <-r.ctx.Done():
+		case <-time.After(isrRetryBackoff):
+		}
+		for i, item := range failed {
+			item.p.isrChangeDone(item.change, item.change.PartitionEpoch, failedErrs[i])
+		}
+		failed, failedErrs = failed[:0], failedErrs[:0]
+		// Changes queued during the pause wait for no new wake-up.
+		select {
+		case r.isrWake <- struct{}{}:
+		default:
 		}
 	}
 }

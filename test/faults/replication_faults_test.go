@@ -84,7 +84,7 @@ func TestReplicationSurvivesLeaderKillsAndStalls(t *testing.T) {
 		p := int32(i % faultPartitions)
 		leader := awaitLeader(t, adm, p)
 		idx := int(leader) - 1
-		t.Logf("fault %d: kill -9 node %d, leader of partition %d", faults+1, leader, p)
+		t.Logf("%s fault %d: kill -9 node %d, leader of partition %d", stamp(), faults+1, leader, p)
 		c.Kill(idx)
 		faults++
 		// The survivors fence it after broker.session.timeout.ms and
@@ -96,7 +96,7 @@ func TestReplicationSurvivesLeaderKillsAndStalls(t *testing.T) {
 	}
 	victim := int(awaitLeader(t, adm, 0)) - 1
 	pid := nodePID(t, c.Layout.Nodes[victim].LogDir)
-	t.Logf("fault %d: SIGSTOP node %d for %d ms", faults+1, victim+1, 2*lagMaxMs)
+	t.Logf("%s fault %d: SIGSTOP node %d for %d ms", stamp(), faults+1, victim+1, 2*lagMaxMs)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -483,6 +483,10 @@ func nodePID(t *testing.T, logDir string) int {
 	t.Fatalf("no sluice process with log dir %s", logDir)
 	return 0
 }
+
+// stamp is the wall-clock time for fault logs, to line them up with the
+// nodes' and clients' logs.
+func stamp() string { return time.Now().UTC().Format("15:04:05.000") }
 
 func eventually(t *testing.T, timeout time.Duration, what string, fn func() error) {
 	t.Helper()
