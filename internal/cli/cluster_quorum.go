@@ -1,8 +1,10 @@
 package cli
 
 // sluice cluster quorum and sluice cluster brokers: the metadata quorum
-// (DescribeQuorum, which any broker forwards to the active controller) and
-// the registered brokers with their fenced state (DescribeCluster v2).
+// (DescribeQuorum, which any broker forwards to the active controller, or,
+// with --bootstrap-controller, asked of the controllers directly as KIP-919
+// does) and the registered brokers with their fenced state (DescribeCluster
+// v2).
 
 import (
 	"context"
@@ -10,8 +12,11 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"slices"
+	"strconv"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -29,15 +34,27 @@ type quorumView struct {
 }
 
 func describeQuorum(ctx context.Context, cl *kgo.Client) (*quorumView, error) {
+	req := newDescribeQuorumRequest()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		return nil, fmt.Errorf("describe quorum: %w", describe(err))
+	}
+	return quorumViewOf(resp)
+}
+
+func newDescribeQuorumRequest() *kmsg.DescribeQuorumRequest {
 	req := kmsg.NewPtrDescribeQuorumRequest()
 	rt := kmsg.NewDescribeQuorumRequestTopic()
 	rt.Topic = "__cluster_metadata"
 	rt.Partitions = []kmsg.DescribeQuorumRequestTopicPartition{kmsg.NewDescribeQuorumRequestTopicPartition()}
 	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		return nil, fmt.Errorf("describe quorum: %w", describe(err))
-	}
+	return req
+}
+
+// quorumViewOf reads a DescribeQuorum answer; an error of the metadata
+// partition (NOT_LEADER_OR_FOLLOWER from a controller that is not the
+// leader) is returned as its kerr error.
+func quorumViewOf(resp *kmsg.DescribeQuorumResponse) (*quorumView, error) {
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
 		return nil, fmt.Errorf("describe quorum: %w", describe(err))
 	}
@@ -68,12 +85,27 @@ func (v *quorumView) lag(leo int64) string {
 }
 
 func newClusterQuorumCommand(conn *connection) *cobra.Command {
-	return &cobra.Command{
-		Use:     "quorum",
-		Short:   "Show the metadata quorum: leader, epoch, high watermark, voters and observers with their lag",
-		Example: `  sluice cluster quorum --brokers 127.0.0.1:9092`,
-		Args:    cobra.NoArgs,
+	var bootstrapController string
+	cmd := &cobra.Command{
+		Use:   "quorum",
+		Short: "Show the metadata quorum: leader, epoch, high watermark, voters and observers with their lag",
+		Example: `  sluice cluster quorum --brokers 127.0.0.1:9092
+  sluice cluster quorum --bootstrap-controller 127.0.0.1:9093`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if bootstrapController != "" {
+				base := cmd.Context()
+				if base == nil {
+					base = context.Background()
+				}
+				ctx, cancel := conn.requestContext(base)
+				defer cancel()
+				v, err := describeQuorumViaController(ctx, conn.timeout, bootstrapController)
+				if err != nil {
+					return err
+				}
+				return printQuorum(cmd.OutOrStdout(), v)
+			}
 			ctx, cl, done, err := openClient(cmd, conn)
 			if err != nil {
 				return err
@@ -86,6 +118,78 @@ func newClusterQuorumCommand(conn *connection) *cobra.Command {
 			return printQuorum(cmd.OutOrStdout(), v)
 		},
 	}
+	cmd.Flags().StringVar(&bootstrapController, "bootstrap-controller", "",
+		"a controller's CONTROLLER listener (host:port): ask the controllers directly (KIP-919) instead of the brokers")
+	return cmd
+}
+
+// describeQuorumViaController asks the controller at addr which controller
+// is active (DescribeCluster, controller endpoints) and asks that one for
+// the quorum, again while a leader change makes it answer
+// NOT_LEADER_OR_FOLLOWER, until ctx ends.
+func describeQuorumViaController(ctx context.Context, timeout time.Duration, addr string) (*quorumView, error) {
+	var last error
+	for {
+		v, err := describeQuorumOnce(ctx, timeout, addr)
+		if err == nil {
+			return v, nil
+		}
+		if !retriableQuorumError(err) {
+			return nil, err
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("describe quorum through controller %s: %w", addr, describe(last))
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// errNoActiveController says the controllers name no leader yet.
+var errNoActiveController = errors.New("the controllers name no active controller")
+
+func retriableQuorumError(err error) bool {
+	var ke *kerr.Error
+	return errors.Is(err, errNoActiveController) || (errors.As(err, &ke) && ke.Retriable)
+}
+
+func describeQuorumOnce(ctx context.Context, timeout time.Duration, addr string) (*quorumView, error) {
+	dreq := kmsg.NewPtrDescribeClusterRequest()
+	dreq.EndpointType = 2 // controllers (KIP-919)
+	resp, err := requestOne(ctx, timeout, addr, dreq)
+	if err != nil {
+		return nil, err
+	}
+	dc := resp.(*kmsg.DescribeClusterResponse)
+	if err := kerr.ErrorForCode(dc.ErrorCode); err != nil {
+		return nil, fmt.Errorf("describe controllers at %s: %w", addr, err)
+	}
+	i := slices.IndexFunc(dc.Brokers, func(b kmsg.DescribeClusterResponseBroker) bool { return b.NodeID == dc.ControllerID })
+	if i < 0 {
+		return nil, errNoActiveController
+	}
+	active := net.JoinHostPort(dc.Brokers[i].Host, strconv.Itoa(int(dc.Brokers[i].Port)))
+	resp, err = requestOne(ctx, timeout, active, newDescribeQuorumRequest())
+	if err != nil {
+		return nil, err
+	}
+	return quorumViewOf(resp.(*kmsg.DescribeQuorumResponse))
+}
+
+// requestOne sends req to the node at addr itself (not to whichever node a
+// client's metadata would pick).
+func requestOne(ctx context.Context, timeout time.Duration, addr string, req kmsg.Request) (kmsg.Response, error) {
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID("sluice-cli"), kgo.DialTimeout(min(timeout, 10*time.Second)))
+	if err != nil {
+		return nil, fmt.Errorf("client for %s: %w", addr, err)
+	}
+	defer cl.Close()
+	resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("%s to %s: %w", kmsg.NameForKey(req.Key()), addr, err)
+	}
+	return resp, nil
 }
 
 func printQuorum(out io.Writer, v *quorumView) error {
