@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -79,6 +80,29 @@ func partitionDetails(adm *kadm.Client, topic string) (map[int32]kadm.PartitionD
 		return nil, fmt.Errorf("topic %s: %w", topic, td.Err)
 	}
 	return td.Partitions, nil
+}
+
+// leaderViews asks each broker alone for partition's leader, epoch and
+// ISR, for failure messages: brokers apply metadata at their own pace.
+func leaderViews(addrs []string, topic string, partition int32) string {
+	var views []string
+	for _, addr := range addrs {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+		if err != nil {
+			views = append(views, fmt.Sprintf("%s: %v", addr, err))
+			continue
+		}
+		// Metadata goes to the seed broker while the client knows no other.
+		parts, err := partitionDetails(kadm.NewClient(cl), topic)
+		cl.Close()
+		if err != nil {
+			views = append(views, fmt.Sprintf("%s: %v", addr, err))
+			continue
+		}
+		p := parts[partition]
+		views = append(views, fmt.Sprintf("%s: leader %d epoch %d isr %v", addr, p.Leader, p.LeaderEpoch, p.ISR))
+	}
+	return strings.Join(views, "; ")
 }
 
 // awaitFullISR waits until every partition of topic has a leader and

@@ -63,7 +63,7 @@ func BenchmarkLeaderFailoverControlledShutdown(b *testing.B) {
 
 func benchmarkLeaderFailover(b *testing.B, overrides map[string]string, controlled bool) {
 	logLoadAverage(b, "at start")
-	c := testcluster.StartProcesses(b, binaryPath, testcluster.Options{Nodes: 3, Overrides: overrides})
+	c := testcluster.StartProcesses(b, binaryPath, testcluster.Options{Nodes: 3, Overrides: withDebugListener(overrides)})
 	addrs := c.Layout.BrokerAddrs()
 	adm := benchAdmin(b, addrs)
 	createBenchTopic(b, adm, failoverTopic, 3, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")})
@@ -120,7 +120,8 @@ func startFailoverRound(b *testing.B, adm *kadm.Client, addrs []string) (int32, 
 		if got == leader {
 			return partition, leader, producer
 		}
-		b.Logf("partition %d: Metadata named leader %d, broker %d acknowledges; picking again", partition, leader, got)
+		b.Logf("partition %d: Metadata named leader %d, broker %d acknowledges (each broker's view: %s); picking again",
+			partition, leader, got, leaderViews(addrs, failoverTopic, partition))
 		producer.stop()
 	}
 	b.Fatal("no partition whose acknowledging broker matches Metadata's leader")
@@ -167,7 +168,7 @@ func pickFailoverPartition(b *testing.B, adm *kadm.Client, addrs []string) (int3
 func BenchmarkReplicatedThroughput(b *testing.B) {
 	logLoadAverage(b, "at start")
 	phase := time.Duration(envInt(b, "SLUICE_REPL_BENCH_SECONDS", 10)) * time.Second
-	c := testcluster.StartProcesses(b, binaryPath, testcluster.Options{Nodes: 3})
+	c := testcluster.StartProcesses(b, binaryPath, testcluster.Options{Nodes: 3, Overrides: withDebugListener(nil)})
 	addrs := c.Layout.BrokerAddrs()
 	adm := benchAdmin(b, addrs)
 	createBenchTopic(b, adm, "tput-rf1", 3, 1, nil)
@@ -177,9 +178,24 @@ func BenchmarkReplicatedThroughput(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		var rf1, rf3 int64
-		for range 2 {
-			rf1 += producePhase(b, addrs, "tput-rf1", kgo.LeaderAck(), phase)
-			rf3 += producePhase(b, addrs, "tput-rf3", kgo.AllISRAcks(), phase)
+		for round := range 2 {
+			// The second round is profiled when profiles are asked for.
+			profile := func(name string) func() {
+				if round == 0 {
+					return func() {}
+				}
+				return cpuProfiles(b, c, name, phase)
+			}
+			wait := profile("tput-rf1")
+			n1 := producePhase(b, addrs, "tput-rf1", kgo.LeaderAck(), phase)
+			wait()
+			wait = profile("tput-rf3")
+			n3 := producePhase(b, addrs, "tput-rf3", kgo.AllISRAcks(), phase)
+			wait()
+			b.Logf("round %d: acks=1 RF=1 %.1f MB/s, acks=all RF=3 %.1f MB/s", round+1,
+				float64(n1)*1024/1e6/phase.Seconds(), float64(n3)*1024/1e6/phase.Seconds())
+			rf1 += n1
+			rf3 += n3
 		}
 		seconds := 2 * phase.Seconds()
 		mb := func(n int64) float64 { return float64(n) * 1024 / 1e6 / seconds }
@@ -250,7 +266,7 @@ func BenchmarkReplicaCatchUp(b *testing.B) {
 	logLoadAverage(b, "at start")
 	mb := envInt(b, "SLUICE_CATCHUP_MB", 1024)
 	const topic = "catchup"
-	c := testcluster.StartProcesses(b, binaryPath, testcluster.Options{Nodes: 3})
+	c := testcluster.StartProcesses(b, binaryPath, testcluster.Options{Nodes: 3, Overrides: withDebugListener(nil)})
 	addrs := c.Layout.BrokerAddrs()
 	adm := benchAdmin(b, addrs)
 	createBenchTopic(b, adm, topic, 1, 3, map[string]*string{"min.insync.replicas": kadm.StringPtr("2")})
@@ -278,10 +294,13 @@ func BenchmarkReplicaCatchUp(b *testing.B) {
 
 		start := time.Now()
 		c.Start(int(follower) - 1)
+		// Profiles (when asked for) cover the first 10 s after the restart.
+		wait := cpuProfiles(b, c, "catch-up", 10*time.Second)
 		awaitISR(b, adm, topic, follower, true, 600*time.Second)
 		elapsed := time.Since(start)
 
 		b.StopTimer()
+		wait()
 		copied, err := partitionLogBytes(dir)
 		if err != nil || copied < logBytes {
 			b.Fatalf("node %d back in the ISR holding %d of the leader's %d bytes: %v", follower, copied, logBytes, err)
