@@ -72,7 +72,8 @@ func newProduceHandler(_ *Registry, deps Deps) (Handler, bool) {
 			}
 			resp := handleProduce(ctx, dp, body, req.Header.ClientIDString())
 			if out, ok := resp.Body().(*kmsg.ProduceResponse); ok {
-				addProduceCurrentLeaders(out, newCurrentLeaders(images, req.Conn.Listener))
+				leaders := newCurrentLeaders(images, req.Conn.Listener)
+				addProduceCurrentLeaders(out, &leaders)
 			}
 			return resp
 		},

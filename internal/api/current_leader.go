@@ -42,8 +42,10 @@ type currentLeaders struct {
 	endpoints map[int32]leaderEndpoint
 }
 
-func newCurrentLeaders(src imageSource, listener string) *currentLeaders {
-	return &currentLeaders{src: src, listener: listener}
+// newCurrentLeaders returns a value, kept on the caller's stack: a Fetch or
+// Produce without errors allocates nothing for KIP-951.
+func newCurrentLeaders(src imageSource, listener string) currentLeaders {
+	return currentLeaders{src: src, listener: listener}
 }
 
 // leaderOf returns the partition's current leader and leader epoch, -1 and -1
@@ -72,6 +74,9 @@ func (cl *currentLeaders) leaderOf(tp kafka.TopicPartition) (leaderID, leaderEpo
 // nodeEndpoints returns the recorded endpoints ordered by node id (Kafka's
 // order is a hash map's; a fixed order keeps answers reproducible).
 func (cl *currentLeaders) nodeEndpoints() []leaderEndpoint {
+	if len(cl.endpoints) == 0 {
+		return nil
+	}
 	out := make([]leaderEndpoint, 0, len(cl.endpoints))
 	for _, ep := range cl.endpoints {
 		out = append(out, ep)
