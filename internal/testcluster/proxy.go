@@ -117,19 +117,25 @@ func (p *Proxy) accept(ln net.Listener, node int, target string) {
 		if err != nil {
 			return // closed by Close
 		}
-		from := p.identify(conn.RemoteAddr(), conn.LocalAddr())
-		l := &proxyLink{from: from, to: node, client: conn, done: make(chan struct{})}
 		p.mu.Lock()
 		if p.mu.closed {
 			p.mu.Unlock()
 			conn.Close()
 			return
 		}
-		p.mu.links[l] = struct{}{}
 		p.wg.Add(1)
 		p.mu.Unlock()
 		go func() {
 			defer p.wg.Done()
+			// Identifying reads /proc, so it runs here rather than
+			// holding up the next accept. A cut made meanwhile still
+			// applies: forward checks before dialing.
+			from := p.identify(conn.RemoteAddr(), conn.LocalAddr())
+			l := &proxyLink{from: from, to: node, client: conn, done: make(chan struct{})}
+			if !p.track(l) {
+				conn.Close()
+				return
+			}
 			defer p.forget(l)
 			p.forward(l, target)
 		}()
@@ -267,6 +273,17 @@ func (p *Proxy) Links() int {
 func (p *Proxy) broadcastLocked() {
 	close(p.mu.changed)
 	p.mu.changed = make(chan struct{})
+}
+
+// track registers l so cuts and Close reach it; false once closed.
+func (p *Proxy) track(l *proxyLink) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.closed {
+		return false
+	}
+	p.mu.links[l] = struct{}{}
+	return true
 }
 
 func (p *Proxy) forget(l *proxyLink) {
