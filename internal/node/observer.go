@@ -36,6 +36,8 @@ type metadataObserver struct {
 	// the observer must move on to find the new leader. At least a second,
 	// above the fetch's own 500 ms wait.
 	fetchTimeout time.Duration
+	// snapshotChunk is the most one FetchSnapshot asks for.
+	snapshotChunk int32
 
 	mu       sync.Mutex
 	leader   int32 // -1 unknown
@@ -53,8 +55,9 @@ type metadataObserver struct {
 func newMetadataObserver(nodeID int32, voters map[int32]string, loader *metadata.Loader, fetchTimeout time.Duration, log *slog.Logger) *metadataObserver {
 	return &metadataObserver{
 		nodeID: nodeID, voters: voters, loader: loader, log: log.With("component", "metadata-observer"),
-		fetchTimeout: max(fetchTimeout, time.Second),
-		leader:       -1, clients: map[string]*kgo.Client{}, caughtUp: make(chan struct{}),
+		fetchTimeout:  max(fetchTimeout, time.Second),
+		snapshotChunk: snapshotChunkBytes,
+		leader:        -1, clients: map[string]*kgo.Client{}, caughtUp: make(chan struct{}),
 		stopc: make(chan struct{}), donec: make(chan struct{}),
 	}
 }

@@ -18,7 +18,7 @@ import (
 	"sluice/internal/quorum"
 )
 
-// snapshotChunkBytes is the most one FetchSnapshot asks for.
+// snapshotChunkBytes is the most one FetchSnapshot asks for by default.
 const snapshotChunkBytes = 1 << 20
 
 // maxSnapshotBytes bounds a snapshot an observer accepts, so a bad size
@@ -69,7 +69,7 @@ func (o *metadataObserver) loadSnapshot(ctx context.Context, cl *kgo.Client, tar
 func (o *metadataObserver) fetchSnapshotChunk(ctx context.Context, cl *kgo.Client, target int32, id quorum.SnapshotID, position int64) ([]byte, int64, error) {
 	req := kmsg.NewPtrFetchSnapshotRequest()
 	req.ReplicaID = -1
-	req.MaxBytes = snapshotChunkBytes
+	req.MaxBytes = o.snapshotChunk
 	t := kmsg.NewFetchSnapshotRequestTopic()
 	t.Topic = controller.MetadataTopic
 	p := kmsg.NewFetchSnapshotRequestTopicPartition()

@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -85,11 +86,17 @@ func stopSnapshotVoter(t *testing.T, n *Node) {
 // topics of one partition each, one entry per topic.
 func proposeTopics(t *testing.T, n *Node, first, count int) {
 	t.Helper()
+	if err := commitTopics(n, first, count); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func commitTopics(n *Node, first, count int) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if first == 0 {
 		if _, err := n.driver.Propose(ctx, metadata.EncodeRecords(metadata.BootstrapRecords(snapshotTestCluster, 21))); err != nil {
-			t.Fatal(err)
+			return err
 		}
 	}
 	for i := first; i < first+count; i++ {
@@ -99,9 +106,10 @@ func proposeTopics(t *testing.T, n *Node, first, count int) {
 			&metadata.PartitionRecord{TopicID: id, Partition: 0, Replicas: []int32{0}, ISR: []int32{0}, Leader: 0},
 		}
 		if _, err := n.driver.Propose(ctx, metadata.EncodeRecords(recs)); err != nil {
-			t.Fatal(err)
+			return fmt.Errorf("topic %d: %w", i, err)
 		}
 	}
+	return nil
 }
 
 // compactedVoter is a voter whose log has been compacted behind a snapshot.
@@ -257,11 +265,10 @@ func TestRestartedVoterLoadsSnapshotAndKeepsEveryTopic(t *testing.T) {
 	}
 }
 
-// TestObserverCatchesUpFromSnapshot runs the observer of a dedicated broker
-// against a voter whose log was compacted: it must pull the snapshot with
-// FetchSnapshot over a real CONTROLLER listener, then the entries after it.
-func TestObserverCatchesUpFromSnapshot(t *testing.T) {
-	n, _ := compactedVoter(t, filepath.Join(t.TempDir(), "__cluster_metadata-0"), 60)
+// serveController serves n's controller API set (metadata Fetch and
+// FetchSnapshot) on a CONTROLLER listener of its own and returns its address.
+func serveController(t *testing.T, n *Node) string {
+	t.Helper()
 	rel := api.WithFetchSnapshot(api.ControllerRelease())
 	reg, err := api.NewRegistry(api.Deps{Release: &rel, ClusterID: snapshotTestCluster},
 		append(api.ControllerHandlers(nil, n), api.FetchSnapshotHandler(n))...)
@@ -282,15 +289,50 @@ func TestObserverCatchesUpFromSnapshot(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	restored := make(chan int64, 16)
+	return srv.Addr("CONTROLLER").String()
+}
+
+// startObserver runs an observer of the controller at addr into a fresh
+// loader; restored receives the offset of every snapshot it restores.
+func startObserver(t *testing.T, addr string, chunk int32) (*metadataObserver, *metadata.Loader, <-chan int64) {
+	t.Helper()
+	restored := make(chan int64, 1024)
 	loader := metadata.NewLoader(slog.New(slog.DiscardHandler), func(d *metadata.Delta, im *metadata.Image) {
 		if d.Base().Offset() < 0 && im.Offset() > 0 {
-			restored <- im.Offset()
+			select {
+			case restored <- im.Offset():
+			default:
+			}
 		}
 	})
-	obs := newMetadataObserver(9, map[int32]string{0: srv.Addr("CONTROLLER").String()}, loader, time.Second, slog.New(slog.DiscardHandler))
+	obs := newMetadataObserver(9, map[int32]string{0: addr}, loader, time.Second, slog.New(slog.DiscardHandler))
+	obs.snapshotChunk = chunk
 	obs.start()
-	defer obs.stop()
+	t.Cleanup(obs.stop)
+	return obs, loader, restored
+}
+
+// awaitObserver waits until the observer's image is the voter's.
+func awaitObserver(t *testing.T, obs *metadataObserver, loader *metadata.Loader, n *Node, topics int) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for loader.Image().Offset() < n.Image().Offset() {
+		if time.Now().After(deadline) {
+			t.Fatalf("observer at %d, voter at %d (observer error %v)", loader.Image().Offset(), n.Image().Offset(), obs.Err())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got, want := loader.Image().TopicNames(), n.Image().TopicNames(); len(got) != topics || len(got) != len(want) {
+		t.Fatalf("observer has %d topics, voter %d (want %d)", len(got), len(want), topics)
+	}
+}
+
+// TestObserverCatchesUpFromSnapshot runs the observer of a dedicated broker
+// against a voter whose log was compacted: it must pull the snapshot with
+// FetchSnapshot over a real CONTROLLER listener, then the entries after it.
+func TestObserverCatchesUpFromSnapshot(t *testing.T) {
+	n, _ := compactedVoter(t, filepath.Join(t.TempDir(), "__cluster_metadata-0"), 60)
+	obs, loader, restored := startObserver(t, serveController(t, n), snapshotChunkBytes)
 	select {
 	case <-obs.CaughtUp():
 	case <-time.After(15 * time.Second):
@@ -306,14 +348,52 @@ func TestObserverCatchesUpFromSnapshot(t *testing.T) {
 	}
 	// New entries after the snapshot arrive as entries.
 	proposeTopics(t, n, 60, 3)
-	deadline := time.Now().Add(10 * time.Second)
-	for loader.Image().Offset() < n.Image().Offset() {
-		if time.Now().After(deadline) {
-			t.Fatalf("observer at %d, voter at %d", loader.Image().Offset(), n.Image().Offset())
-		}
-		time.Sleep(10 * time.Millisecond)
+	awaitObserver(t, obs, loader, n, 63)
+}
+
+// TestObserverFallenBehindRestoresAgain: an observer that already has an
+// image but stopped while the voter compacted past it must restore the
+// newer snapshot over its image and continue; a snapshot id the voter no
+// longer has is errSnapshotChanged, so the observer fetches again.
+func TestObserverFallenBehindRestoresAgain(t *testing.T) {
+	n, _ := compactedVoter(t, filepath.Join(t.TempDir(), "__cluster_metadata-0"), 40)
+	addr := serveController(t, n)
+	obs, loader, restored := startObserver(t, addr, 64)
+	awaitObserver(t, obs, loader, n, 40)
+	obs.stop()
+	for len(restored) > 0 {
+		<-restored
 	}
-	if got, want := loader.Image().TopicNames(), n.Image().TopicNames(); len(got) != 63 || len(got) != len(want) {
-		t.Fatalf("observer has %d topics, voter %d (want 63)", len(got), len(want))
+	behind := loader.Image().Offset()
+
+	proposeTopics(t, n, 40, 60)
+	if st := n.driver.Status(); st.LogStartOffset <= behind+1 {
+		t.Fatalf("log start %d not past the observer's offset %d", st.LogStartOffset, behind)
+	}
+	again := newMetadataObserver(9, map[int32]string{0: addr}, loader, time.Second, slog.New(slog.DiscardHandler))
+	again.snapshotChunk = 64
+	again.start()
+	t.Cleanup(again.stop)
+	awaitObserver(t, again, loader, n, 100)
+	select {
+	case off := <-restored:
+		if off <= behind {
+			t.Fatalf("restored at %d, not past the old image %d", off, behind)
+		}
+	default:
+		t.Fatal("the observer caught up from behind the log start without a snapshot")
+	}
+
+	latest, _, err := n.snapshots.store.LatestID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := again.client(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := quorum.SnapshotID{EndOffset: latest.EndOffset - 1, Epoch: latest.Epoch}
+	if err := again.loadSnapshot(t.Context(), cl, 0, stale); !errors.Is(err, errSnapshotChanged) {
+		t.Fatalf("pulling a replaced snapshot: %v, want errSnapshotChanged", err)
 	}
 }
