@@ -65,6 +65,13 @@ func enforcedBrokerKeys() map[string]string {
 		"transaction.state.log.replication.factor":  "validated; defaults to 1 on a single node",
 		"transaction.state.log.min.isr":             "validated; defaults to 1 on a single node",
 
+		// The quorum (docs/quorum.md maps the timeouts onto raft ticks).
+		"controller.listener.names":             "",
+		"controller.quorum.voters":              "",
+		"controller.quorum.election.timeout.ms": "raft ticks; randomised between 1x and 2x as etcd raft does",
+		"controller.quorum.fetch.timeout.ms":    "raft check-quorum, and the observers' metadata fetch timeout",
+		"controller.quorum.request.timeout.ms":  "bounds broker heartbeats to the active controller",
+
 		// Metadata snapshots (internal/node/snapshot.go).
 		"metadata.log.max.record.bytes.between.snapshots": "",
 		"metadata.log.max.snapshot.interval.ms":           "",
@@ -73,7 +80,7 @@ func enforcedBrokerKeys() map[string]string {
 
 // enforcedBrokerPrefixes are key families enforced as a whole.
 func enforcedBrokerPrefixes() []string {
-	return []string{"controller.", "log.retention.", "log.flush.", "offsets.topic."}
+	return []string{"log.retention.", "log.flush.", "offsets.topic."}
 }
 
 // EnforcedBrokerKey reports whether Sluice acts on a broker key in this release, with a note.
