@@ -85,7 +85,12 @@ func TestReplicationSurvivesNetworkCut(t *testing.T) {
 			mode = testcluster.Refuse
 		}
 		faults++
-		t.Logf("fault %d: cut node %d, leader of partition %d, off its peers (%s)", faults, victim+1, p, mode)
+		ctrlID, err := quorumLeaderFrom(direct[victim])
+		if err != nil {
+			ctrlID = -1
+		}
+		t.Logf("fault %d: cut node %d, leader of partition %d, off its peers (%s); node %d is the active controller",
+			faults, victim+1, p, mode, ctrlID)
 		isolatedAcks += count(cutAndHeal(t, c, direct, w, victim, mode, p, fmt.Sprintf("partition %d led by another node", p), func(cl *kgo.Client) error {
 			md, err := metadataFrom(cl)
 			if err != nil {
