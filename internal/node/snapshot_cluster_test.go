@@ -1,10 +1,13 @@
-package node_test
+package node
 
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,8 +15,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/node"
-	"sluice/internal/testcluster"
+	"sluice/internal/config"
+	"sluice/internal/kafka"
+	"sluice/internal/metadata"
 	"sluice/internal/vfs"
 )
 
@@ -32,30 +36,28 @@ func TestClusterSnapshotsCompactAndFreshBrokerCatchesUp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 4-node cluster")
 	}
-	c := testcluster.Start(t, testcluster.Options{Controllers: 3, Brokers: 1, Overrides: map[string]string{
-		"metadata.log.max.record.bytes.between.snapshots": "512",
-	}})
+	c := startSnapshotCluster(t, 3, 1, map[string]string{"metadata.log.max.record.bytes.between.snapshots": "512"})
 	const broker = 3
-	adm := newAdmin(t, c.Layout.Nodes[broker].BrokerAddr)
+	adm := snapshotAdmin(t, c.nodes[broker].brokerAddr)
 	var want []string
 	for i := range snapshotTopics {
 		name := fmt.Sprintf("snap-%03d", i)
 		createTopicRetrying(t, adm, name)
 		want = append(want, name)
 	}
-	active := c.ActiveController(10 * time.Second)
-	awaitTopics(t, "active controller", c.Node(active).Image, want)
-	if st := c.Node(active).QuorumStatus(); st.LogStartOffset <= 0 {
+	active := c.activeController(t)
+	awaitTopics(t, "active controller", c.node(active).Image, want)
+	if st := c.node(active).QuorumStatus(); st.LogStartOffset <= 0 {
 		t.Fatalf("controllers did not compact their log: %+v", st)
 	}
 	// A controller restarted after its snapshot keeps every topic.
 	follower := (active + 1) % 3
-	c.Stop(follower)
-	c.Restart(follower)
-	awaitTopics(t, "restarted controller", c.Node(follower).Image, want)
+	c.stop(t, follower)
+	c.start(t, follower)
+	awaitTopics(t, "restarted controller", c.node(follower).Image, want)
 
-	active = c.ActiveController(10 * time.Second)
-	ctrlAddr := c.Layout.Nodes[active].ControllerAddr
+	active = c.activeController(t)
+	ctrlAddr := c.nodes[active].controllerAddr
 	if !servesFetchSnapshot(t, ctrlAddr) {
 		t.Skip("the CONTROLLER listener does not serve FetchSnapshot (key 59): internal/node/cluster.go must pass api.FetchSnapshotHandler(n) with api.WithFetchSnapshot to the controller registry")
 	}
@@ -64,16 +66,13 @@ func TestClusterSnapshotsCompactAndFreshBrokerCatchesUp(t *testing.T) {
 	}
 
 	// A fresh broker: same id, empty dir.
-	c.Stop(broker)
-	nl := c.Layout.Nodes[broker]
-	if err := os.RemoveAll(nl.LogDir); err != nil {
+	c.stop(t, broker)
+	if err := os.RemoveAll(c.nodes[broker].dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := node.Format(vfs.Default, []string{nl.LogDir}, c.Layout.ClusterID, nl.ID, false); err != nil {
-		t.Fatal(err)
-	}
-	c.Restart(broker)
-	awaitTopics(t, "fresh broker", c.Node(broker).Image, want)
+	c.format(t, broker)
+	c.start(t, broker)
+	awaitTopics(t, "fresh broker", c.node(broker).Image, want)
 	topics, err := adm.ListTopics(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -83,9 +82,7 @@ func TestClusterSnapshotsCompactAndFreshBrokerCatchesUp(t *testing.T) {
 	}
 }
 
-type imageTopics interface{ TopicNames() []string }
-
-func awaitTopics[I imageTopics](t *testing.T, who string, image func() I, want []string) {
+func awaitTopics(t *testing.T, who string, image func() *metadata.Image, want []string) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
@@ -106,7 +103,7 @@ func awaitTopics[I imageTopics](t *testing.T, who string, image func() I, want [
 	}
 }
 
-func newAdmin(t *testing.T, addr string) *kadm.Client {
+func snapshotAdmin(t *testing.T, addr string) *kadm.Client {
 	t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
@@ -178,4 +175,163 @@ func controllerRequest(t *testing.T, addr string, req kmsg.Request) kmsg.Respons
 		t.Fatalf("request key %d to %s: %v", req.Key(), addr, err)
 	}
 	return resp
+}
+
+// snapshotCluster is dedicated controllers (ids 1..) and dedicated brokers
+// (the next ids) run in this process, each restartable.
+type snapshotCluster struct {
+	clusterID string
+	voters    string
+	overrides map[string]string
+	nodes     []*snapshotClusterNode
+}
+
+type snapshotClusterNode struct {
+	id                         int32
+	controller                 bool
+	dir                        string
+	brokerAddr, controllerAddr string
+	n                          *Node
+	cancel                     context.CancelFunc
+	done                       chan error
+}
+
+func startSnapshotCluster(t *testing.T, controllers, brokers int, overrides map[string]string) *snapshotCluster {
+	t.Helper()
+	id, err := kafka.RandomUUID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports := snapshotClusterPorts(t, 2*(controllers+brokers))
+	c := &snapshotCluster{clusterID: id.String(), overrides: overrides}
+	var voters []string
+	base := t.TempDir()
+	for i := range controllers + brokers {
+		m := &snapshotClusterNode{
+			id: int32(i + 1), controller: i < controllers, dir: filepath.Join(base, fmt.Sprintf("node-%d", i+1)),
+			brokerAddr: fmt.Sprintf("127.0.0.1:%d", ports[2*i]), controllerAddr: fmt.Sprintf("127.0.0.1:%d", ports[2*i+1]),
+		}
+		if m.controller {
+			voters = append(voters, fmt.Sprintf("%d@%s", m.id, m.controllerAddr))
+		}
+		c.nodes = append(c.nodes, m)
+	}
+	c.voters = strings.Join(voters, ",")
+	t.Cleanup(func() {
+		for i := range c.nodes {
+			c.stop(t, i)
+		}
+	})
+	for i := range c.nodes {
+		c.format(t, i)
+		c.launch(t, i)
+	}
+	for i := range c.nodes {
+		c.awaitReady(t, i)
+	}
+	return c
+}
+
+func (c *snapshotCluster) format(t *testing.T, i int) {
+	t.Helper()
+	m := c.nodes[i]
+	if err := Format(vfs.Default, []string{m.dir}, c.clusterID, m.id, false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (c *snapshotCluster) launch(t *testing.T, i int) {
+	t.Helper()
+	m := c.nodes[i]
+	props := map[string]string{
+		"node.id":                          fmt.Sprint(m.id),
+		"controller.quorum.voters":         c.voters,
+		"controller.listener.names":        "CONTROLLER",
+		"listener.security.protocol.map":   "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"log.dirs":                         m.dir,
+		"offsets.topic.replication.factor": "1",
+	}
+	if m.controller {
+		props["process.roles"], props["listeners"] = "controller", "CONTROLLER://"+m.controllerAddr
+	} else {
+		props["process.roles"], props["listeners"] = "broker", "PLAINTEXT://"+m.brokerAddr
+		props["advertised.listeners"] = "PLAINTEXT://" + m.brokerAddr
+	}
+	for k, v := range c.overrides {
+		props[k] = v
+	}
+	cfg, err := config.Parse("", props)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.n, err = New(cfg, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	m.cancel, m.done = cancel, make(chan error, 1)
+	go func(n *Node, done chan<- error) { done <- n.Run(ctx) }(m.n, m.done)
+}
+
+func (c *snapshotCluster) awaitReady(t *testing.T, i int) {
+	t.Helper()
+	m := c.nodes[i]
+	select {
+	case <-m.n.Ready():
+	case err := <-m.done:
+		m.n = nil
+		t.Fatalf("node %d stopped while starting: %v", m.id, err)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("node %d not ready after 30s", m.id)
+	}
+}
+
+func (c *snapshotCluster) start(t *testing.T, i int) {
+	t.Helper()
+	c.launch(t, i)
+	c.awaitReady(t, i)
+}
+
+func (c *snapshotCluster) stop(t *testing.T, i int) {
+	t.Helper()
+	m := c.nodes[i]
+	if m.n == nil {
+		return
+	}
+	m.cancel()
+	if err := <-m.done; err != nil {
+		t.Errorf("node %d stopped with: %v", m.id, err)
+	}
+	m.n = nil
+}
+
+func (c *snapshotCluster) node(i int) *Node { return c.nodes[i].n }
+
+func (c *snapshotCluster) activeController(t *testing.T) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for i, m := range c.nodes {
+			if m.controller && m.n != nil && m.n.IsActiveController() {
+				return i
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("no active controller after 10s")
+	return -1
+}
+
+// snapshotClusterPorts returns n distinct free ports on 127.0.0.1.
+func snapshotClusterPorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
 }
