@@ -49,15 +49,22 @@ func (c *Controller) AlterPartitionReassignments(im *metadata.Image, req *kmsg.A
 			var err *kerr.Error
 			var msg string
 			switch {
+			case !known:
+				err, msg = kerr.UnknownTopicOrPartition, fmt.Sprintf("Unable to find a topic named %s.", rt.Topic)
 			case !ok:
-				err = kerr.UnknownTopicOrPartition
+				err, msg = kerr.UnknownTopicOrPartition, fmt.Sprintf("Unable to find partition %s:%d.", rt.Topic, rp.Partition)
 			case rp.Replicas == nil:
 				rec, err, msg = cancelReassignment(im, topic, rp.Partition, st)
 			default:
 				rec, err, msg = startReassignment(im, topic.ID, rp.Partition, st, rp.Replicas, allowRFChange)
 			}
 			if err != nil {
-				pr.ErrorCode, pr.ErrorMessage = errMessage(err, msg)
+				pr.ErrorCode = err.Code
+				if msg != "" {
+					// Kafka sends no message with the errors it raises bare
+					// (NO_REASSIGNMENT_IN_PROGRESS).
+					pr.ErrorMessage = &msg
+				}
 			} else if rec != nil {
 				records = append(records, rec)
 			}
@@ -72,12 +79,12 @@ func (c *Controller) AlterPartitionReassignments(im *metadata.Image, req *kmsg.A
 // target: the grown replica set, or the completed reassignment when nothing
 // needs to catch up. A target equal to the current replicas changes nothing.
 func startReassignment(im *metadata.Image, id kafka.UUID, p int32, st metadata.PartitionState, target []int32, allowRFChange bool) (*metadata.PartitionChangeRecord, *kerr.Error, string) {
-	if err := checkReplicas(im, p, target, 0); err != nil {
-		return nil, kerr.InvalidReplicaAssignment, err.Error()
+	if msg := invalidTarget(im, p, target); msg != "" {
+		return nil, kerr.InvalidReplicaAssignment, msg
 	}
 	if current := len(st.Replicas) - len(st.AddingReplicas); !allowRFChange && len(target) != current {
 		return nil, kerr.InvalidReplicationFactor, fmt.Sprintf(
-			"the replication factor is changed from %d to %d but allowReplicationFactorChange is false", current, len(target))
+			"The replication factor is changed from %d to %d but allowReplicationFactorChange is false.", current, len(target))
 	}
 	if !st.Reassigning() && slices.Equal(st.Replicas, target) {
 		return nil, nil, ""
@@ -92,6 +99,33 @@ func startReassignment(im *metadata.Image, id kafka.UUID, p int32, st metadata.P
 		TopicID: id, Partition: p, Leader: metadata.NoLeaderChange,
 		Replicas: replicas, AddingReplicas: adding, RemovingReplicas: removing,
 	}, nil, ""
+}
+
+// invalidTarget checks a target replica list as Kafka's controller checks
+// a manual assignment, with its messages (kafka-reassign-partitions prints
+// them): not empty, every broker registered and listed once (in broker id
+// order, so the smallest offender is named), and one of them unfenced.
+// It returns "" for a valid list.
+func invalidTarget(im *metadata.Image, p int32, target []int32) string {
+	if len(target) == 0 {
+		return "The manual partition assignment includes an empty replica list."
+	}
+	sorted := slices.Sorted(slices.Values(target))
+	unfenced := false
+	for i, id := range sorted {
+		b, ok := im.Broker(id)
+		if !ok {
+			return fmt.Sprintf("The manual partition assignment includes broker %d, but no such broker is registered.", id)
+		}
+		if i > 0 && sorted[i-1] == id {
+			return fmt.Sprintf("The manual partition assignment includes the broker %d more than once.", id)
+		}
+		unfenced = unfenced || !b.Fenced
+	}
+	if !unfenced {
+		return fmt.Sprintf("All brokers specified in the manual partition assignment for partition %d are fenced or in controlled shutdown.", p)
+	}
+	return ""
 }
 
 // reassignmentReplicas is Kafka's PartitionReassignmentReplicas: the
@@ -161,7 +195,7 @@ func cancelReassignment(im *metadata.Image, topic *metadata.Topic, p int32, st m
 		leader, uncleanISR := ElectLeader(metadata.PartitionState{Replicas: original}, usable, UncleanLeaderElectionEnabled(im, topic.Name))
 		if leader == metadata.NoLeader {
 			return nil, kerr.InvalidReplicaAssignment, fmt.Sprintf(
-				"unable to revert the partition assignment of %s-%d because it would require an unclean leader election", topic.Name, p)
+				"Unable to revert partition assignment for %s:%d because it would require an unclean leader election.", topic.Name, p)
 		}
 		isr = uncleanISR
 	}

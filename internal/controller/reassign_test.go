@@ -4,7 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/kafka"
@@ -117,7 +116,7 @@ func TestReassignMoveCompletesOnISRExpansion(t *testing.T) {
 		t.Fatalf("list after completion: %+v", list.Topics)
 	}
 	_, resp = c.AlterPartitionReassignments(im, reassignRequest(0, "t", 0, nil))
-	if got := reassignCode(resp); got != "NO_REASSIGNMENT_IN_PROGRESS: "+kerr.NoReassignmentInProgress.Description {
+	if got := reassignCode(resp); got != "NO_REASSIGNMENT_IN_PROGRESS" {
 		t.Fatalf("cancel without reassignment: %s", got)
 	}
 }
@@ -171,7 +170,7 @@ func TestReassignCancelNeedsUncleanElection(t *testing.T) {
 	// A later reassignment starts from the union, so it is refused for a
 	// replication factor change only when asked to be.
 	_, resp := c.AlterPartitionReassignments(im, reassignRequest(0, "t", 0, nil))
-	if got := reassignCode(resp); got != "INVALID_REPLICA_ASSIGNMENT: unable to revert the partition assignment of t-0 because it would require an unclean leader election" {
+	if got := reassignCode(resp); got != "INVALID_REPLICA_ASSIGNMENT: Unable to revert partition assignment for t:0 because it would require an unclean leader election." {
 		t.Fatalf("strict cancel: %s", got)
 	}
 	v := "true"
@@ -195,12 +194,12 @@ func TestReassignErrors(t *testing.T) {
 		want     string
 		noRecord bool
 	}{
-		{"unknown topic", reassignRequest(0, "nope", 0, []int32{1}), "UNKNOWN_TOPIC_OR_PARTITION: " + kerr.UnknownTopicOrPartition.Description, true},
-		{"unknown partition", reassignRequest(0, "t", 7, []int32{1}), "UNKNOWN_TOPIC_OR_PARTITION: " + kerr.UnknownTopicOrPartition.Description, true},
-		{"empty", reassignRequest(0, "t", 0, []int32{}), "INVALID_REPLICA_ASSIGNMENT: the manual partition assignment includes an empty replica list for partition 0", true},
-		{"duplicate", reassignRequest(0, "t", 0, []int32{2, 2}), "INVALID_REPLICA_ASSIGNMENT: the manual partition assignment includes the broker 2 more than once", true},
-		{"unregistered", reassignRequest(0, "t", 0, []int32{2, 9}), "INVALID_REPLICA_ASSIGNMENT: the manual partition assignment includes broker 9, but no such broker is registered", true},
-		{"rf change refused", reassignRequest(1, "t", 0, []int32{2, 3}), "INVALID_REPLICATION_FACTOR: the replication factor is changed from 3 to 2 but allowReplicationFactorChange is false", true},
+		{"unknown topic", reassignRequest(0, "nope", 0, []int32{1}), "UNKNOWN_TOPIC_OR_PARTITION: Unable to find a topic named nope.", true},
+		{"unknown partition", reassignRequest(0, "t", 7, []int32{1}), "UNKNOWN_TOPIC_OR_PARTITION: Unable to find partition t:7.", true},
+		{"empty", reassignRequest(0, "t", 0, []int32{}), "INVALID_REPLICA_ASSIGNMENT: The manual partition assignment includes an empty replica list.", true},
+		{"duplicate", reassignRequest(0, "t", 0, []int32{2, 2}), "INVALID_REPLICA_ASSIGNMENT: The manual partition assignment includes the broker 2 more than once.", true},
+		{"unregistered", reassignRequest(0, "t", 0, []int32{2, 9}), "INVALID_REPLICA_ASSIGNMENT: The manual partition assignment includes broker 9, but no such broker is registered.", true},
+		{"rf change refused", reassignRequest(1, "t", 0, []int32{2, 3}), "INVALID_REPLICATION_FACTOR: The replication factor is changed from 3 to 2 but allowReplicationFactorChange is false.", true},
 	} {
 		tc.req.AllowReplicationFactorChange = false
 		recs, resp := c.AlterPartitionReassignments(im, tc.req)
@@ -210,6 +209,11 @@ func TestReassignErrors(t *testing.T) {
 		if tc.noRecord && len(recs) != 0 {
 			t.Errorf("%s: %d records", tc.name, len(recs))
 		}
+	}
+	fenced := applyReassign(t, im, []metadata.Record{&metadata.FenceBrokerRecord{BrokerID: 4, BrokerEpoch: 40}})
+	if _, resp := c.AlterPartitionReassignments(fenced, reassignRequest(0, "t", 0, []int32{4})); reassignCode(resp) !=
+		"INVALID_REPLICA_ASSIGNMENT: All brokers specified in the manual partition assignment for partition 0 are fenced or in controlled shutdown." {
+		t.Errorf("only fenced brokers: %s", reassignCode(resp))
 	}
 	// v1 with the change allowed, and v0 (no such field), may change it.
 	req := reassignRequest(1, "t", 0, []int32{2, 3})
