@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,7 +32,9 @@ const (
 // 6 partitions with RF 3 and min.insync.replicas 2, idempotent acks=all
 // franz-go producers writing unique values to every partition while the
 // test kill -9s the leader of a partition in use (5 times; 100 in the long
-// form) and SIGSTOPs a broker for longer than replica.lag.time.max.ms.
+// form) and SIGSTOPs a broker for longer than replica.lag.time.max.ms,
+// until the survivors have fenced it and moved its leaderships, then
+// resumes it.
 // Afterwards every acknowledged value must be read back exactly once and in
 // order per partition, and a consumer group reading during the faults must
 // skip no acknowledged value and its committed offsets must never go back
@@ -96,17 +99,32 @@ func TestReplicationSurvivesLeaderKillsAndStalls(t *testing.T) {
 	}
 	victim := int(awaitLeader(t, adm, 0)) - 1
 	pid := nodePID(t, c.Layout.Nodes[victim].LogDir)
-	t.Logf("%s fault %d: SIGSTOP node %d for %d ms", stamp(), faults+1, victim+1, 2*lagMaxMs)
+	t.Logf("%s fault %d: SIGSTOP node %d for at least %d ms", stamp(), faults+1, victim+1, 2*lagMaxMs)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	faults++
 	time.Sleep(2 * lagMaxMs * time.Millisecond)
-	before := w.ackedCount()
-	w.awaitAcked(t, before+50, 30*time.Second)
+	// While it is stopped the survivors must fence it, move its
+	// leaderships and drop it from every ISR. Clients need longer: a
+	// stopped broker keeps its connections open, so a produce request in
+	// flight to it is given up only after kgo's read timeout (produce
+	// timeout + request overhead, 20 s by default, as Java's
+	// request.timeout.ms is 30 s), which is the client's business, not
+	// the cluster's; their progress is checked after the resume.
+	var live []string
+	for i, addr := range addrs {
+		if i != victim {
+			live = append(live, addr)
+		}
+	}
+	awaitLedWithout(t, live, int32(victim+1), 30*time.Second)
+	t.Logf("%s the survivors lead every partition without node %d", stamp(), victim+1)
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
+	before := w.ackedCount()
+	w.awaitAcked(t, before+50, 30*time.Second)
 	awaitFullISR(t, adm, 60*time.Second)
 	w.stop(t)
 
@@ -434,6 +452,33 @@ func awaitLeader(t *testing.T, adm *kadm.Client, p int32) int32 {
 		return nil
 	})
 	return leader
+}
+
+// awaitLedWithout waits until every partition has a leader other than
+// broker gone and an ISR without it, asking only the brokers at live
+// (a fresh client each time: one that knows the stopped broker may send
+// its Metadata there and wait out its timeout).
+func awaitLedWithout(t *testing.T, live []string, gone int32, timeout time.Duration) {
+	t.Helper()
+	eventually(t, timeout, fmt.Sprintf("every partition led and in sync without node %d", gone), func() error {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(live...))
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		md, err := kadm.NewClient(cl).Metadata(ctx, faultTopic)
+		if err != nil {
+			return err
+		}
+		for p, pd := range md.Topics[faultTopic].Partitions {
+			if pd.Leader < 0 || pd.Leader == gone || slices.Contains(pd.ISR, gone) {
+				return fmt.Errorf("partition %d: leader %d ISR %v", p, pd.Leader, pd.ISR)
+			}
+		}
+		return nil
+	})
 }
 
 // awaitFullISR waits until every partition's ISR holds all its replicas.
