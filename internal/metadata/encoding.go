@@ -10,9 +10,27 @@ import (
 func EncodeRecord(r Record) []byte {
 	w := &writer{}
 	w.int16(int16(r.Type()))
-	w.int16(r.Version())
+	w.int16(writeVersion(r))
 	r.encode(w)
 	return w.b
+}
+
+// writeVersion is the version a record is written at: the newest, except
+// that a partition record without reassignment fields is written at
+// version 0, byte for byte as before they existed, so a log without
+// reassignments stays readable by builds that predate them.
+func writeVersion(r Record) int16 {
+	switch x := r.(type) {
+	case *PartitionRecord:
+		if x.RemovingReplicas == nil && x.AddingReplicas == nil {
+			return 0
+		}
+	case *PartitionChangeRecord:
+		if x.RemovingReplicas == nil && x.AddingReplicas == nil {
+			return 0
+		}
+	}
+	return r.Version()
 }
 
 // DecodeRecord decodes one framed record. An unknown type, a version newer
@@ -203,8 +221,10 @@ func (x *PartitionRecord) encode(w *writer) {
 	w.int32(x.Leader)
 	w.int32(x.LeaderEpoch)
 	w.int32(x.PartitionEpoch)
-	w.int32s(x.RemovingReplicas)
-	w.int32s(x.AddingReplicas)
+	if writeVersion(x) >= 1 {
+		w.int32s(x.RemovingReplicas)
+		w.int32s(x.AddingReplicas)
+	}
 }
 
 func (x *PartitionChangeRecord) encode(w *writer) {
@@ -213,8 +233,10 @@ func (x *PartitionChangeRecord) encode(w *writer) {
 	w.int32(x.Leader)
 	w.int32s(x.ISR)
 	w.int32s(x.Replicas)
-	w.int32s(x.RemovingReplicas)
-	w.int32s(x.AddingReplicas)
+	if writeVersion(x) >= 1 {
+		w.int32s(x.RemovingReplicas)
+		w.int32s(x.AddingReplicas)
+	}
 }
 
 func (x *RemoveTopicRecord) encode(w *writer) { w.uuid(x.TopicID) }

@@ -35,24 +35,31 @@ func TestReassignmentFieldsRoundTrip(t *testing.T) {
 	}
 }
 
-// TestPartitionRecordVersion0StillDecodes: a log written before the
-// reassignment fields existed replays without them.
-func TestPartitionRecordVersion0StillDecodes(t *testing.T) {
+// TestPartitionRecordsWithoutReassignmentAreVersion0: records that carry
+// no reassignment are written at version 0, as before the fields existed,
+// and decode back the same.
+func TestPartitionRecordsWithoutReassignmentAreVersion0(t *testing.T) {
 	id := kafka.UUID{7}
 	for _, r := range []Record{
 		&PartitionRecord{TopicID: id, Partition: 0, Replicas: []int32{1, 2}, ISR: []int32{1}, Leader: 1, LeaderEpoch: 3, PartitionEpoch: 4},
 		&PartitionChangeRecord{TopicID: id, Partition: 0, Leader: 2, ISR: []int32{2}},
 	} {
 		b := EncodeRecord(r)
-		// Version 0 is the version 1 bytes without the two trailing null arrays.
-		v0 := slices.Clone(b[:len(b)-2])
-		binary.BigEndian.PutUint16(v0[2:], 0)
-		got, err := DecodeRecord(v0)
+		if v := int16(binary.BigEndian.Uint16(b[2:])); v != 0 {
+			t.Fatalf("%T written at version %d, want 0", r, v)
+		}
+		got, err := DecodeRecord(b)
 		if err != nil {
 			t.Fatalf("%T v0: %v", r, err)
 		}
 		if !reflect.DeepEqual(got, r) {
 			t.Fatalf("%T v0: got %+v, want %+v", r, got, r)
+		}
+		// Version 1 with the two fields null reads the same.
+		v1 := append(slices.Clone(b), 0, 0)
+		binary.BigEndian.PutUint16(v1[2:], 1)
+		if got, err := DecodeRecord(v1); err != nil || !reflect.DeepEqual(got, r) {
+			t.Fatalf("%T v1 with null fields: %+v, %v", r, got, err)
 		}
 	}
 }
