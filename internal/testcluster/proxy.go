@@ -57,6 +57,8 @@ type Proxy struct {
 	mu struct {
 		sync.Mutex
 		cuts map[int]CutMode
+		// linkCuts are cuts between two nodes only, keyed lower id first.
+		linkCuts map[[2]int]CutMode
 		// changed is closed (and replaced) whenever cuts change or the
 		// proxy closes, waking every stalled connection to look again.
 		changed   chan struct{}
@@ -83,6 +85,7 @@ func NewProxy(identify func(client, listener net.Addr) int, log *slog.Logger) *P
 	}
 	p := &Proxy{identify: identify, log: log}
 	p.mu.cuts = make(map[int]CutMode)
+	p.mu.linkCuts = make(map[[2]int]CutMode)
 	p.mu.changed = make(chan struct{})
 	p.mu.links = make(map[*proxyLink]struct{})
 	return p
@@ -234,8 +237,18 @@ func (p *Proxy) cutLocked(l *proxyLink) (CutMode, bool) {
 	if m, ok := p.mu.cuts[l.to]; ok {
 		return m, true
 	}
-	m, ok := p.mu.cuts[l.from]
+	if m, ok := p.mu.cuts[l.from]; ok {
+		return m, true
+	}
+	m, ok := p.mu.linkCuts[linkKey(l.from, l.to)]
 	return m, ok
+}
+
+func linkKey(a, b int) [2]int {
+	if a > b {
+		a, b = b, a
+	}
+	return [2]int{a, b}
 }
 
 // Cut cuts node off every other node until Heal: its connections are
@@ -244,12 +257,35 @@ func (p *Proxy) Cut(node int, mode CutMode) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.mu.cuts[node] = mode
+	p.applyCutLocked(mode)
+}
+
+// CutLink cuts the traffic between nodes a and b, both ways, until
+// HealLink; each keeps talking to everyone else (a partial partition).
+func (p *Proxy) CutLink(a, b int, mode CutMode) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mu.linkCuts[linkKey(a, b)] = mode
+	p.applyCutLocked(mode)
+}
+
+// HealLink ends the cut between a and b.
+func (p *Proxy) HealLink(a, b int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.mu.linkCuts, linkKey(a, b))
+	p.broadcastLocked()
+}
+
+// applyCutLocked wakes stalled links to look again and closes those whose
+// cut (as cutLocked picks it when several apply) refuses.
+func (p *Proxy) applyCutLocked(mode CutMode) {
 	p.broadcastLocked()
 	if mode != Refuse {
 		return
 	}
 	for l := range p.mu.links {
-		if _, cut := p.cutLocked(l); cut {
+		if m, cut := p.cutLocked(l); cut && m == Refuse {
 			l.close()
 		}
 	}

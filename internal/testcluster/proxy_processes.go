@@ -131,3 +131,21 @@ func (p *Processes) Heal(i int) {
 	}
 	p.proxies.proxy.Heal(i)
 }
+
+// CutLink cuts the traffic between nodes a and b only (see Proxy.CutLink).
+func (p *Processes) CutLink(a, b int, mode CutMode) {
+	p.t.Helper()
+	if p.proxies == nil {
+		p.t.Fatal("testcluster: CutLink needs Options.ProxyInterBroker")
+	}
+	p.proxies.proxy.CutLink(a, b, mode)
+}
+
+// HealLink ends the cut between nodes a and b.
+func (p *Processes) HealLink(a, b int) {
+	p.t.Helper()
+	if p.proxies == nil {
+		p.t.Fatal("testcluster: HealLink needs Options.ProxyInterBroker")
+	}
+	p.proxies.proxy.HealLink(a, b)
+}

@@ -153,6 +153,28 @@ func TestProxyCutsConnectionsFromTheCutNodeOnly(t *testing.T) {
 	}
 }
 
+func TestProxyCutLinkSeparatesTwoNodesOnly(t *testing.T) {
+	p, addr := newTestProxy(t, 1, echoServer(t))
+	fromTwo := dialFrom(t, 2, addr)
+	fromThree := dialFrom(t, 3, addr)
+
+	p.CutLink(2, 1, Refuse)
+	if err := readBack(fromTwo, "x", 5*time.Second); err == nil || isTimeout(err) {
+		t.Fatalf("connection across the cut link: read gave %v, want it closed", err)
+	}
+	if err := echo(dialFrom(t, 2, addr), "new", 5*time.Second); err == nil || isTimeout(err) {
+		t.Fatalf("new connection across the cut link: %v, want it closed", err)
+	}
+	if err := echo(fromThree, "other", 5*time.Second); err != nil {
+		t.Fatalf("connection from a third node: %v", err)
+	}
+
+	p.HealLink(1, 2)
+	if err := echo(dialFrom(t, 2, addr), "after", 5*time.Second); err != nil {
+		t.Fatalf("after the heal: %v", err)
+	}
+}
+
 func TestProxyBlackholeStallsUntilHeal(t *testing.T) {
 	p, addr := newTestProxy(t, 1, echoServer(t))
 	open := dialFrom(t, 2, addr)
