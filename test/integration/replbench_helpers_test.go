@@ -82,27 +82,60 @@ func partitionDetails(adm *kadm.Client, topic string) (map[int32]kadm.PartitionD
 	return td.Partitions, nil
 }
 
-// leaderViews asks each broker alone for partition's leader, epoch and
-// ISR, for failure messages: brokers apply metadata at their own pace.
-func leaderViews(addrs []string, topic string, partition int32) string {
-	var views []string
+// brokerViews asks each broker alone for topic's partitions: brokers
+// apply metadata at their own pace, so their answers may differ.
+func brokerViews(addrs []string, topic string) ([]map[int32]kadm.PartitionDetail, error) {
+	var views []map[int32]kadm.PartitionDetail
 	for _, addr := range addrs {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 		if err != nil {
-			views = append(views, fmt.Sprintf("%s: %v", addr, err))
-			continue
+			return nil, err
 		}
 		// Metadata goes to the seed broker while the client knows no other.
 		parts, err := partitionDetails(kadm.NewClient(cl), topic)
 		cl.Close()
 		if err != nil {
-			views = append(views, fmt.Sprintf("%s: %v", addr, err))
-			continue
+			return nil, fmt.Errorf("%s: %w", addr, err)
 		}
-		p := parts[partition]
-		views = append(views, fmt.Sprintf("%s: leader %d epoch %d isr %v", addr, p.Leader, p.LeaderEpoch, p.ISR))
+		views = append(views, parts)
 	}
-	return strings.Join(views, "; ")
+	return views, nil
+}
+
+// agreedLeaders returns topic's partitions when every broker names the
+// same leader and leader epoch for each, every partition is led and has
+// replicas in-sync replicas.
+func agreedLeaders(addrs []string, topic string, replicas int) (map[int32]kadm.PartitionDetail, bool) {
+	views, err := brokerViews(addrs, topic)
+	if err != nil || len(views) == 0 || !fullISR(views[0], replicas) {
+		return nil, false
+	}
+	for _, v := range views[1:] {
+		if len(v) != len(views[0]) {
+			return nil, false
+		}
+		for p, d := range views[0] {
+			if v[p].Leader != d.Leader || v[p].LeaderEpoch != d.LeaderEpoch {
+				return nil, false
+			}
+		}
+	}
+	return views[0], true
+}
+
+// leaderViews describes each broker's view of partition's leader, epoch
+// and ISR, for failure messages.
+func leaderViews(addrs []string, topic string, partition int32) string {
+	views, err := brokerViews(addrs, topic)
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for i, v := range views {
+		p := v[partition]
+		out = append(out, fmt.Sprintf("%s: leader %d epoch %d isr %v", addrs[i], p.Leader, p.LeaderEpoch, p.ISR))
+	}
+	return strings.Join(out, "; ")
 }
 
 // awaitFullISR waits until every partition of topic has a leader and

@@ -108,8 +108,7 @@ func benchmarkLeaderFailover(b *testing.B, overrides map[string]string, controll
 
 // startFailoverRound picks a partition (pickFailoverPartition) and starts
 // a paced producer on it, retrying until the broker acknowledging its
-// records is the leader Metadata named: a Metadata answer read just after
-// the preferred-leader election may still name the previous leader.
+// records is the leader Metadata named.
 func startFailoverRound(b *testing.B, adm *kadm.Client, addrs []string) (int32, int32, *pacedProducer) {
 	b.Helper()
 	for range 10 {
@@ -140,17 +139,23 @@ func pickFailoverPartition(b *testing.B, adm *kadm.Client, addrs []string) (int3
 	_, _ = adm.ElectLeaders(ctx, kadm.ElectPreferredReplica, kadm.TopicsSet{failoverTopic: {0: {}, 1: {}, 2: {}}})
 	cancel()
 	controller := awaitLeader(b, addrs)
+	// A Metadata answer read just after the election may still name the
+	// previous leader: wait until every broker names the same one.
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		parts := awaitFullISR(b, adm, failoverTopic, 3, 30*time.Second)
+		parts, ok := agreedLeaders(addrs, failoverTopic, 3)
+		if !ok {
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
 		for p := range int32(3) {
 			if l := parts[p].Leader; l != controller {
 				return p, l
 			}
 		}
-		time.Sleep(200 * time.Millisecond)
+		b.Fatalf("every partition of %s is led by the active controller %d", failoverTopic, controller)
 	}
-	b.Fatalf("every partition of %s is led by the active controller %d", failoverTopic, controller)
+	b.Fatalf("the brokers do not agree on the leaders of %s after 30s: %s", failoverTopic, leaderViews(addrs, failoverTopic, 0))
 	return -1, -1
 }
 
