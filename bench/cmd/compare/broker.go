@@ -17,15 +17,27 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// broker is one single-node system under test. A session starts it fresh (empty data dir,
-// free ports), runs workloads against Bootstrap, and may stop, kill and relaunch it on the
-// same data to time start-up.
-type broker interface {
+// target is a system under test as the workloads see it: one broker or a cluster of
+// several nodes, started fresh by a session (empty data dirs, free ports) and closed by it.
+type target interface {
 	System() system
-	// Start formats a fresh data dir, starts the broker and returns once it answers
-	// ApiVersions.
+	// Start formats fresh data dirs, starts every node and returns once the cluster
+	// answers and lists all its brokers.
 	Start(ctx context.Context) error
+	// Bootstrap is the comma-separated list of every node's client listener.
 	Bootstrap() string
+	// Nodes is how many nodes serve; topics are created with that replication factor.
+	Nodes() int
+	// PIDs are the node processes (JVMs for Kafka), for /proc figures summed over them.
+	PIDs() []int
+	// Close ends whatever is still running and removes the data.
+	Close() error
+}
+
+// broker is one single-node system under test. Besides the target methods it may be
+// stopped, killed and relaunched on the same data to time start-up.
+type broker interface {
+	target
 	// PID is the broker process (the JVM for Kafka), for /proc figures.
 	PID() int
 	DataDir() string
@@ -35,8 +47,6 @@ type broker interface {
 	Kill(ctx context.Context) error
 	// Relaunch starts the process again on the same data dir and ports, without waiting.
 	Relaunch() error
-	// Close ends whatever is still running and removes the data.
-	Close() error
 }
 
 // proc is a broker process, either our child (cmd set, reaped by a goroutine that closes

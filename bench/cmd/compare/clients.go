@@ -7,16 +7,24 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// createTopic creates a topic with replication factor 1 and waits until every partition
-// has a leader in the broker's metadata, so a workload never measures topic creation.
-func createTopic(ctx context.Context, bootstrap, topic string, partitions int) error {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+// createTopic creates a topic replicated to every node of t (min.insync.replicas 2 on 3
+// nodes) and waits until every partition has a leader and all its replicas in sync, so a
+// workload never measures topic creation or the followers' first catch-up.
+func createTopic(ctx context.Context, t target, topic string, partitions int) error {
+	rf := max(t.Nodes(), 1)
+	var configs map[string]*string
+	if rf > 1 {
+		minISR := strconv.Itoa(clusterMinISR(rf))
+		configs = map[string]*string{"min.insync.replicas": &minISR}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds(t.Bootstrap())...))
 	if err != nil {
 		return fmt.Errorf("client: %w", err)
 	}
@@ -24,7 +32,7 @@ func createTopic(ctx context.Context, bootstrap, topic string, partitions int) e
 	adm := kadm.NewClient(cl)
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	resp, err := adm.CreateTopic(ctx, int32(partitions), 1, nil, topic)
+	resp, err := adm.CreateTopic(ctx, int32(partitions), int16(rf), configs, topic)
 	if err != nil {
 		return fmt.Errorf("create topic %s: %w", topic, err)
 	}
@@ -34,7 +42,7 @@ func createTopic(ctx context.Context, bootstrap, topic string, partitions int) e
 	for {
 		md, err := adm.Metadata(ctx, topic)
 		if err == nil {
-			if td, ok := md.Topics[topic]; ok && td.Err == nil && len(td.Partitions) == partitions && allLed(td) {
+			if td, ok := md.Topics[topic]; ok && td.Err == nil && len(td.Partitions) == partitions && allLedInSync(td, rf) {
 				return nil
 			}
 		}
@@ -46,9 +54,12 @@ func createTopic(ctx context.Context, bootstrap, topic string, partitions int) e
 	}
 }
 
-func allLed(td kadm.TopicDetail) bool {
+// seeds splits a bootstrap list ("host:port,host:port") into the client's seed brokers.
+func seeds(bootstrap string) []string { return strings.Split(bootstrap, ",") }
+
+func allLedInSync(td kadm.TopicDetail, rf int) bool {
 	for _, p := range td.Partitions {
-		if p.Err != nil || p.Leader < 0 {
+		if p.Err != nil || p.Leader < 0 || len(p.Replicas) != rf || len(p.ISR) != rf {
 			return false
 		}
 	}
@@ -57,7 +68,7 @@ func allLed(td kadm.TopicDetail) bool {
 
 // endOffsets returns each partition's end offset.
 func endOffsets(ctx context.Context, bootstrap, topic string) (map[int32]int64, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(bootstrap))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds(bootstrap)...))
 	if err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
@@ -90,7 +101,7 @@ func catchUpRead(ctx context.Context, bootstrap, topic string, ends map[int32]in
 		}
 	}
 	cl, err := kgo.NewClient(
-		kgo.SeedBrokers(bootstrap),
+		kgo.SeedBrokers(seeds(bootstrap)...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: start}),
 		kgo.FetchMaxBytes(50<<20),
 		kgo.FetchMaxPartitionBytes(1<<20),

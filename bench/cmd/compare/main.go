@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -36,6 +37,7 @@ func run() error {
 		phases      = flag.String("phases", "produce,catch-up", "phases to run, comma-separated: produce, catch-up, pprof (one more Sluice session, profiled, on the row with the lowest Sluice/Kafka ratio)")
 		command     = flag.String("command", "", "the command line to print in the report")
 		pprofDir    = flag.String("pprof-dir", "", "where the pprof phase keeps its profiles (default: the scratch dir)")
+		nodesFlag   = flag.String("nodes", "", "cluster sizes to run, comma-separated: 1 (every single-broker row) and/or 3 (the 3-node rows); default: the profile's (quick 1, full 1,3)")
 	)
 	flag.Parse()
 	prof, err := profileNamed(*profileName)
@@ -44,6 +46,11 @@ func run() error {
 	}
 	if *rounds > 0 {
 		prof.Rounds = *rounds
+	}
+	if *nodesFlag != "" {
+		if prof.Nodes, err = parseNodes(*nodesFlag); err != nil {
+			return err
+		}
 	}
 	if *sluiceBin == "" {
 		return fmt.Errorf("--sluice is required")
@@ -91,22 +98,40 @@ func run() error {
 	for _, ph := range strings.Split(*phases, ",") {
 		want[strings.TrimSpace(ph)] = true
 	}
+	single := slices.Contains(prof.Nodes, 1)
+	clusters := slices.DeleteFunc(slices.Clone(prof.Nodes), func(n int) bool { return n == 1 })
 	if want["produce"] {
-		for r := 1; r <= prof.Rounds && ctx.Err() == nil; r++ {
-			s.produceSession(ctx, sysSluice, r)
-			s.produceSession(ctx, sysKafka, r)
+		if single {
+			for r := 1; r <= prof.Rounds && ctx.Err() == nil; r++ {
+				s.produceSession(ctx, sysSluice, r)
+				s.produceSession(ctx, sysKafka, r)
+			}
+			if err := s.setRate(); err != nil {
+				s.res.note("%v", err)
+			}
 		}
-		if err := s.setRate(); err != nil {
-			s.res.note("%v", err)
+		for _, n := range clusters {
+			for r := 1; r <= prof.Rounds && ctx.Err() == nil; r++ {
+				s.clusterProduceSession(ctx, sysSluice, n, r)
+				s.clusterProduceSession(ctx, sysKafka, n, r)
+			}
 		}
 	}
 	if want["catch-up"] {
-		for r := 1; r <= prof.Rounds && ctx.Err() == nil; r++ {
-			s.catchUpSession(ctx, sysSluice, r)
-			s.catchUpSession(ctx, sysKafka, r)
+		if single {
+			for r := 1; r <= prof.Rounds && ctx.Err() == nil; r++ {
+				s.catchUpSession(ctx, sysSluice, r)
+				s.catchUpSession(ctx, sysKafka, r)
+			}
+		}
+		for _, n := range clusters {
+			for r := 1; r <= prof.Rounds && ctx.Err() == nil; r++ {
+				s.clusterCatchUpSession(ctx, sysSluice, n, r)
+				s.clusterCatchUpSession(ctx, sysKafka, n, r)
+			}
 		}
 	}
-	if want["pprof"] {
+	if want["pprof"] && single {
 		info.Profiles = s.profileWorstRow(ctx, *pprofDir)
 	}
 	if err := ctx.Err(); err != nil {

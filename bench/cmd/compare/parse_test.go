@@ -74,14 +74,14 @@ func TestScanWindowsStopsAfterMeasurement(t *testing.T) {
 		lines = append(lines, "some warning")
 	}
 	// Our own pid stands in for the broker: scanWindows only reads its CPU time.
-	run, err := scanWindows(strings.NewReader(strings.Join(lines, "\n")), os.Getpid(), 2, 3)
+	run, err := scanWindows(strings.NewReader(strings.Join(lines, "\n")), []int{os.Getpid()}, 2, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if run.Stats.Records != 3000 || run.CPUSeconds < 0 {
 		t.Fatalf("got %+v", run)
 	}
-	if _, err := scanWindows(strings.NewReader(strings.Join(lines[:6], "\n")), os.Getpid(), 2, 3); err == nil {
+	if _, err := scanWindows(strings.NewReader(strings.Join(lines[:6], "\n")), []int{os.Getpid()}, 2, 3); err == nil {
 		t.Fatal("a tool that ends early must fail the run")
 	}
 }

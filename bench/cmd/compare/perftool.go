@@ -20,6 +20,9 @@ const recordSize = 1024
 type produceSpec struct {
 	AcksAll    bool // acks=all with enable.idempotence=true; otherwise acks=1, not idempotent
 	Partitions int
+	// Nodes is the size of the cluster produced to (0 or 1: a single broker); on 3 nodes
+	// the topic has replication factor 3 and min.insync.replicas 2.
+	Nodes int
 }
 
 func (p produceSpec) properties() []string {
@@ -38,7 +41,7 @@ func (p produceSpec) label() string {
 	if p.Partitions == 1 {
 		unit = "partition"
 	}
-	return fmt.Sprintf("%s, %d %s", mode, p.Partitions, unit)
+	return fmt.Sprintf("%s, %d %s", mode, p.Partitions, unit) + nodesLabel(p.Nodes)
 }
 
 func (p produceSpec) key() string {
@@ -46,7 +49,32 @@ func (p produceSpec) key() string {
 	if p.AcksAll {
 		acks = "acksall"
 	}
-	return fmt.Sprintf("%s-p%d", acks, p.Partitions)
+	return fmt.Sprintf("%s-p%d", acks, p.Partitions) + nodesKey(p.Nodes)
+}
+
+// nodesLabel and nodesKey extend a row's label and key for a multi-node cluster; a single
+// broker's rows keep the names they always had.
+func nodesLabel(nodes int) string {
+	if nodes <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(", %d nodes, RF=%d, min.insync.replicas=%d", nodes, nodes, clusterMinISR(nodes))
+}
+
+func nodesKey(nodes int) string {
+	if nodes <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("-%dn", nodes)
+}
+
+// clusterMinISR is min.insync.replicas for a topic replicated to every node: 2 on 3 nodes
+// (issue 10), 1 on a single broker.
+func clusterMinISR(nodes int) int {
+	if nodes <= 1 {
+		return 1
+	}
+	return nodes - 1
 }
 
 // boundedBuffer keeps the last max bytes written to it: a tool's stderr, for error messages.
@@ -92,7 +120,7 @@ type windowedRun struct {
 // progress windows: the first warm windows are warm-up, the next measure windows are the
 // measurement, then the tool is killed. The broker's CPU time is sampled when the
 // warm-up's last line and the measurement's last line arrive.
-func runProducerWindows(ctx context.Context, kafkaRef string, b broker, topic string, spec produceSpec, warm, measure int) (windowedRun, error) {
+func runProducerWindows(ctx context.Context, kafkaRef string, b target, topic string, spec produceSpec, warm, measure int) (windowedRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(3*(warm+measure)+90)*time.Second)
 	defer cancel()
 	args := []string{
@@ -112,7 +140,7 @@ func runProducerWindows(ctx context.Context, kafkaRef string, b broker, topic st
 	if err := cmd.Start(); err != nil {
 		return windowedRun{}, fmt.Errorf("start producer-perf-test: %w", err)
 	}
-	run, scanErr := scanWindows(stdout, b.PID(), warm, measure)
+	run, scanErr := scanWindows(stdout, b.PIDs(), warm, measure)
 	// The tool runs until killed; its exit status after SIGKILL says nothing.
 	cancel()
 	_, _ = io.Copy(io.Discard, stdout)
@@ -123,14 +151,14 @@ func runProducerWindows(ctx context.Context, kafkaRef string, b broker, topic st
 	return run, nil
 }
 
-func scanWindows(stdout io.Reader, brokerPID, warm, measure int) (windowedRun, error) {
+func scanWindows(stdout io.Reader, brokerPIDs []int, warm, measure int) (windowedRun, error) {
 	var (
 		windows []perfWindow
 		cpu0    float64
 		err     error
 	)
 	if warm == 0 {
-		if cpu0, err = cpuSeconds(brokerPID); err != nil {
+		if cpu0, err = sumCPUSeconds(brokerPIDs); err != nil {
 			return windowedRun{}, err
 		}
 	}
@@ -143,11 +171,11 @@ func scanWindows(stdout io.Reader, brokerPID, warm, measure int) (windowedRun, e
 		windows = append(windows, w)
 		switch len(windows) {
 		case warm:
-			if cpu0, err = cpuSeconds(brokerPID); err != nil {
+			if cpu0, err = sumCPUSeconds(brokerPIDs); err != nil {
 				return windowedRun{}, err
 			}
 		case warm + measure:
-			cpu1, err := cpuSeconds(brokerPID)
+			cpu1, err := sumCPUSeconds(brokerPIDs)
 			if err != nil {
 				return windowedRun{}, err
 			}
@@ -169,7 +197,7 @@ type fixedRateRun struct {
 	Records    int64   // records over the whole run
 }
 
-func runProducerFixedRate(ctx context.Context, kafkaRef string, b broker, topic string, spec produceSpec, rate, warm, measure int) (fixedRateRun, error) {
+func runProducerFixedRate(ctx context.Context, kafkaRef string, b target, topic string, spec produceSpec, rate, warm, measure int) (fixedRateRun, error) {
 	total := int64(rate) * int64(warm+measure)
 	args := []string{
 		"--bootstrap-server", b.Bootstrap(), "--topic", topic,
@@ -202,7 +230,7 @@ func runProducerFixedRate(ctx context.Context, kafkaRef string, b broker, topic 
 
 // runProducerFill writes n records as fast as the broker takes them (acks=1) and returns
 // the tool's summary and the broker CPU it cost.
-func runProducerFill(ctx context.Context, kafkaRef string, b broker, topic string, n int64) (perfSummary, float64, error) {
+func runProducerFill(ctx context.Context, kafkaRef string, b target, topic string, n int64) (perfSummary, float64, error) {
 	args := []string{
 		"--bootstrap-server", b.Bootstrap(), "--topic", topic,
 		"--num-records", strconv.FormatInt(n, 10), "--throughput", "-1",
@@ -222,10 +250,10 @@ func runProducerFill(ctx context.Context, kafkaRef string, b broker, topic strin
 	return perfSummary{}, 0, fmt.Errorf("fill producer-perf-test printed no summary")
 }
 
-func runToCompletion(ctx context.Context, kafkaRef string, b broker, timeout time.Duration, args []string) ([]perfSummary, float64, error) {
+func runToCompletion(ctx context.Context, kafkaRef string, b target, timeout time.Duration, args []string) ([]perfSummary, float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cpu0, err := cpuSeconds(b.PID())
+	cpu0, err := sumCPUSeconds(b.PIDs())
 	if err != nil {
 		return nil, 0, err
 	}
@@ -237,7 +265,7 @@ func runToCompletion(ctx context.Context, kafkaRef string, b broker, timeout tim
 	if err := cmd.Run(); err != nil {
 		return nil, 0, fmt.Errorf("%w; stderr: %s", err, truncate(stderr.String(), 1500))
 	}
-	cpu1, err := cpuSeconds(b.PID())
+	cpu1, err := sumCPUSeconds(b.PIDs())
 	if err != nil {
 		return nil, 0, err
 	}

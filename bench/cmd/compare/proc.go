@@ -26,6 +26,33 @@ func cpuSeconds(pid int) (float64, error) {
 	return parseStatCPU(raw)
 }
 
+// sumCPUSeconds is cpuSeconds summed over the processes of a cluster.
+func sumCPUSeconds(pids []int) (float64, error) {
+	var total float64
+	for _, pid := range pids {
+		s, err := cpuSeconds(pid)
+		if err != nil {
+			return 0, err
+		}
+		total += s
+	}
+	return total, nil
+}
+
+// sumPeakRSSBytes is peakRSSBytes summed over the processes of a cluster: each peak is
+// its own process's, so the sum bounds the cluster's memory from above.
+func sumPeakRSSBytes(pids []int) (int64, error) {
+	var total int64
+	for _, pid := range pids {
+		n, err := peakRSSBytes(pid)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
 // parseStatCPU reads utime and stime (fields 14 and 15) from a /proc/PID/stat line. The
 // command name (field 2) may contain spaces and parentheses, so fields are counted from the
 // last ')'.

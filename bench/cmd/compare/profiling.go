@@ -42,7 +42,7 @@ func (s *suite) profileWorstRow(ctx context.Context, dir string) string {
 		return fmt.Sprintf("profiling failed: %v", err)
 	}
 	topic := "perf-" + spec.key()
-	if err := createTopic(ctx, b.Bootstrap(), topic, spec.Partitions); err != nil {
+	if err := createTopic(ctx, b, topic, spec.Partitions); err != nil {
 		return fmt.Sprintf("profiling failed: %v", err)
 	}
 	measure := 3 * s.prof.Measure

@@ -67,11 +67,12 @@ func renderReport(info runInfo, res *results) string {
 		}
 		p("| %s | %s | %s | %s | %s | %s |", rw.Label, rw.Unit, summary(sv, rw.Format), summary(kv, rw.Format), ratio(sm, km, sok, kok), better)
 	}
-	p("| 3 nodes, RF=3, min.insync.replicas=2 | | skipped | skipped | | |")
 	p("")
-	p("The 3-node rows are skipped until Sluice runs replicated multi-node clusters (the")
-	p("replication issue); this suite has no 3-node session yet.")
-	p("")
+	if !slices.ContainsFunc(info.Prof.Nodes, func(n int) bool { return n > 1 }) {
+		p("The 3-node rows (RF=3, min.insync.replicas=2) were not run: `bench/compare --nodes 3`")
+		p("(or `--nodes 1,3`, the full profile's default) runs them.")
+		p("")
+	}
 	renderMachine(&b, info)
 	renderMethod(&b, info.Prof)
 	if len(res.notes) > 0 {
@@ -173,5 +174,18 @@ func renderMethod(b *strings.Builder, pr profile) {
 	p("  5 ms and retrying every 10 ms). Then SIGTERM, wait for exit (the shutdown row), and the")
 	p("  same start-up timing after the clean stop. Kafka is relaunched with the JVM's own command")
 	p("  line as kafka-ref started it.")
+	for _, n := range pr.Nodes {
+		if n <= 1 {
+			continue
+		}
+		p("- %d-node rows (labels say \"%d nodes\"): a session starts %d combined broker+controller", n, n, n)
+		p("  nodes on 127.0.0.1 (Sluice: `sluice storage format` then `sluice server` per node, a static")
+		p("  quorum of all %d; Kafka: `bench/kafka-ref start --nodes %d`), internal topics replicated to", n, n)
+		p("  every node, and waits until all %d brokers are listed. Topics have replication factor %d and", n, n)
+		p("  min.insync.replicas %d; a run starts once every partition has all its replicas in sync.", clusterMinISR(n))
+		p("  The warm-up, produce runs, fill and catch-up read are those above, against the whole")
+		p("  bootstrap list; CPU is utime+stime summed over the %d processes, peak RSS the sum of their", n)
+		p("  VmHWM. No fixed-rate run or restarts on a cluster.")
+	}
 	p("")
 }

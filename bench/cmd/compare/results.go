@@ -26,6 +26,17 @@ type row struct {
 	HigherIsBetter bool
 }
 
+// onNodes is the row measured on a cluster of n nodes: its own key, and a label that says
+// so (n <= 1 leaves the row as it is).
+func (r row) onNodes(n int) row {
+	if n <= 1 {
+		return r
+	}
+	r.Key += nodesKey(n)
+	r.Label += nodesLabel(n) + "; CPU and RSS summed over the nodes"
+	return r
+}
+
 // sample is one measured value with the round it came from and the load at that time.
 type sample struct {
 	Round int

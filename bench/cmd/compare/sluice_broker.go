@@ -46,6 +46,9 @@ func (s *sluiceBroker) System() system    { return sysSluice }
 func (s *sluiceBroker) Bootstrap() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
 func (s *sluiceBroker) DataDir() string   { return filepath.Join(s.dir, "data") }
 
+func (s *sluiceBroker) Nodes() int  { return 1 }
+func (s *sluiceBroker) PIDs() []int { return []int{s.PID()} }
+
 func (s *sluiceBroker) PID() int {
 	if s.proc == nil {
 		return 0

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -21,16 +23,32 @@ type profile struct {
 	RateMeasure int   // measured seconds of the fixed-rate run
 	FillBytes   int64 // log written before the catch-up read and the restarts
 	IperfSecs   int
+	Nodes       []int // cluster sizes: 1 is every single-broker row, 3 the 3-node rows
 }
 
 func profileNamed(name string) (profile, error) {
 	switch name {
 	case "quick":
-		return profile{Name: name, Rounds: 3, BrokerWarm: 4, Warm: 2, Measure: 4, RateWarm: 2, RateMeasure: 5, FillBytes: 256 << 20, IperfSecs: 3}, nil
+		return profile{Name: name, Rounds: 3, BrokerWarm: 4, Warm: 2, Measure: 4, RateWarm: 2, RateMeasure: 5, FillBytes: 256 << 20, IperfSecs: 3, Nodes: []int{1}}, nil
 	case "full":
-		return profile{Name: name, Rounds: 3, BrokerWarm: 15, Warm: 5, Measure: 20, RateWarm: 5, RateMeasure: 30, FillBytes: 2 << 30, IperfSecs: 10}, nil
+		return profile{Name: name, Rounds: 3, BrokerWarm: 15, Warm: 5, Measure: 20, RateWarm: 5, RateMeasure: 30, FillBytes: 2 << 30, IperfSecs: 10, Nodes: []int{1, 3}}, nil
 	}
 	return profile{}, fmt.Errorf("unknown profile %q (quick or full)", name)
+}
+
+// parseNodes reads --nodes: distinct cluster sizes, 1 or 3, in the order given.
+func parseNodes(list string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || (n != 1 && n != 3) {
+			return nil, fmt.Errorf("--nodes: %q is not 1 or 3", f)
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }
 
 // produceSpecs are the four full-speed rows, in the order they run.
@@ -89,7 +107,11 @@ func produceRow(sp produceSpec) row {
 }
 
 func produceCPURow(sp produceSpec) row {
-	return row{Key: "cpu-produce-" + sp.key(), Label: "Broker CPU per GB produced, " + sp.label(), Unit: "CPU s/GB", Format: "%.2f"}
+	label := "Broker CPU per GB produced, " + sp.label()
+	if sp.Nodes > 1 {
+		label = "CPU per GB produced, summed over the nodes, " + sp.label()
+	}
+	return row{Key: "cpu-produce-" + sp.key(), Label: label, Unit: "CPU s/GB", Format: "%.2f"}
 }
 
 var (
@@ -129,12 +151,18 @@ func (s *suite) session(ctx context.Context, sys system, round int, phase string
 		s.res.note("round %d %s %s: %v", round, sys, phase, err)
 		return
 	}
+	s.runSession(ctx, b, round, phase, func(target) error { return fn(b) })
+}
+
+// runSession starts b, warms it, runs fn against it, and always closes it.
+func (s *suite) runSession(ctx context.Context, b target, round int, phase string, fn func(target) error) {
+	sys := b.System()
 	defer func() {
 		if err := b.Close(); err != nil {
 			s.log.Warn("closing broker", "system", sys, "err", err)
 		}
 	}()
-	s.log.Info("session", "phase", phase, "round", round, "system", sys, "load", load())
+	s.log.Info("session", "phase", phase, "round", round, "system", sys, "nodes", b.Nodes(), "load", load())
 	if err := b.Start(ctx); err != nil {
 		s.res.note("round %d %s %s: start failed: %v", round, sys, phase, err)
 		return
@@ -154,12 +182,12 @@ func (s *suite) session(ctx context.Context, sys system, round int, phase string
 // warmBroker produces at full speed (acks=1, 16 partitions) for BrokerWarm seconds to a
 // topic no measurement reads, so a fresh JVM has compiled its hot paths before the first
 // measured run; Sluice gets the same, so both start every session equally warm.
-func (s *suite) warmBroker(ctx context.Context, b broker) error {
+func (s *suite) warmBroker(ctx context.Context, b target) error {
 	if s.prof.BrokerWarm <= 0 {
 		return nil
 	}
 	spec := produceSpec{Partitions: 16}
-	if err := createTopic(ctx, b.Bootstrap(), "broker-warm-up", spec.Partitions); err != nil {
+	if err := createTopic(ctx, b, "broker-warm-up", spec.Partitions); err != nil {
 		return err
 	}
 	_, err := runProducerWindows(ctx, s.kafkaRef, b, "broker-warm-up", spec, s.prof.BrokerWarm-1, 1)
@@ -169,28 +197,33 @@ func (s *suite) warmBroker(ctx context.Context, b broker) error {
 // produceSession: the four full-speed produce runs, then peak RSS.
 func (s *suite) produceSession(ctx context.Context, sys system, round int) {
 	s.session(ctx, sys, round, "produce", func(b broker) error {
-		for _, sp := range produceSpecs {
-			topic := "perf-" + sp.key()
-			if err := createTopic(ctx, b.Bootstrap(), topic, sp.Partitions); err != nil {
-				s.res.fail(produceRow(sp), sys, round, err.Error())
-				continue
-			}
-			run, err := runProducerWindows(ctx, s.kafkaRef, b, topic, sp, s.prof.Warm, s.prof.Measure)
-			if err != nil {
-				s.res.fail(produceRow(sp), sys, round, err.Error())
-				continue
-			}
-			l := load()
-			s.res.add(produceRow(sp), sys, round, run.Stats.RecordsPerSec*recordSize/1e6, l)
-			s.res.add(produceCPURow(sp), sys, round, run.CPUSeconds/(mb(run.Stats.Records)/1e3), l)
-			s.log.Info("produce", "system", sys, "spec", sp.label(), "MB/s", fmt.Sprintf("%.1f", run.Stats.RecordsPerSec*recordSize/1e6), "cpu_s", run.CPUSeconds)
-		}
+		s.produceRuns(ctx, b, sys, round, produceSpecs)
 		return s.recordRSS(b, rowRSSProduce, sys, round)
 	})
 }
 
-func (s *suite) recordRSS(b broker, rw row, sys system, round int) error {
-	rss, err := peakRSSBytes(b.PID())
+// produceRuns runs each full-speed produce configuration against b, each to its own topic.
+func (s *suite) produceRuns(ctx context.Context, b target, sys system, round int, specs []produceSpec) {
+	for _, sp := range specs {
+		topic := "perf-" + sp.key()
+		if err := createTopic(ctx, b, topic, sp.Partitions); err != nil {
+			s.res.fail(produceRow(sp), sys, round, err.Error())
+			continue
+		}
+		run, err := runProducerWindows(ctx, s.kafkaRef, b, topic, sp, s.prof.Warm, s.prof.Measure)
+		if err != nil {
+			s.res.fail(produceRow(sp), sys, round, err.Error())
+			continue
+		}
+		l := load()
+		s.res.add(produceRow(sp), sys, round, run.Stats.RecordsPerSec*recordSize/1e6, l)
+		s.res.add(produceCPURow(sp), sys, round, run.CPUSeconds/(mb(run.Stats.Records)/1e3), l)
+		s.log.Info("produce", "system", sys, "spec", sp.label(), "MB/s", fmt.Sprintf("%.1f", run.Stats.RecordsPerSec*recordSize/1e6), "cpu_s", run.CPUSeconds)
+	}
+}
+
+func (s *suite) recordRSS(b target, rw row, sys system, round int) error {
+	rss, err := sumPeakRSSBytes(b.PIDs())
 	if err != nil {
 		s.res.fail(rw, sys, round, err.Error())
 		return nil
@@ -202,9 +235,9 @@ func (s *suite) recordRSS(b broker, rw row, sys system, round int) error {
 // decideConsumer uses Kafka's consumer-perf-test only if Sluice advertises what a classic
 // group consumer needs; otherwise both systems are read by the kgo reader, so the read
 // row still compares like with like.
-func (s *suite) decideConsumer(ctx context.Context, b broker) {
+func (s *suite) decideConsumer(ctx context.Context, b target) {
 	s.groupConsumerDecided = true
-	resp, err := apiVersions(ctx, b.Bootstrap())
+	resp, err := apiVersions(ctx, seeds(b.Bootstrap())[0])
 	if err != nil {
 		s.res.note("could not read Sluice's ApiVersions (%v); the catch-up read uses the kgo reader", err)
 		return
@@ -264,7 +297,7 @@ func (s *suite) catchUpSession(ctx context.Context, sys system, round int) {
 }
 
 func (s *suite) fixedRate(ctx context.Context, b broker, sys system, round int) {
-	if err := createTopic(ctx, b.Bootstrap(), "fixed-rate", latencySpec.Partitions); err != nil {
+	if err := createTopic(ctx, b, "fixed-rate", latencySpec.Partitions); err != nil {
 		s.res.fail(latencyRow("p99"), sys, round, err.Error())
 		return
 	}
@@ -288,9 +321,11 @@ func (s *suite) fixedRate(ctx context.Context, b broker, sys system, round int) 
 	}
 }
 
-func (s *suite) fillAndRead(ctx context.Context, b broker, sys system, round int) error {
+// fillAndRead fills a topic and reads it back; on a cluster its rows are the cluster's.
+func (s *suite) fillAndRead(ctx context.Context, b target, sys system, round int) error {
 	const topic = "catch-up"
-	if err := createTopic(ctx, b.Bootstrap(), topic, catchUpPartitions); err != nil {
+	nodes := b.Nodes()
+	if err := createTopic(ctx, b, topic, catchUpPartitions); err != nil {
 		return fmt.Errorf("fill: %w", err)
 	}
 	n := s.prof.FillBytes / recordSize
@@ -298,9 +333,9 @@ func (s *suite) fillAndRead(ctx context.Context, b broker, sys system, round int
 	if err != nil {
 		return err
 	}
-	s.res.add(rowFill, sys, round, sum.RecordsPerSec*recordSize/1e6, load())
-	s.log.Info("fill", "system", sys, "MB/s", fmt.Sprintf("%.1f", sum.RecordsPerSec*recordSize/1e6))
-	s.res.add(rowCPUFill, sys, round, cpu/(mb(n)/1e3), load())
+	s.res.add(rowFill.onNodes(nodes), sys, round, sum.RecordsPerSec*recordSize/1e6, load())
+	s.log.Info("fill", "system", sys, "nodes", nodes, "MB/s", fmt.Sprintf("%.1f", sum.RecordsPerSec*recordSize/1e6))
+	s.res.add(rowCPUFill.onNodes(nodes), sys, round, cpu/(mb(n)/1e3), load())
 	ends, err := endOffsets(ctx, b.Bootstrap(), topic)
 	if err != nil {
 		return err
@@ -312,37 +347,38 @@ func (s *suite) fillAndRead(ctx context.Context, b broker, sys system, round int
 	if total < n {
 		return fmt.Errorf("fill: the log holds %d of %d records written", total, n)
 	}
-	cpu0, err := cpuSeconds(b.PID())
+	cpu0, err := sumCPUSeconds(b.PIDs())
 	if err != nil {
 		return err
 	}
+	consumeRow := s.consumeRow().onNodes(nodes)
 	t0 := time.Now()
 	var records int64
 	if s.groupConsumer {
 		res, err := runConsumerPerf(ctx, s.kafkaRef, b.Bootstrap(), topic, fmt.Sprintf("bench-%d", round), total)
 		if err != nil {
-			s.res.fail(s.consumeRow(), sys, round, err.Error())
+			s.res.fail(consumeRow, sys, round, err.Error())
 			return nil
 		}
 		records = res.Records
-		s.res.add(s.consumeRow(), sys, round, mb(res.Records)/(res.FetchTimeMs/1e3), load())
+		s.res.add(consumeRow, sys, round, mb(res.Records)/(res.FetchTimeMs/1e3), load())
 	} else {
 		readCtx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 		got, _, err := catchUpRead(readCtx, b.Bootstrap(), topic, ends)
 		cancel()
 		if err != nil {
-			s.res.fail(s.consumeRow(), sys, round, err.Error())
+			s.res.fail(consumeRow, sys, round, err.Error())
 			return nil
 		}
 		records = got
-		s.res.add(s.consumeRow(), sys, round, mb(got)/time.Since(t0).Seconds(), load())
+		s.res.add(consumeRow, sys, round, mb(got)/time.Since(t0).Seconds(), load())
 	}
-	cpu1, err := cpuSeconds(b.PID())
+	cpu1, err := sumCPUSeconds(b.PIDs())
 	if err != nil {
 		return err
 	}
-	s.log.Info("catch-up read", "system", sys, "records", records, "seconds", time.Since(t0).Seconds())
-	s.res.add(rowCPUConsume, sys, round, (cpu1-cpu0)/(mb(records)/1e3), load())
+	s.log.Info("catch-up read", "system", sys, "nodes", nodes, "records", records, "seconds", time.Since(t0).Seconds())
+	s.res.add(rowCPUConsume.onNodes(nodes), sys, round, (cpu1-cpu0)/(mb(records)/1e3), load())
 	return nil
 }
 
