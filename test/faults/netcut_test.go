@@ -30,7 +30,8 @@ const (
 // TestReplicationSurvivesLeaderKillsAndStalls, with inter-node traffic
 // through a fault-injecting proxy. The faults cut the leader of a partition
 // in use off its peers (3 times; 20 in the long form), alternating a
-// blackhole and refused connections, then the active controller; each cut
+// blackhole and refused connections, then cut a leader from one follower
+// only, then cut the active controller off its peers; each cut
 // lasts longer than replica.lag.time.max.ms and broker.session.timeout.ms,
 // and is healed only after the survivors moved on, then the test waits
 // for every ISR to be complete again. Clients keep reaching the cut node
@@ -102,6 +103,16 @@ func TestReplicationSurvivesNetworkCut(t *testing.T) {
 			return nil
 		}))
 	}
+
+	// A partial partition: a partition's leader and one of its followers
+	// lose each other while both still reach the third node.
+	p := int32(cuts % faultPartitions)
+	leader := int(awaitLeader(t, adm, p)) - 1
+	follower, third := (leader+1)%len(direct), (leader+2)%len(direct)
+	faults++
+	t.Logf("fault %d: cut the link between node %d, leader of partition %d, and node %d (%s)",
+		faults, leader+1, p, follower+1, testcluster.Blackhole)
+	cutLinkAndHeal(t, c, direct, w, leader, follower, third, p)
 
 	ctrl := -1
 	eventually(t, 30*time.Second, "active controller", func() error {
@@ -225,6 +236,46 @@ func probeIsolated(cl *kgo.Client, p int32, value string) (acked bool, outcome s
 		return true, fmt.Sprintf("success at offset %d", pr.Topics[0].Partitions[0].BaseOffset)
 	}
 	return false, kerr.ErrorForCode(code).Error()
+}
+
+// cutLinkAndHeal cuts the link between nodes a and b, waits until the
+// third node's metadata shows partition p's ISR shrunk (the leader drops
+// the unreachable follower, or the controller fences whichever of them
+// lost it), holds the cut for at least cutHold, heals it and waits until
+// every ISR is complete and the producers are acknowledged again.
+func cutLinkAndHeal(t *testing.T, c *testcluster.Processes, direct []*kgo.Client, w *workload, a, b, third int, p int32) {
+	t.Helper()
+	start := time.Now()
+	ackedAtCut := w.ackedCount()
+	c.CutLink(a, b, testcluster.Blackhole)
+	eventually(t, 30*time.Second, fmt.Sprintf("partition %d's ISR shrunk", p), func() error {
+		md, err := metadataFrom(direct[third])
+		if err != nil {
+			return err
+		}
+		for _, mt := range md.Topics {
+			for _, mp := range mt.Partitions {
+				if mp.Partition == p && len(mp.ISR) < len(mp.Replicas) {
+					return nil
+				}
+			}
+		}
+		return fmt.Errorf("partition %d's ISR complete", p)
+	})
+	shrunkAfter := time.Since(start)
+	if rest := cutHold - time.Since(start); rest > 0 {
+		time.Sleep(rest)
+	}
+	ackedInCut := w.ackedCount() - ackedAtCut
+	c.HealLink(a, b)
+	healedAt := time.Now()
+	awaitHealed(t, direct, 60*time.Second)
+	healedAfter := time.Since(healedAt)
+	before := w.ackedCount()
+	w.awaitAcked(t, before+50, 30*time.Second)
+	t.Logf("  ISR shrunk after %s; %d values acknowledged during the cut of %s; every ISR complete %s after the heal",
+		shrunkAfter.Round(time.Millisecond), ackedInCut, healedAt.Sub(start).Round(time.Millisecond),
+		healedAfter.Round(time.Millisecond))
 }
 
 func count(b bool) int {
