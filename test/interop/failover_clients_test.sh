@@ -8,9 +8,9 @@
 #   - a kafka-python producer (its defaults: acks=all, idempotent) and consumer
 #     (failover_kafka_python.py)
 # write and read their topic while this script kill -9s the partition's leader in the
-# middle of the stream, then restarts it. Each round passes when every record was
-# acknowledged and read back exactly once, in the order sent, and the clients' output
-# holds no non-retriable error (the list is $nonretriable below; the retriable ones of a
+# middle of the stream, restarts it, and does it again to the next leader. Each round
+# passes when every record was acknowledged and read back exactly once, in the order
+# sent, and the clients' output holds no non-retriable error (the list is $nonretriable below; the retriable ones of a
 # failover, such as NOT_LEADER_OR_FOLLOWER, disconnections and refused connections, are
 # expected). Before each kill the partition's ISR is whole again, so the kill never
 # takes min.insync.replicas away.
@@ -27,10 +27,11 @@ python3 -c 'import kafka' 2>/dev/null || fail "kafka-python not importable by py
 sluice_build
 "$java_run" build
 
-# Records per client and the pause between two sends: about 15 s of traffic, long enough
-# for a kill, a few seconds without the old leader, and its restart.
-records="${FAILOVER_RECORDS:-1500}"
+# Records per client and the pause between two sends: about 20 s of traffic, long enough
+# for two kills of the leader, each followed by a few seconds without it and its restart.
+records="${FAILOVER_RECORDS:-2000}"
 interval_ms="${FAILOVER_INTERVAL_MS:-10}"
+kills="${FAILOVER_KILLS:-2}"
 
 # Names of non-retriable errors (Kafka's, Java's, kafka-python's and librdkafka's
 # spellings; matched case-insensitively, "." standing for "_", " " or nothing) and of
@@ -110,8 +111,11 @@ create_topic() {
 }
 
 # kill_leader_midstream waits until the client of PROGRESS_LOG has made progress (a line
-# matching PROGRESS_RE), kills TOPIC's leader with SIGKILL, leaves it dead for 4 s (the
-# controller fences it after its 3 s session and elects another leader), then restarts it.
+# matching PROGRESS_RE), then $kills times: kills TOPIC's leader with SIGKILL, leaves it
+# dead for 4 s (the controller fences it after its 3 s session and elects another
+# leader), restarts it and waits for the ISR to be whole again. The second kill hits a
+# leader elected during the stream, while the node killed first catches up (its log
+# truncated to the new leader's epochs).
 kill_leader_midstream() {
   local topic="$1" client_pid="$2" progress_log="$3" progress_re="$4" deadline=$((SECONDS + 60))
   until grep -Eqs "$progress_re" "$progress_log"; do
@@ -119,18 +123,21 @@ kill_leader_midstream() {
     ((SECONDS < deadline)) || { cat "$progress_log"; fail "$topic: client made no progress within 60 s"; }
     sleep 0.1
   done
-  local leader
-  leader="$(leader_of "$topic")"
-  [[ "$leader" =~ ^[123]$ ]] || fail "$topic: no leader to kill: $(partition_line "$topic")"
-  local starts
-  starts="$(grep -cs 'msg="node started"' "$work/node-$leader.log")"
-  kill -KILL "${pid[$leader]}"
-  wait "${pid[$leader]}" 2>/dev/null || true
-  step "$topic: killed its leader, node $leader, with SIGKILL mid-stream"
-  sleep 4
-  start_node "$leader"
-  wait_started "$leader" "$starts"
-  step "$topic: node $leader restarted; leader now $(leader_of "$topic")"
+  local k leader starts
+  for ((k = 1; k <= kills; k++)); do
+    kill -0 "$client_pid" 2>/dev/null || step "$topic: the client finished before kill $k of $kills (the kill still tests the restart)"
+    leader="$(leader_of "$topic")"
+    [[ "$leader" =~ ^[123]$ ]] || fail "$topic: no leader to kill: $(partition_line "$topic")"
+    starts="$(grep -cs 'msg="node started"' "$work/node-$leader.log")"
+    kill -KILL "${pid[$leader]}"
+    wait "${pid[$leader]}" 2>/dev/null || true
+    step "$topic: kill $k of $kills: SIGKILL to its leader, node $leader, mid-stream"
+    sleep 4
+    start_node "$leader"
+    wait_started "$leader" "$starts"
+    wait_isr_whole "$topic"
+    step "$topic: node $leader restarted and in sync; leader now $(leader_of "$topic")"
+  done
 }
 
 # check_client_output fails when a client's output names a non-retriable error.
