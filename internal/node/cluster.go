@@ -55,14 +55,14 @@ func (n *Node) newTransport() (*quorum.TCPTransport, error) {
 // newControllerServer serves the CONTROLLER listeners: the controller API
 // set, with raft connections diverted to the transport.
 func (n *Node) newControllerServer() error {
-	rel := api.WithAlterPartition(api.ControllerRelease())
+	rel := api.WithFetchSnapshot(api.WithAlterPartition(api.ControllerRelease()))
 	registry, err := api.NewRegistry(api.Deps{
 		Release:      &rel,
 		Features:     n,
 		ClusterID:    n.clusterID,
 		NodeID:       n.cfg.NodeID(),
 		ControlPlane: n,
-	}, append(api.ControllerHandlers(n, n), api.DescribeQuorumHandler(controllerQuorum{n}), api.ElectLeadersHandler(n), api.AlterPartitionHandler(n))...)
+	}, append(api.ControllerHandlers(n, n), api.DescribeQuorumHandler(controllerQuorum{n}), api.ElectLeadersHandler(n), api.AlterPartitionHandler(n), api.FetchSnapshotHandler(n))...)
 	if err != nil {
 		return fmt.Errorf("controller request handlers: %w", err)
 	}

@@ -59,7 +59,7 @@ func TestClusterSnapshotsCompactAndFreshBrokerCatchesUp(t *testing.T) {
 	active = c.activeController(t)
 	ctrlAddr := c.nodes[active].controllerAddr
 	if !servesFetchSnapshot(t, ctrlAddr) {
-		t.Skip("the CONTROLLER listener does not serve FetchSnapshot (key 59): internal/node/cluster.go must pass api.FetchSnapshotHandler(n) with api.WithFetchSnapshot to the controller registry")
+		t.Fatal("the CONTROLLER listener does not serve FetchSnapshot (key 59)")
 	}
 	if id := metadataFetchAtZero(t, ctrlAddr); id.EndOffset <= 0 {
 		t.Fatalf("a metadata fetch at offset 0 after compaction got no SnapshotId: %+v", id)

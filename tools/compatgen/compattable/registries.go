@@ -48,6 +48,12 @@ func releaseFuncs() map[string]func([]api.Release) (api.Release, error) {
 			}
 			return api.WithAlterPartition(args[0]), nil
 		},
+		"WithFetchSnapshot": func(args []api.Release) (api.Release, error) {
+			if len(args) != 1 {
+				return api.Release{}, errors.New("takes one release")
+			}
+			return api.WithFetchSnapshot(args[0]), nil
+		},
 	}
 }
 
