@@ -30,6 +30,7 @@ func newTopicCommand() *cobra.Command {
 		newTopicDescribeCommand(conn),
 		newTopicDeleteCommand(conn),
 		newTopicAlterConfigCommand(conn),
+		newTopicReassignCommand(conn),
 	)
 	return cmd
 }

@@ -25,7 +25,6 @@ func notServedReasons() map[int16]string {
 		sasl    = "SASL is not built: listeners are PLAINTEXT only"
 		acls    = "ACLs and an authorizer are not built"
 		tokens  = "delegation tokens are not built"
-		reassig = "partition reassignment and leader election requests are not built"
 		quotas  = "client quotas are not built (throttle times are always 0)"
 		scram   = "SCRAM credentials are not built (no SASL)"
 		quorum  = "KRaft quorum membership and inspection are not served on the broker listener"
@@ -40,7 +39,6 @@ func notServedReasons() map[int16]string {
 		29: acls, 30: acls, 31: acls,
 		34: "log dir moves are not built (no future logs)",
 		38: tokens, 39: tokens, 40: tokens, 41: tokens,
-		43: reassig, 45: reassig, 46: reassig,
 		48: quotas, 49: quotas,
 		50: scram, 51: scram,
 		55: quorum, 64: quorum, 80: quorum, 81: quorum, 94: quorum,
