@@ -127,9 +127,9 @@ func BenchmarkTopicCreation(b *testing.B) {
 // controller's RSS, then restarts the whole cluster and reports the time
 // from the start of the processes until Metadata shows every partition led.
 // The node stopped last could not tell a quorum it was leaving, so its
-// registration stays live until its session (broker.session.timeout.ms)
-// expires on the new active controller, as in Kafka: that wait is part of
-// the figure.
+// registration stays live; it stopped cleanly, so its next registration
+// names its previous broker epoch (KIP-966) and is taken at once instead of
+// after its session (broker.session.timeout.ms) expires.
 //
 //	go test ./test/integration -run '^$' -bench ClusterStartup10k -benchtime 1x
 func BenchmarkClusterStartup10kPartitions(b *testing.B) {
