@@ -23,9 +23,10 @@ package api
 //
 // Deviations: the aborted transactions list is empty (read_committed) or
 // null (read_uncommitted) because transactions are not built yet; the
-// preferred read replica is always -1 (no KIP-392 rack awareness); a
-// follower's broker epoch (ReplicaState, KIP-903) is not checked yet;
-// ThrottleMillis is 0 (no quotas).
+// preferred read replica is always -1 (no KIP-392 rack awareness);
+// ThrottleMillis is 0 (no quotas). A follower's broker epoch (ReplicaState,
+// KIP-903) travels with the ISR expansion it earns, so the controller
+// refuses to add a replica whose broker restarted since that fetch.
 //
 // KIP-951 (v16+), as Kafka: a partition the replica manager answers
 // NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH carries current_leader
@@ -85,9 +86,9 @@ func newFetchHandler(_ *Registry, deps Deps) (Handler, bool) {
 }
 
 func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest, listener string) Response {
-	replicaID := req.ReplicaID
+	replicaID, replicaEpoch := req.ReplicaID, int64(-1)
 	if req.Version >= 15 {
-		replicaID = req.ReplicaState.ID
+		replicaID, replicaEpoch = req.ReplicaState.ID, req.ReplicaState.Epoch
 	}
 	usesTopicIDs := req.Version >= 13
 	reqParts := h.requestPartitions(req, usesTopicIDs)
@@ -137,11 +138,12 @@ func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest, liste
 	var results []replication.FetchPartitionResult
 	if len(toFetch) > 0 {
 		results = h.dp.Fetch(ctx, replication.FetchParams{
-			ReplicaID: replicaID,
-			MaxWait:   time.Duration(req.MaxWaitMillis) * time.Millisecond,
-			MinBytes:  req.MinBytes,
-			MaxBytes:  min(req.MaxBytes, h.maxBytes),
-			Isolation: replication.IsolationForLevel(req.IsolationLevel),
+			ReplicaID:    replicaID,
+			ReplicaEpoch: replicaEpoch,
+			MaxWait:      time.Duration(req.MaxWaitMillis) * time.Millisecond,
+			MinBytes:     req.MinBytes,
+			MaxBytes:     min(req.MaxBytes, h.maxBytes),
+			Isolation:    replication.IsolationForLevel(req.IsolationLevel),
 		}, toFetch)
 	}
 

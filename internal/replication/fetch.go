@@ -11,8 +11,11 @@ import (
 type FetchParams struct {
 	// ReplicaID is -1 for consumers, a broker id for followers.
 	ReplicaID int32
-	MaxWait   time.Duration
-	MinBytes  int32
+	// ReplicaEpoch is a follower's broker epoch (Fetch v15+ ReplicaState,
+	// KIP-903), -1 when the request does not carry it.
+	ReplicaEpoch int64
+	MaxWait      time.Duration
+	MinBytes     int32
 	// MaxBytes bounds the whole response (fetch.max.bytes); the first batch
 	// of the first partition with data is returned whole even above it.
 	MaxBytes  int32
@@ -78,7 +81,7 @@ func (rm *ReplicaManager) readAll(params FetchParams, parts []FetchPartition) ([
 		if params.ReplicaID >= 0 {
 			// A follower's fetch offset is its log end offset: it may move
 			// the high watermark before the read.
-			moved, change, err := p.UpdateFollowerFetchState(params.ReplicaID, fp.FetchOffset)
+			moved, change, err := p.UpdateFollowerFetchState(params.ReplicaID, params.ReplicaEpoch, fp.FetchOffset)
 			if change != nil {
 				rm.sendISRChange(p, *change)
 			}

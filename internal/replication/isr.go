@@ -21,6 +21,22 @@ type ISRChange struct {
 	LeaderEpoch    int32
 	PartitionEpoch int32
 	NewISR         []int32
+	// BrokerEpochs are the NewISR members' broker epochs as their last
+	// fetches gave them (KIP-903), -1 where unknown; the controller adds a
+	// member only if its epoch is the registered one, so a follower that
+	// restarted since (and may have lost what it had) is not taken on an
+	// old fetch's word.
+	BrokerEpochs []int64
+}
+
+// brokerEpoch is member id's epoch in the change, or -1.
+func (c ISRChange) brokerEpoch(id int32) int64 {
+	for i, m := range c.NewISR {
+		if m == id && i < len(c.BrokerEpochs) {
+			return c.BrokerEpochs[i]
+		}
+	}
+	return -1
 }
 
 // AlterPartitionSender delivers ISR changes to the active controller. It
@@ -32,8 +48,8 @@ type AlterPartitionSender interface {
 	AlterPartition(ctx context.Context, change ISRChange) (partitionEpoch int32, err error)
 }
 
-// AlterPartitionRequest builds the Kafka request (v3, with broker epochs
-// unknown: -1) of one change, for a sender that speaks the protocol.
+// AlterPartitionRequest builds the Kafka request (v3, with the members'
+// broker epochs) of one change, for a sender that speaks the protocol.
 func (c ISRChange) AlterPartitionRequest(brokerID int32, brokerEpoch int64) *kmsg.AlterPartitionRequest {
 	req := kmsg.NewPtrAlterPartitionRequest()
 	req.Version, req.BrokerID, req.BrokerEpoch = 3, brokerID, brokerEpoch
@@ -43,7 +59,7 @@ func (c ISRChange) AlterPartitionRequest(brokerID int32, brokerEpoch int64) *kms
 	rp.Partition, rp.LeaderEpoch, rp.PartitionEpoch = c.TP.Partition, c.LeaderEpoch, c.PartitionEpoch
 	for _, id := range c.NewISR {
 		m := kmsg.NewAlterPartitionRequestTopicPartitionNewEpochISR()
-		m.BrokerID, m.BrokerEpoch = id, -1
+		m.BrokerID, m.BrokerEpoch = id, c.brokerEpoch(id)
 		rp.NewEpochISR = append(rp.NewEpochISR, m)
 	}
 	rt.Partitions = append(rt.Partitions, rp)
@@ -68,11 +84,12 @@ func AlterPartitionOutcome(resp *kmsg.AlterPartitionResponse) (int32, error) {
 }
 
 // UpdateFollowerFetchState records a follower's fetch position (its log end
-// offset) and advances the high watermark when the ISR allows; it reports
+// offset) and broker epoch (-1 unknown), and advances the high watermark
+// when the ISR allows; it reports
 // whether the watermark moved, and an ISR expansion to send when the
 // follower, outside the ISR, has caught up. A replica that is not assigned
 // is NOT_LEADER_OR_FOLLOWER.
-func (p *Partition) UpdateFollowerFetchState(replicaID int32, fetchOffset int64) (bool, *ISRChange, error) {
+func (p *Partition) UpdateFollowerFetchState(replicaID int32, brokerEpoch int64, fetchOffset int64) (bool, *ISRChange, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	f, ok := p.mu.followers[replicaID]
@@ -87,7 +104,7 @@ func (p *Partition) UpdateFollowerFetchState(replicaID int32, fetchOffset int64)
 	case f.lastFetchLeaderLogEndOffset >= 0 && fetchOffset >= f.lastFetchLeaderLogEndOffset:
 		f.lastCaughtUpMs = max(f.lastCaughtUpMs, f.lastFetchMs)
 	}
-	f.logEndOffset = fetchOffset
+	f.logEndOffset, f.brokerEpoch = fetchOffset, brokerEpoch
 	f.lastFetchLeaderLogEndOffset, f.lastFetchMs = leo, now
 	moved := p.maybeIncrementHighWatermarkLocked()
 	return moved, p.expansionLocked(replicaID, f), nil
@@ -133,8 +150,15 @@ func (p *Partition) shrinkIfLagging(lagMaxMs int64) *ISRChange {
 // proposeLocked marks newISR as in flight and returns its change.
 func (p *Partition) proposeLocked(newISR []int32) *ISRChange {
 	p.mu.pendingISR = newISR
+	epochs := make([]int64, len(newISR))
+	for i, id := range newISR {
+		epochs[i] = -1
+		if f, ok := p.mu.followers[id]; ok {
+			epochs[i] = f.brokerEpoch
+		}
+	}
 	return &ISRChange{TP: p.tp, TopicID: p.topicID, LeaderEpoch: p.mu.leaderEpoch,
-		PartitionEpoch: p.mu.partitionEpoch, NewISR: slices.Clone(newISR)}
+		PartitionEpoch: p.mu.partitionEpoch, NewISR: slices.Clone(newISR), BrokerEpochs: epochs}
 }
 
 // isrChangeDone settles a change the controller answered: on an error, or

@@ -26,26 +26,26 @@ func leaderOf3(t *testing.T) (*fixture, *Partition) {
 func TestHighWatermarkIsSmallestISRLogEndOffset(t *testing.T) {
 	_, p := leaderOf3(t)
 	hw := p.HighWatermark()
-	if _, _, err := p.UpdateFollowerFetchState(2, 10); err != nil {
+	if _, _, err := p.UpdateFollowerFetchState(2, -1, 10); err != nil {
 		t.Fatal(err)
 	}
 	if p.HighWatermark() != hw {
 		t.Fatalf("high watermark moved to %d while follower 3's position is unknown", p.HighWatermark())
 	}
-	if _, _, err := p.UpdateFollowerFetchState(3, 7); err != nil {
+	if _, _, err := p.UpdateFollowerFetchState(3, -1, 7); err != nil {
 		t.Fatal(err)
 	}
 	if p.HighWatermark() != 7 {
 		t.Fatalf("high watermark %d, want 7 (follower 3's log end offset)", p.HighWatermark())
 	}
 	// A follower going back (it truncated) never moves the watermark back.
-	if _, _, err := p.UpdateFollowerFetchState(3, 4); err != nil {
+	if _, _, err := p.UpdateFollowerFetchState(3, -1, 4); err != nil {
 		t.Fatal(err)
 	}
 	if p.HighWatermark() != 7 {
 		t.Fatalf("high watermark went back to %d", p.HighWatermark())
 	}
-	if _, _, err := p.UpdateFollowerFetchState(9, 10); err == nil {
+	if _, _, err := p.UpdateFollowerFetchState(9, -1, 10); err == nil {
 		t.Fatal("a replica outside the assignment was accepted")
 	}
 }
@@ -53,10 +53,10 @@ func TestHighWatermarkIsSmallestISRLogEndOffset(t *testing.T) {
 func TestISRShrinksAfterLagAndExpandsWhenCaughtUp(t *testing.T) {
 	f, p := leaderOf3(t)
 	lagMs := int64(30000)
-	if _, _, err := p.UpdateFollowerFetchState(2, 10); err != nil {
+	if _, _, err := p.UpdateFollowerFetchState(2, -1, 10); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := p.UpdateFollowerFetchState(3, 5); err != nil {
+	if _, _, err := p.UpdateFollowerFetchState(3, -1, 5); err != nil {
 		t.Fatal(err)
 	}
 	f.clk.Advance(20 * time.Second)
@@ -65,7 +65,7 @@ func TestISRShrinksAfterLagAndExpandsWhenCaughtUp(t *testing.T) {
 	}
 	// Follower 2 keeps fetching at the end; follower 3 stays behind.
 	f.clk.Advance(15 * time.Second)
-	if _, _, err := p.UpdateFollowerFetchState(2, 10); err != nil {
+	if _, _, err := p.UpdateFollowerFetchState(2, -1, 10); err != nil {
 		t.Fatal(err)
 	}
 	change := p.shrinkIfLagging(lagMs)
@@ -94,20 +94,29 @@ func TestISRShrinksAfterLagAndExpandsWhenCaughtUp(t *testing.T) {
 		t.Fatalf("high watermark %d after the shrink, want 10", p.HighWatermark())
 	}
 	// Follower 3 catches up to the watermark: expansion is proposed once.
-	_, change, err := p.UpdateFollowerFetchState(3, 9)
+	_, change, err := p.UpdateFollowerFetchState(3, -1, 9)
 	if err != nil || change != nil {
 		t.Fatalf("expansion below the high watermark: %+v %v", change, err)
 	}
-	_, change, err = p.UpdateFollowerFetchState(3, 10)
+	_, change, err = p.UpdateFollowerFetchState(3, 31, 10)
 	if err != nil || change == nil || !slices.Equal(change.NewISR, []int32{1, 2, 3}) || change.PartitionEpoch != 1 {
 		t.Fatalf("expansion: %+v %v, want ISR [1 2 3] at partition epoch 1", change, err)
 	}
-	if _, again, _ := p.UpdateFollowerFetchState(3, 10); again != nil {
+	// KIP-903: the new member goes with the broker epoch of the fetch that
+	// earned it, so the controller can refuse a replica restarted since.
+	var sent []int64
+	for _, m := range change.AlterPartitionRequest(1, 11).Topics[0].Partitions[0].NewEpochISR {
+		sent = append(sent, m.BrokerEpoch)
+	}
+	if !slices.Equal(sent, []int64{-1, -1, 31}) {
+		t.Fatalf("AlterPartition member epochs %v, want [-1 -1 31] (only follower 3's fetch named one)", sent)
+	}
+	if _, again, _ := p.UpdateFollowerFetchState(3, 31, 10); again != nil {
 		t.Fatal("expansion proposed twice")
 	}
 	// Answered "nothing changed" (same partition epoch): the mark lifts.
 	p.isrChangeDone(*change, 1, nil)
-	if _, again, _ := p.UpdateFollowerFetchState(3, 10); again == nil {
+	if _, again, _ := p.UpdateFollowerFetchState(3, -1, 10); again == nil {
 		t.Fatal("no new proposal after an answer that changed nothing")
 	}
 }

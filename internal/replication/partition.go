@@ -38,6 +38,9 @@ func (r Role) String() string {
 // end offset it last fetched from, and since when it has been caught up.
 type followerState struct {
 	logEndOffset int64
+	// brokerEpoch is the follower's broker epoch from its last fetch
+	// (KIP-903), -1 unknown.
+	brokerEpoch int64
 	// lastCaughtUpMs is the last time the follower was known to hold
 	// everything the leader had (replica.lag.time.max.ms decides ISR
 	// shrinking). As Kafka's, a fetch at or past the leader's log end offset
@@ -201,7 +204,7 @@ func (p *Partition) applyState(st metadata.PartitionState) (bool, error) {
 		if _, ok := p.mu.followers[r]; !ok && r != p.brokerID {
 			// As Kafka, a follower starts out caught up as of now, so a new
 			// leader does not shrink its ISR before anyone could fetch.
-			p.mu.followers[r] = &followerState{logEndOffset: kafka.NoOffset, lastCaughtUpMs: nowMs,
+			p.mu.followers[r] = &followerState{logEndOffset: kafka.NoOffset, brokerEpoch: -1, lastCaughtUpMs: nowMs,
 				lastFetchLeaderLogEndOffset: kafka.NoOffset, lastFetchMs: nowMs}
 		}
 	}

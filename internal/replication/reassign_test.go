@@ -43,7 +43,7 @@ func TestReassignmentMovesPartitionOffThisBroker(t *testing.T) {
 	if st := p.State(); st.Role != RoleLeader || !slices.Equal(st.Replicas, []int32{2, 1}) {
 		t.Fatalf("while adding: %+v", st)
 	}
-	_, change, err := p.UpdateFollowerFetchState(2, 3)
+	_, change, err := p.UpdateFollowerFetchState(2, -1, 3)
 	if err != nil {
 		t.Fatal(err)
 	}

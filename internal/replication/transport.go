@@ -119,7 +119,7 @@ func (rm *ReplicaManager) FetchForReplica(ctx context.Context, req ReplicaFetchR
 		parts[i] = FetchPartition{TP: p.TP, FetchOffset: p.FetchOffset, CurrentLeaderEpoch: p.CurrentLeaderEpoch,
 			LastFetchedEpoch: p.LastFetchedEpoch, MaxBytes: p.MaxBytes}
 	}
-	results := rm.Fetch(ctx, FetchParams{ReplicaID: req.ReplicaID, MaxWait: req.MaxWait, MinBytes: req.MinBytes,
+	results := rm.Fetch(ctx, FetchParams{ReplicaID: req.ReplicaID, ReplicaEpoch: req.BrokerEpoch, MaxWait: req.MaxWait, MinBytes: req.MinBytes,
 		MaxBytes: req.MaxBytes, Isolation: IsolationLogEnd}, parts)
 	out := make([]ReplicaFetchResult, len(results))
 	for i, r := range results {
