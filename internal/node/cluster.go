@@ -474,17 +474,25 @@ func (n *Node) quorumTransport() quorum.Transport {
 }
 
 // startClusterBroker binds the broker listeners, registers with the active
-// controller, waits to be unfenced and starts the heartbeats. Listeners
-// come first: an ephemeral port is advertised as bound.
+// controller, waits to be unfenced and starts the heartbeats, then serves
+// clients. Listeners are bound first (an ephemeral port is advertised as
+// bound) but accept only once unfenced: the controller unfences a broker
+// whose metadata has reached its own registration, so until then its image
+// may be one from before its restart, naming it leader of partitions long
+// led elsewhere, and Kafka too enables request processing only then.
 func (n *Node) startClusterBroker(ctx context.Context) error {
-	if err := n.server.Start(); err != nil {
+	if err := n.server.Bind(); err != nil {
 		return err
 	}
 	// Duties first: this node may be the active controller that must fence
 	// its own previous registration (left live by a stop without quorum)
 	// before it can register again.
 	n.startDuties()
-	return n.registerRemote(ctx)
+	if err := n.registerRemote(ctx); err != nil {
+		return err
+	}
+	n.server.Serve()
+	return nil
 }
 
 // isRegistered reports whether this broker has registered once.

@@ -81,6 +81,7 @@ type Server struct {
 	listeners map[string]net.Listener
 	conns     map[*conn]struct{}
 	stopping  bool
+	serving   bool
 
 	acceptors   sync.WaitGroup
 	connections sync.WaitGroup
@@ -142,6 +143,18 @@ func New(opts Options) (*Server, error) {
 // Start binds every listener and starts accepting. On error nothing is left
 // bound.
 func (s *Server) Start() error {
+	if err := s.Bind(); err != nil {
+		return err
+	}
+	s.Serve()
+	return nil
+}
+
+// Bind binds every listener without accepting yet, so their addresses are
+// known (an ephemeral port is advertised as bound) while clients wait in
+// the kernel's backlog, as Kafka binds its ports before it enables request
+// processing. On error nothing is left bound.
+func (s *Server) Bind() error {
 	var bound []net.Listener
 	for _, l := range s.opts.Listeners {
 		ln, err := net.Listen("tcp", l.Address)
@@ -157,11 +170,28 @@ func (s *Server) Start() error {
 	defer s.mu.Unlock()
 	for i, l := range s.opts.Listeners {
 		s.listeners[l.Name] = bound[i]
-		s.acceptors.Add(1)
-		go s.accept(l, bound[i])
-		s.log.Info("listening", "listener", l.Name, "address", bound[i].Addr().String())
 	}
 	return nil
+}
+
+// Serve starts accepting on the listeners Bind bound; it does nothing once
+// Shutdown has begun, and serves each listener once.
+func (s *Server) Serve() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopping || s.serving {
+		return
+	}
+	s.serving = true
+	for _, l := range s.opts.Listeners {
+		ln, ok := s.listeners[l.Name]
+		if !ok {
+			continue
+		}
+		s.acceptors.Add(1)
+		go s.accept(l, ln)
+		s.log.Info("listening", "listener", l.Name, "address", ln.Addr().String())
+	}
 }
 
 // Addr returns the bound address of a listener, or nil.
