@@ -6,12 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // sluiceCluster runs n `sluice server` processes as one cluster of combined broker and
@@ -131,7 +132,19 @@ func (c *sluiceCluster) Start(ctx context.Context) error {
 			return fmt.Errorf("sluice node %d: %w (log %s: %s)", n.id, err, n.logPath, tailFile(n.logPath, 800))
 		}
 	}
-	return waitBrokers(ctx, c.Bootstrap(), len(c.nodes))
+	if err := waitBrokers(ctx, c.Bootstrap(), len(c.nodes)); err != nil {
+		return fmt.Errorf("%w%s", err, c.logTails(600))
+	}
+	return nil
+}
+
+// logTails is the end of every node's log, for a start-up failure (Close removes them).
+func (c *sluiceCluster) logTails(n int64) string {
+	var b strings.Builder
+	for _, node := range c.nodes {
+		fmt.Fprintf(&b, "; node %d log: %s", node.id, tailFile(node.logPath, n))
+	}
+	return b.String()
 }
 
 func (c *sluiceCluster) dataDir(n *sluiceClusterNode) string {
@@ -162,8 +175,9 @@ func (c *sluiceCluster) Close() error {
 	return err
 }
 
-// waitBrokers polls the cluster's metadata until it lists n brokers (every node has
-// registered and is unfenced), or fails when ctx ends.
+// waitBrokers polls every node's own Metadata answer until each lists n brokers (every
+// node has registered, is unfenced, and every node's metadata image shows it: a client may
+// bootstrap from any of them), or fails when ctx ends, naming what each node listed.
 func waitBrokers(ctx context.Context, bootstrap string, n int) error {
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
@@ -172,19 +186,51 @@ func waitBrokers(ctx context.Context, bootstrap string, n int) error {
 		return fmt.Errorf("client: %w", err)
 	}
 	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	var seen int
+	addrs := seeds(bootstrap)
+	listed := make([]string, len(addrs))
 	for {
-		md, err := adm.BrokerMetadata(ctx)
-		if err == nil {
-			if seen = len(md.Brokers); seen >= n {
-				return nil
+		ready := true
+		for i, b := range cl.SeedBrokers() {
+			ids, err := brokersListedBy(ctx, b)
+			if err != nil {
+				listed[i] = fmt.Sprintf("%s: %v", addrs[i], err)
+			} else {
+				listed[i] = fmt.Sprintf("%s lists %v", addrs[i], ids)
 			}
+			if err != nil || len(ids) < n {
+				ready = false
+			}
+		}
+		if ready {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("cluster at %s lists %d of %d brokers: %w", bootstrap, seen, n, ctx.Err())
+			return fmt.Errorf("not every node lists the %d brokers (%s): %w", n, strings.Join(listed, "; "), ctx.Err())
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// brokersListedBy asks one node for cluster metadata without topics and returns the ids of
+// the brokers it lists.
+func brokersListedBy(ctx context.Context, b *kgo.Broker) ([]int32, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = []kmsg.MetadataRequestTopic{}
+	kresp, err := b.Request(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	resp, ok := kresp.(*kmsg.MetadataResponse)
+	if !ok {
+		return nil, fmt.Errorf("metadata answered with %T", kresp)
+	}
+	ids := make([]int32, len(resp.Brokers))
+	for i, br := range resp.Brokers {
+		ids[i] = br.NodeID
+	}
+	slices.Sort(ids)
+	return ids, nil
 }
