@@ -8,9 +8,11 @@ package api
 // the new low watermark (log start offset), -1 with an error; unknown
 // partitions get UNKNOWN_TOPIC_OR_PARTITION.
 //
-// Deviations: with a single replica the low watermark is known at once, so
-// timeout_ms is not waited on (Kafka waits for followers' log start
-// offsets). ThrottleMillis is 0.
+// Deviations: the answer is the leader's new log start offset, given at
+// once; Kafka waits (up to timeout_ms) until the live followers' log start
+// offsets have reached it and answers their minimum. Followers here learn
+// the new log start from their next fetch and delete behind it then.
+// ThrottleMillis is 0.
 
 import (
 	"context"
