@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -18,13 +17,10 @@ import (
 	"sluice/internal/testcluster"
 )
 
-const (
-	sessionTimeoutMs = 3000
-	// cutHold is how long a node stays cut: longer than both
-	// replica.lag.time.max.ms and broker.session.timeout.ms, so the
-	// survivors fence it and shrink it out of every ISR.
-	cutHold = time.Duration(sessionTimeoutMs+1500) * time.Millisecond
-)
+// cutHold is how long a node stays cut: longer than both
+// replica.lag.time.max.ms and broker.session.timeout.ms, so the survivors
+// fence it and shrink it out of every ISR.
+const cutHold = time.Duration(sessionTimeoutMs+1500) * time.Millisecond
 
 // TestReplicationSurvivesNetworkCut: the cluster and workload of
 // TestReplicationSurvivesLeaderKillsAndStalls, with inter-node traffic
@@ -44,29 +40,7 @@ func TestReplicationSurvivesNetworkCut(t *testing.T) {
 	if os.Getenv("SLUICE_FAULTS_LONG") != "" {
 		cuts = 20
 	}
-	c := testcluster.StartProcesses(t, binaryPath, testcluster.Options{Nodes: 3, ProxyInterBroker: true,
-		Overrides: map[string]string{
-			"broker.session.timeout.ms":        strconv.Itoa(sessionTimeoutMs),
-			"broker.heartbeat.interval.ms":     "500",
-			"replica.lag.time.max.ms":          strconv.Itoa(lagMaxMs),
-			"min.insync.replicas":              "2",
-			"offsets.topic.replication.factor": "3",
-			"offsets.topic.num.partitions":     "6",
-		}})
-	addrs := c.Layout.BrokerAddrs()
-	adm := admin(t, addrs)
-	eventually(t, 30*time.Second, "create topic", func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		resp, err := adm.CreateTopic(ctx, faultPartitions, 3, nil, faultTopic)
-		if err != nil {
-			return err
-		}
-		if errors.Is(resp.Err, kerr.TopicAlreadyExists) {
-			return nil
-		}
-		return resp.Err
-	})
+	c, addrs, adm := startFaultCluster(t, true)
 	direct := directClients(t, addrs)
 	awaitHealed(t, direct, 30*time.Second)
 

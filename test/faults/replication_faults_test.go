@@ -26,6 +26,9 @@ const (
 	faultTopic      = "faults"
 	faultPartitions = 6
 	lagMaxMs        = 2000
+	// sessionTimeoutMs is broker.session.timeout.ms: short, so the
+	// survivors fence a dead, stopped or cut broker within the test.
+	sessionTimeoutMs = 3000
 )
 
 // TestReplicationSurvivesLeaderKillsAndStalls: 3 combined nodes, a topic of
@@ -44,33 +47,7 @@ func TestReplicationSurvivesLeaderKillsAndStalls(t *testing.T) {
 	if os.Getenv("SLUICE_FAULTS_LONG") != "" {
 		kills = 100
 	}
-	c := testcluster.StartProcesses(t, binaryPath, testcluster.Options{Nodes: 3, Overrides: map[string]string{
-		"broker.session.timeout.ms":    "3000",
-		"broker.heartbeat.interval.ms": "500",
-		"replica.lag.time.max.ms":      strconv.Itoa(lagMaxMs),
-		"min.insync.replicas":          "2",
-		// The testcluster default of 1 would leave every group write short
-		// of min.insync.replicas (NOT_ENOUGH_REPLICAS), so no group could
-		// ever complete a rebalance, as in Kafka with the same settings.
-		"offsets.topic.replication.factor": "3",
-		// Few offsets partitions: 50 RF 3 ones add ISR and election work to
-		// every fault on this 2-core machine, for one group.
-		"offsets.topic.num.partitions": "6",
-	}})
-	addrs := c.Layout.BrokerAddrs()
-	adm := admin(t, addrs)
-	eventually(t, 30*time.Second, "create topic", func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		resp, err := adm.CreateTopic(ctx, faultPartitions, 3, nil, faultTopic)
-		if err != nil {
-			return err
-		}
-		if errors.Is(resp.Err, kerr.TopicAlreadyExists) {
-			return nil
-		}
-		return resp.Err
-	})
+	c, addrs, adm := startFaultCluster(t, false)
 
 	w := startWorkload(t, addrs)
 	// A consumer group reads and commits during the faults;
@@ -175,6 +152,40 @@ func TestReplicationSurvivesLeaderKillsAndStalls(t *testing.T) {
 	if total-firstFaultAcked < 1000 {
 		t.Fatalf("only %d values acknowledged after the first fault, want at least 1000", total-firstFaultAcked)
 	}
+}
+
+// startFaultCluster starts the 3 combined nodes every fault test uses
+// (through the inter-broker proxy when proxied) and creates the topic of
+// faultPartitions partitions, RF 3, min.insync.replicas 2.
+func startFaultCluster(t *testing.T, proxied bool) (*testcluster.Processes, []string, *kadm.Client) {
+	c := testcluster.StartProcesses(t, binaryPath, testcluster.Options{Nodes: 3, ProxyInterBroker: proxied, Overrides: map[string]string{
+		"broker.session.timeout.ms":    strconv.Itoa(sessionTimeoutMs),
+		"broker.heartbeat.interval.ms": "500",
+		"replica.lag.time.max.ms":      strconv.Itoa(lagMaxMs),
+		"min.insync.replicas":          "2",
+		// The testcluster default of 1 would leave every group write short
+		// of min.insync.replicas (NOT_ENOUGH_REPLICAS), so no group could
+		// ever complete a rebalance, as in Kafka with the same settings.
+		"offsets.topic.replication.factor": "3",
+		// Few offsets partitions: 50 RF 3 ones add ISR and election work to
+		// every fault on this 2-core machine, for one group.
+		"offsets.topic.num.partitions": "6",
+	}})
+	addrs := c.Layout.BrokerAddrs()
+	adm := admin(t, addrs)
+	eventually(t, 30*time.Second, "create topic", func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		resp, err := adm.CreateTopic(ctx, faultPartitions, 3, nil, faultTopic)
+		if err != nil {
+			return err
+		}
+		if errors.Is(resp.Err, kerr.TopicAlreadyExists) {
+			return nil
+		}
+		return resp.Err
+	})
+	return c, addrs, adm
 }
 
 // workload is one idempotent acks=all producer writing p-<n> values to
