@@ -86,8 +86,9 @@ func (x *offsetIndex) lookup(target int64) indexEntry {
 // starts at pos. Entries must increase; a non-increasing one is ignored, as
 // Kafka does after truncation re-appends.
 func (x *offsetIndex) append(offset, pos int64) error {
-	if n := x.entries(); n > 0 {
-		last := x.decode(x.entry(n - 1))
+	var raw [offsetIndexEntrySize]byte
+	if x.copyLast(raw[:]) {
+		last := x.decode(raw[:])
 		if offset <= last.Offset || pos <= last.Position {
 			return nil
 		}
@@ -171,8 +172,9 @@ func (x *timeIndex) lookup(ts int64) indexEntry {
 // Kafka's TimeIndex.maybeAppend. skipFull lets the final entry written when
 // a segment becomes inactive use the slot reserved for it.
 func (x *timeIndex) maybeAppend(ts, offset int64, skipFull bool) error {
-	if n := x.entries(); n > 0 {
-		last := x.decode(x.entry(n - 1))
+	var raw [timeIndexEntrySize]byte
+	if x.copyLast(raw[:]) {
+		last := x.decode(raw[:])
 		if ts <= last.Timestamp || offset < last.Offset {
 			return nil
 		}

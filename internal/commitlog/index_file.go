@@ -157,6 +157,24 @@ func (x *indexFile) entryLocked(i int) []byte {
 	return e
 }
 
+// copyLast copies the last entry into dst (entrySize bytes) and reports
+// whether there is one; the append path uses it so checking the order of a
+// new entry allocates nothing.
+func (x *indexFile) copyLast(dst []byte) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n := x.entriesLocked()
+	if n == 0 {
+		return false
+	}
+	if x.resident {
+		copy(dst, x.buf[(n-1)*x.entrySize:])
+		return true
+	}
+	copy(dst, x.entryLocked(n-1))
+	return true
+}
+
 // readEntryLocked reads entry i; ok is false when the file read failed.
 func (x *indexFile) readEntryLocked(i int) ([]byte, bool) {
 	e := make([]byte, x.entrySize)
