@@ -111,35 +111,7 @@ func TestReplicationSurvivesLeaderKillsAndStalls(t *testing.T) {
 		skipped, wentBack = g.finish(t, acked)
 	}
 	logs := readBack(t, addrs, adm)
-	var total, lost, duplicated, reordered int
-	for p := range int32(faultPartitions) {
-		pos := make(map[string]int)
-		count := make(map[string]int)
-		for i, v := range logs[p] {
-			count[v]++
-			if _, ok := pos[v]; !ok {
-				pos[v] = i
-			}
-		}
-		for _, n := range count {
-			if n > 1 {
-				duplicated += n - 1
-			}
-		}
-		last := -1
-		for _, v := range acked[p] {
-			total++
-			at, ok := pos[v]
-			if !ok {
-				lost++
-				continue
-			}
-			if at < last {
-				reordered++
-			}
-			last = at
-		}
-	}
+	total, lost, duplicated, reordered := compareReadBack(acked, logs)
 	t.Logf("faults injected %d, values acknowledged %d (%d after the first fault), lost %d, duplicated %d, reordered %d",
 		faults, total, total-firstFaultAcked, lost, duplicated, reordered)
 	if g != nil {
