@@ -524,18 +524,8 @@ func (n *Node) startObserverBroker(ctx context.Context) error {
 	if err := n.awaitClusterID(ctx); err != nil {
 		return err
 	}
-	im := n.Image()
-	n.replicas.ApplyImage(im)
-	n.groups.ApplyImage(im)
-	n.followDeltas.Store(true)
-	if err := n.logs.removeStrayLogs(im, n.cfg.NodeID()); err != nil {
+	if err := n.startBrokerData(); err != nil {
 		return err
-	}
-	mgrCtx, cancel := context.WithCancel(context.Background())
-	n.mgr.Start(mgrCtx)
-	n.managerStarted = cancel
-	if n.cleaner != nil {
-		n.cleaner.Start(mgrCtx)
 	}
 	return n.startClusterBroker(ctx)
 }

@@ -414,18 +414,8 @@ func (n *Node) start(ctx context.Context) error {
 		n.startDuties()
 		return nil
 	}
-	im := n.Image()
-	n.replicas.ApplyImage(im)
-	n.groups.ApplyImage(im)
-	n.followDeltas.Store(true)
-	if err := n.logs.removeStrayLogs(im, n.cfg.NodeID()); err != nil {
+	if err := n.startBrokerData(); err != nil {
 		return err
-	}
-	mgrCtx, cancel := context.WithCancel(context.Background())
-	n.mgr.Start(mgrCtx)
-	n.managerStarted = cancel
-	if n.cleaner != nil {
-		n.cleaner.Start(mgrCtx)
 	}
 	if n.transport != nil {
 		return n.startClusterBroker(ctx)
@@ -444,6 +434,27 @@ func (n *Node) start(ctx context.Context) error {
 		return err
 	}
 	return n.registerBroker(ctx)
+}
+
+// startBrokerData hands the current image to the replica manager and the
+// group coordinator and follows deltas from then on, deletes the logs of
+// partitions the image no longer assigns here, and starts the log manager
+// tasks and the log cleaner: the broker's data side, before it registers.
+func (n *Node) startBrokerData() error {
+	im := n.Image()
+	n.replicas.ApplyImage(im)
+	n.groups.ApplyImage(im)
+	n.followDeltas.Store(true)
+	if err := n.logs.removeStrayLogs(im, n.cfg.NodeID()); err != nil {
+		return err
+	}
+	mgrCtx, cancel := context.WithCancel(context.Background())
+	n.mgr.Start(mgrCtx)
+	n.managerStarted = cancel
+	if n.cleaner != nil {
+		n.cleaner.Start(mgrCtx)
+	}
+	return nil
 }
 
 // advertisesEphemeralPort reports whether a broker listener is advertised
