@@ -1,48 +1,72 @@
-// Package clock puts time behind an interface so tests can drive it by hand.
+// Package clock puts time behind an interface so tests can drive it by hand:
+// Real wraps the time package, Manual moves and fires its timers only when a
+// test tells it to.
 package clock
 
-import (
-	"sync"
-	"time"
-)
+import "time"
 
-// Clock is the source of time for every Sluice component.
+// Clock is the source of time for every Sluice component: the current time
+// and the timers that wait on it. Network deadlines stay on real time.
 type Clock interface {
 	Now() time.Time
+	// NewTimer returns a timer that sends the time on its channel once d
+	// has passed, as time.NewTimer.
+	NewTimer(d time.Duration) Timer
+	// NewTicker returns a ticker that sends the time every d, as
+	// time.NewTicker; d must be positive.
+	NewTicker(d time.Duration) Ticker
+	// AfterFunc calls f once d has passed, as time.AfterFunc; the returned
+	// timer's C is nil.
+	AfterFunc(d time.Duration, f func()) Timer
 }
 
-// Real reads the system clock.
+// Timer is a one-shot timer with time.Timer's Go 1.23 semantics: after Stop
+// or Reset returns, no stale time is received from C.
+type Timer interface {
+	C() <-chan time.Time
+	// Stop prevents the timer from firing; it reports whether it was active.
+	Stop() bool
+	// Reset makes the timer fire d from now; it reports whether it was active.
+	Reset(d time.Duration) bool
+}
+
+// Ticker sends the time at every period until stopped.
+type Ticker interface {
+	C() <-chan time.Time
+	Stop()
+	// Reset stops the ticker and restarts it with period d.
+	Reset(d time.Duration)
+}
+
+// Since is time.Since on c.
+func Since(c Clock, t time.Time) time.Duration { return c.Now().Sub(t) }
+
+// Until is time.Until on c.
+func Until(c Clock, t time.Time) time.Duration { return t.Sub(c.Now()) }
+
+// Real reads the system clock and runs the time package's timers.
 type Real struct{}
 
 // Now returns time.Now().
 func (Real) Now() time.Time { return time.Now() }
 
-// Manual is a clock that moves only when told to. It is safe for concurrent use.
-type Manual struct {
-	mu  sync.Mutex
-	now time.Time
-}
+// NewTimer wraps time.NewTimer.
+func (Real) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
 
-// NewManual returns a manual clock set to start.
-func NewManual(start time.Time) *Manual { return &Manual{now: start} }
+// NewTicker wraps time.NewTicker.
+func (Real) NewTicker(d time.Duration) Ticker { return realTicker{time.NewTicker(d)} }
 
-// Now returns the clock's current time.
-func (m *Manual) Now() time.Time {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.now
-}
+// AfterFunc wraps time.AfterFunc.
+func (Real) AfterFunc(d time.Duration, f func()) Timer { return realTimer{time.AfterFunc(d, f)} }
 
-// Advance moves the clock forward by d.
-func (m *Manual) Advance(d time.Duration) {
-	m.mu.Lock()
-	m.now = m.now.Add(d)
-	m.mu.Unlock()
-}
+type realTimer struct{ t *time.Timer }
 
-// Set moves the clock to t.
-func (m *Manual) Set(t time.Time) {
-	m.mu.Lock()
-	m.now = t
-	m.mu.Unlock()
-}
+func (r realTimer) C() <-chan time.Time        { return r.t.C }
+func (r realTimer) Stop() bool                 { return r.t.Stop() }
+func (r realTimer) Reset(d time.Duration) bool { return r.t.Reset(d) }
+
+type realTicker struct{ t *time.Ticker }
+
+func (r realTicker) C() <-chan time.Time   { return r.t.C }
+func (r realTicker) Stop()                 { r.t.Stop() }
+func (r realTicker) Reset(d time.Duration) { r.t.Reset(d) }
