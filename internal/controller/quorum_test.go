@@ -64,17 +64,17 @@ func TestMetadataSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := New(Options{NumPartitions: 3, DefaultReplicationFactor: 1, Configs: testPolicy{}})
-	ex := NewExecutor(loader, d)
+	ex := NewRunner(loader.Image, d)
 
 	reg := kmsg.NewPtrBrokerRegistrationRequest()
 	reg.BrokerID, reg.ClusterID, reg.IncarnationID = 1, "cluster-1", kafka.UUID{7}
-	regResp, err := Execute(ctx, ex, func(im *metadata.Image) ([]metadata.Record, *kmsg.BrokerRegistrationResponse) {
+	regResp, err := execute(ctx, ex, func(im *metadata.Image) ([]metadata.Record, *kmsg.BrokerRegistrationResponse) {
 		return c.RegisterBroker(im, reg)
 	})
 	if err != nil || regResp.ErrorCode != 0 {
 		t.Fatalf("register: %v %+v", err, regResp)
 	}
-	if _, err := Execute(ctx, ex, func(im *metadata.Image) ([]metadata.Record, struct{}) {
+	if _, err := execute(ctx, ex, func(im *metadata.Image) ([]metadata.Record, struct{}) {
 		recs, err := c.UnfenceBroker(im, 1, regResp.BrokerEpoch)
 		if err != nil {
 			t.Errorf("unfence: %v", err)
@@ -91,7 +91,7 @@ func TestMetadataSurvivesRestart(t *testing.T) {
 	}
 	// The same request twice: the second runs on the image holding the first.
 	for i, wantCode := range []int16{0, 36} {
-		resp, err := Execute(ctx, ex, func(im *metadata.Image) ([]metadata.Record, *kmsg.CreateTopicsResponse) {
+		resp, err := execute(ctx, ex, func(im *metadata.Image) ([]metadata.Record, *kmsg.CreateTopicsResponse) {
 			return c.CreateTopics(im, create)
 		})
 		if err != nil {
@@ -103,7 +103,7 @@ func TestMetadataSurvivesRestart(t *testing.T) {
 			}
 		}
 	}
-	pid, err := Execute(ctx, ex, func(im *metadata.Image) ([]metadata.Record, *kmsg.AllocateProducerIDsResponse) {
+	pid, err := execute(ctx, ex, func(im *metadata.Image) ([]metadata.Record, *kmsg.AllocateProducerIDsResponse) {
 		req := kmsg.NewPtrAllocateProducerIDsRequest()
 		req.BrokerID, req.BrokerEpoch = 1, regResp.BrokerEpoch
 		return c.AllocateProducerIDs(im, req)
@@ -128,23 +128,28 @@ func TestMetadataSurvivesRestart(t *testing.T) {
 	}
 }
 
+func execute[R any](ctx context.Context, r *Runner, op func(*metadata.Image) ([]metadata.Record, R)) (R, error) {
+	resp, _, err := Run(ctx, r, op)
+	return resp, err
+}
+
 type refusingProposer struct{}
 
-func (refusingProposer) Propose(context.Context, []byte) (int64, error) {
+func (refusingProposer) ProposeAfter(context.Context, []byte, int64) (int64, error) {
 	return -1, quorum.NotLeaderError{Leader: 2}
 }
 
-func TestExecuteReportsNotLeader(t *testing.T) {
+func TestRunReportsNotController(t *testing.T) {
 	loader := metadata.NewLoader(slog.New(slog.DiscardHandler))
-	ex := NewExecutor(loader, refusingProposer{})
-	_, err := Execute(context.Background(), ex, func(*metadata.Image) ([]metadata.Record, int) {
+	r := NewRunner(loader.Image, refusingProposer{})
+	_, err := execute(context.Background(), r, func(*metadata.Image) ([]metadata.Record, int) {
 		return metadata.BootstrapRecords("c", 1), 1
 	})
-	if !errors.Is(err, quorum.ErrNotLeader) {
-		t.Fatalf("err = %v", err)
+	if !errors.Is(err, ErrNotController) || !errors.Is(err, quorum.ErrNotLeader) {
+		t.Fatalf("err = %v, want ErrNotController wrapping quorum.ErrNotLeader", err)
 	}
 	// No records: nothing to commit, the response comes back at once.
-	got, err := Execute(context.Background(), ex, func(*metadata.Image) ([]metadata.Record, int) { return nil, 7 })
+	got, err := execute(context.Background(), r, func(*metadata.Image) ([]metadata.Record, int) { return nil, 7 })
 	if err != nil || got != 7 {
 		t.Fatalf("got %d, %v", got, err)
 	}

@@ -215,6 +215,10 @@ type Driver struct {
 	failure   atomic.Pointer[error]
 	// isReplayed is loop-only.
 	isReplayed bool
+	// committed is closed and replaced when the commit offset moves
+	// (CommitChanged); guarded by commitMu.
+	commitMu  sync.Mutex
+	committed chan struct{}
 }
 
 // inboxSize bounds queued incoming messages; beyond it they are dropped,
@@ -233,6 +237,7 @@ func New(opts Options) (*Driver, error) {
 		opts: v.opts, log: v.log, voter: v,
 		recvc: make(chan *raftpb.Message, inboxSize), reportc: make(chan peerReport, inboxSize), propc: make(chan proposal),
 		stopc: make(chan struct{}), donec: make(chan struct{}), replayed: make(chan struct{}),
+		committed: make(chan struct{}),
 	}
 	d.publishStatus()
 	return d, nil
@@ -263,6 +268,18 @@ func (d *Driver) Err() error {
 		return *e
 	}
 	return nil
+}
+
+// Done is closed once the loop has ended: after Stop, or when a failure
+// (Err) stopped the voter. A driver never started is done after Stop.
+func (d *Driver) Done() <-chan struct{} { return d.donec }
+
+// CommitChanged returns a channel closed the next time the commit offset
+// moves, for waiters on new committed entries (who also watch Done).
+func (d *Driver) CommitChanged() <-chan struct{} {
+	d.commitMu.Lock()
+	defer d.commitMu.Unlock()
+	return d.committed
 }
 
 // Replayed is closed once every entry committed before the start has been
@@ -398,7 +415,13 @@ func (d *Driver) run() {
 
 func (d *Driver) publishStatus() {
 	st := d.voter.Status()
-	d.status.Store(&st)
+	prev := d.status.Swap(&st)
+	if prev == nil || prev.CommitOffset != st.CommitOffset || prev.LogStartOffset != st.LogStartOffset {
+		d.commitMu.Lock()
+		close(d.committed)
+		d.committed = make(chan struct{})
+		d.commitMu.Unlock()
+	}
 	if !d.isReplayed && d.voter.Replayed() {
 		d.isReplayed = true
 		close(d.replayed)

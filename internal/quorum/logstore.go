@@ -207,3 +207,21 @@ func (s *LogEntryStore) Close() error {
 	}
 	return nil
 }
+
+// LogStartOffset is the first offset still in the log.
+func (s *LogEntryStore) LogStartOffset() int64 { return s.log.LogStartOffset() }
+
+// ReadBatches returns the stored batches (one per entry) from offset up to
+// below end, about maxBytes but at least one batch: what observers fetch.
+// Below the log start it fails with commitlog.ErrOffsetOutOfRange.
+func (s *LogEntryStore) ReadBatches(offset int64, maxBytes int32, end int64) ([]byte, error) {
+	res, err := s.log.Read(offset, maxBytes, end, true)
+	if err != nil {
+		return nil, fmt.Errorf("quorum: read metadata log at %d: %w", offset, err)
+	}
+	buf, err := res.Bytes()
+	if err != nil {
+		return nil, fmt.Errorf("quorum: read metadata log at %d: %w", offset, err)
+	}
+	return buf, nil
+}

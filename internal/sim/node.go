@@ -17,15 +17,15 @@ const metaDir = "/data/__cluster_metadata-0"
 
 // node is one controller: a Voter over a LogEntryStore and checkpoint
 // files on the node's own MemFS (a crash keeps only what was synced), a
-// Loader as its state machine and an Executor for controller operations.
+// Loader as its state machine and a Runner for controller operations.
 type node struct {
-	id       int32
-	fs       *vfs.MemFS
-	store    *quorum.LogEntryStore
-	voter    *quorum.Voter
-	loader   *metadata.Loader
-	executor *controller.Executor
-	up       bool
+	id     int32
+	fs     *vfs.MemFS
+	store  *quorum.LogEntryStore
+	voter  *quorum.Voter
+	loader *metadata.Loader
+	runner *controller.Runner
+	up     bool
 }
 
 // start opens the node's storage and builds its voter: the latest snapshot
@@ -37,8 +37,7 @@ func (s *Sim) start(n *node) error {
 		return fmt.Errorf("node %d: %w", n.id, err)
 	}
 	n.loader = metadata.NewLoader(log, func(_ *metadata.Delta, im *metadata.Image) { s.checkImage(n.id, im) })
-	cp := quorum.NewConsistentProposer(&stepProposer{sim: s, node: n}, n.loader.Image)
-	n.executor = controller.NewExecutor(cp, cp)
+	n.runner = controller.NewRunner(n.loader.Image, &stepProposer{sim: s, node: n})
 	v, err := quorum.NewVoter(quorum.Options{
 		NodeID: n.id, Voters: s.ids, TickInterval: tick, ElectionTimeout: s.cfg.ElectionTimeout, FetchTimeout: 2 * s.cfg.ElectionTimeout,
 		FS: n.fs, Dir: metaDir, Store: store, Transport: s.net.transport(n.id),

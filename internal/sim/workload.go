@@ -27,10 +27,10 @@ type proposeReply struct {
 	err    error
 }
 
-// stepProposer is the quorum.OffsetProposer of a node in the simulation
-// (under a quorum.ConsistentProposer, as a node's Executor uses the
-// Driver): it hands the proposal to the sim goroutine, which proposes it on
-// the voter and answers when the voter reports the outcome.
+// stepProposer is the controller.Proposer of a node's Runner in the
+// simulation (a real node's is the Driver): it hands the proposal to the
+// sim goroutine, which proposes it on the voter and answers when the voter
+// reports the outcome.
 type stepProposer struct {
 	sim  *Sim
 	node *node
@@ -43,14 +43,20 @@ func (p *stepProposer) ProposeAfter(_ context.Context, data []byte, imageOffset 
 	return r.offset, r.err
 }
 
-// runOp runs one controller operation on a node through its Executor and
+// run runs one controller operation on a node's Runner.
+func run[R any](ctx context.Context, r *controller.Runner, op func(*metadata.Image) ([]metadata.Record, R)) (R, error) {
+	resp, _, err := controller.Run(ctx, r, op)
+	return resp, err
+}
+
+// runOp runs one controller operation on a node through its Runner and
 // waits for it: the operation's goroutine either returns or proposes, and
 // for each proposal the sim steps the cluster (faults included) until the
 // voter reports its outcome. A proposal committed and applied is
 // acknowledged: its record must survive to the end.
-func (s *Sim) runOp(n *node, name string, op func(ctx context.Context, ex *controller.Executor) error) error {
+func (s *Sim) runOp(n *node, name string, op func(ctx context.Context, ex *controller.Runner) error) error {
 	done := make(chan error, 1)
-	go func() { done <- op(context.Background(), n.executor) }()
+	go func() { done <- op(context.Background(), n.runner) }()
 	for {
 		select {
 		case err := <-done:
@@ -107,7 +113,7 @@ func (s *Sim) workload() {
 	}
 	im := n.loader.Image()
 	var name string
-	var op func(context.Context, *controller.Executor) error
+	var op func(context.Context, *controller.Runner) error
 	switch {
 	case im.ClusterID() == "":
 		name, op = "bootstrap", s.opBootstrap()
@@ -130,9 +136,9 @@ func (s *Sim) workload() {
 	s.runOp(n, name, op)
 }
 
-func (s *Sim) opBootstrap() func(context.Context, *controller.Executor) error {
-	return func(ctx context.Context, ex *controller.Executor) error {
-		_, err := controller.Execute(ctx, ex, func(im *metadata.Image) ([]metadata.Record, struct{}) {
+func (s *Sim) opBootstrap() func(context.Context, *controller.Runner) error {
+	return func(ctx context.Context, ex *controller.Runner) error {
+		_, err := run(ctx, ex, func(im *metadata.Image) ([]metadata.Record, struct{}) {
 			if im.ClusterID() != "" {
 				return nil, struct{}{}
 			}
@@ -143,12 +149,12 @@ func (s *Sim) opBootstrap() func(context.Context, *controller.Executor) error {
 }
 
 // opRegister registers a broker and unfences it.
-func (s *Sim) opRegister(id int32) func(context.Context, *controller.Executor) error {
+func (s *Sim) opRegister(id int32) func(context.Context, *controller.Runner) error {
 	incarnation := s.topicID()
-	return func(ctx context.Context, ex *controller.Executor) error {
+	return func(ctx context.Context, ex *controller.Runner) error {
 		req := kmsg.NewPtrBrokerRegistrationRequest()
 		req.BrokerID, req.ClusterID, req.IncarnationID = id, "sim-cluster", incarnation
-		resp, err := controller.Execute(ctx, ex, func(im *metadata.Image) ([]metadata.Record, *kmsg.BrokerRegistrationResponse) {
+		resp, err := run(ctx, ex, func(im *metadata.Image) ([]metadata.Record, *kmsg.BrokerRegistrationResponse) {
 			return s.ctrl.RegisterBroker(im, req)
 		})
 		if err != nil {
@@ -157,43 +163,43 @@ func (s *Sim) opRegister(id int32) func(context.Context, *controller.Executor) e
 		if resp.ErrorCode != 0 {
 			return fmt.Errorf("register: error code %d", resp.ErrorCode)
 		}
-		_, err = controller.Execute(ctx, ex, func(im *metadata.Image) ([]metadata.Record, error) {
+		_, err = controller.Apply(ctx, ex, func(im *metadata.Image) ([]metadata.Record, error) {
 			return s.ctrl.UnfenceBroker(im, id, resp.BrokerEpoch)
 		})
 		return err
 	}
 }
 
-func (s *Sim) opCreate(topic string, partitions int32) func(context.Context, *controller.Executor) error {
-	return func(ctx context.Context, ex *controller.Executor) error {
+func (s *Sim) opCreate(topic string, partitions int32) func(context.Context, *controller.Runner) error {
+	return func(ctx context.Context, ex *controller.Runner) error {
 		req := kmsg.NewPtrCreateTopicsRequest()
 		t := kmsg.NewCreateTopicsRequestTopic()
 		t.Topic, t.NumPartitions, t.ReplicationFactor = topic, partitions, 1
 		req.Topics = append(req.Topics, t)
-		_, err := controller.Execute(ctx, ex, func(im *metadata.Image) ([]metadata.Record, *kmsg.CreateTopicsResponse) {
+		_, err := run(ctx, ex, func(im *metadata.Image) ([]metadata.Record, *kmsg.CreateTopicsResponse) {
 			return s.ctrl.CreateTopics(im, req)
 		})
 		return err
 	}
 }
 
-func (s *Sim) opDelete(topic string) func(context.Context, *controller.Executor) error {
-	return func(ctx context.Context, ex *controller.Executor) error {
+func (s *Sim) opDelete(topic string) func(context.Context, *controller.Runner) error {
+	return func(ctx context.Context, ex *controller.Runner) error {
 		req := kmsg.NewPtrDeleteTopicsRequest()
 		name := topic
 		t := kmsg.NewDeleteTopicsRequestTopic()
 		t.Topic = &name
 		req.Topics = append(req.Topics, t)
 		req.TopicNames = append(req.TopicNames, topic)
-		_, err := controller.Execute(ctx, ex, func(im *metadata.Image) ([]metadata.Record, *kmsg.DeleteTopicsResponse) {
+		_, err := run(ctx, ex, func(im *metadata.Image) ([]metadata.Record, *kmsg.DeleteTopicsResponse) {
 			return s.ctrl.DeleteTopics(im, req)
 		})
 		return err
 	}
 }
 
-func (s *Sim) opConfig(topic, value string) func(context.Context, *controller.Executor) error {
-	return func(ctx context.Context, ex *controller.Executor) error {
+func (s *Sim) opConfig(topic, value string) func(context.Context, *controller.Runner) error {
+	return func(ctx context.Context, ex *controller.Runner) error {
 		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 		r := kmsg.NewIncrementalAlterConfigsRequestResource()
 		r.ResourceType, r.ResourceName = kmsg.ConfigResourceTypeTopic, topic
@@ -201,7 +207,7 @@ func (s *Sim) opConfig(topic, value string) func(context.Context, *controller.Ex
 		c.Name, c.Value = "retention.ms", &value
 		r.Configs = append(r.Configs, c)
 		req.Resources = append(req.Resources, r)
-		_, err := controller.Execute(ctx, ex, func(im *metadata.Image) ([]metadata.Record, *kmsg.IncrementalAlterConfigsResponse) {
+		_, err := run(ctx, ex, func(im *metadata.Image) ([]metadata.Record, *kmsg.IncrementalAlterConfigsResponse) {
 			return s.ctrl.IncrementalAlterConfigs(im, req)
 		})
 		return err
@@ -209,10 +215,10 @@ func (s *Sim) opConfig(topic, value string) func(context.Context, *controller.Ex
 }
 
 // opProbe writes a cluster config record, so a settled leader commits.
-func (s *Sim) opProbe(i int) func(context.Context, *controller.Executor) error {
+func (s *Sim) opProbe(i int) func(context.Context, *controller.Runner) error {
 	value := strconv.Itoa(i)
-	return func(ctx context.Context, ex *controller.Executor) error {
-		_, err := controller.Execute(ctx, ex, func(*metadata.Image) ([]metadata.Record, struct{}) {
+	return func(ctx context.Context, ex *controller.Runner) error {
+		_, err := run(ctx, ex, func(*metadata.Image) ([]metadata.Record, struct{}) {
 			return []metadata.Record{&metadata.ConfigRecord{ResourceType: metadata.ConfigResourceBroker, Name: "sim.probe", Value: &value}}, struct{}{}
 		})
 		return err

@@ -73,10 +73,9 @@ func TestProposeAfterRefusesUnreadyLeaderAndStaleImages(t *testing.T) {
 	step(raftpb.MsgAppResp, 1, 1)
 
 	image := offsetImage(-1)
-	cp := NewConsistentProposer(voterProposer{v}, func() offsetImage { return image })
-	cp.Image()
+	read := image.Offset() // the operation reads its image
 	var off int64 = -2
-	v.ProposeAfter([]byte("a"), cp.read, func(o int64, err error) {
+	v.ProposeAfter([]byte("a"), read, func(o int64, err error) {
 		if err != nil {
 			t.Error(err)
 		}
@@ -90,13 +89,13 @@ func TestProposeAfterRefusesUnreadyLeaderAndStaleImages(t *testing.T) {
 		t.Fatalf("first proposal at %d, applied %d", off, applied)
 	}
 	// The operation read the image before "a" was applied to it.
-	if _, err := cp.Propose(context.Background(), []byte("b")); !errors.Is(err, ErrStaleImage) {
+	if _, err := (voterProposer{v}).ProposeAfter(context.Background(), []byte("b"), read); !errors.Is(err, ErrStaleImage) {
 		t.Fatalf("stale image: %v", err)
 	}
 	image = offsetImage(applied)
-	cp.Image()
+	read = image.Offset()
 	off = -2
-	v.ProposeAfter([]byte("b"), cp.read, func(o int64, err error) { off, gotErr = o, err })
+	v.ProposeAfter([]byte("b"), read, func(o int64, err error) { off, gotErr = o, err })
 	if err := v.Process(); err != nil {
 		t.Fatal(err)
 	}
