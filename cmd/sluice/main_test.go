@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"sluice/internal/config"
 )
 
 func TestLoadConfigOverrides(t *testing.T) {
@@ -11,8 +13,8 @@ func TestLoadConfigOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Int("num.partitions") != 7 || cfg.LogDirs()[0] != "/tmp/x=y" {
-		t.Fatalf("overrides not applied: %d %v", cfg.Int("num.partitions"), cfg.LogDirs())
+	if cfg.Int(config.NumPartitions) != 7 || cfg.LogDirs()[0] != "/tmp/x=y" {
+		t.Fatalf("overrides not applied: %d %v", cfg.Int(config.NumPartitions), cfg.LogDirs())
 	}
 	for _, bad := range []string{"num.partitions", "=3", "num.partitions=many"} {
 		if _, err := loadConfig("", []string{bad}); err == nil {

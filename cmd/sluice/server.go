@@ -25,7 +25,7 @@ func newServerCommand() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if debugAddr != "" {
-				overrides = append(overrides, node.DebugListenerKey+"="+debugAddr)
+				overrides = append(overrides, config.SluiceDebugListener.Name()+"="+debugAddr)
 			}
 			cfg, err := loadConfig(configFile, overrides)
 			if err != nil {
@@ -43,7 +43,7 @@ func newServerCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&configFile, "config", "", "server.properties file (Kafka's key names)")
 	cmd.Flags().StringArrayVar(&overrides, "override", nil, "key=value overriding the config file (repeatable)")
-	cmd.Flags().StringVar(&debugAddr, "debug-addr", "", "host:port of the debug HTTP listener (/metrics, /healthz, /debug/pprof); same as --override "+node.DebugListenerKey+"=host:port")
+	cmd.Flags().StringVar(&debugAddr, "debug-addr", "", "host:port of the debug HTTP listener (/metrics, /healthz, /debug/pprof); same as --override "+config.SluiceDebugListener.Name()+"=host:port")
 	return cmd
 }
 

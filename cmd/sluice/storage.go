@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"sluice/internal/config"
 	"sluice/internal/kafka"
 	"sluice/internal/node"
 	"sluice/internal/vfs"
@@ -33,8 +34,8 @@ func newFormatCommand() *cobra.Command {
 				return err
 			}
 			dirs := cfg.LogDirs()
-			if cfg.IsSet("metadata.log.dir") {
-				dirs = append(dirs, cfg.String("metadata.log.dir"))
+			if cfg.IsSet(config.MetadataLogDir) {
+				dirs = append(dirs, cfg.String(config.MetadataLogDir))
 			}
 			if err := node.Format(vfs.Default, dirs, clusterID, cfg.NodeID(), ignoreFormatted); err != nil {
 				return err

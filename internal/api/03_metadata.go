@@ -30,6 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"sluice/internal/config"
 	"sluice/internal/kafka"
 	"sluice/internal/metadata"
 )
@@ -64,7 +65,7 @@ func metadataResponse(ctx context.Context, cp ControlPlane, listener string, req
 	resp := kmsg.NewPtrMetadataResponse()
 	resp.SetVersion(req.Version)
 	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
-	autoCreate := cp.Config().Bool("auto.create.topics.enable") && !allTopics &&
+	autoCreate := cp.Config().Bool(config.AutoCreateTopicsEnable) && !allTopics &&
 		(req.Version < 4 || req.AllowAutoTopicCreation)
 
 	var created []string

@@ -16,6 +16,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/config"
 )
 
 func newDeleteTopicsHandler(_ *Registry, deps Deps) (Handler, bool) {
@@ -39,7 +41,7 @@ func deleteTopics(ctx context.Context, cp ControlPlane, req *kmsg.DeleteTopicsRe
 	defer cancel()
 	var resp *kmsg.DeleteTopicsResponse
 	var err error
-	if cp.Config().Bool("delete.topic.enable") {
+	if cp.Config().Bool(config.DeleteTopicEnable) {
 		resp, err = cp.DeleteTopics(ctx, req)
 	} else {
 		err = kerr.TopicDeletionDisabled

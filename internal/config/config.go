@@ -263,9 +263,6 @@ func convertUnit(v string, u Unit) string {
 // kept and can be read with Raw, as Kafka keeps and logs them as unused.
 func (c *Config) UnknownKeys() []string { return slices.Clone(c.unknownKeys) }
 
-// Raw returns a key's effective text, including keys Kafka does not define.
-func (c *Config) Raw(key string) (string, bool) { return c.resolved(key) }
-
 // SingleNode reports whether the configuration can only form a one-broker cluster (combined
 // roles, this node the only voter), which switches on the single-node defaults.
 func (c *Config) SingleNode() bool { return c.singleNode }

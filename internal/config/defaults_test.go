@@ -29,23 +29,23 @@ func TestDefaultsMatchKafka(t *testing.T) {
 		"log.roll.ms":                           168 * 3600 * 1000,
 	}
 	for k, want := range longs {
-		if got := c.Long(k); got != want {
+		if got := integerByName(c, k); got != want {
 			t.Errorf("%s = %d, want Kafka's %d", k, got, want)
 		}
 	}
-	if !c.Bool("auto.create.topics.enable") {
+	if !c.Bool(AutoCreateTopicsEnable) {
 		t.Error("auto.create.topics.enable should default to true")
 	}
-	if got := c.List("log.cleanup.policy"); len(got) != 1 || got[0] != "delete" {
+	if got := c.List(LogCleanupPolicy); len(got) != 1 || got[0] != "delete" {
 		t.Errorf("log.cleanup.policy = %v", got)
 	}
-	if got := c.String("compression.type"); got != "producer" {
+	if got := c.String(CompressionType); got != "producer" {
 		t.Errorf("compression.type = %q", got)
 	}
-	if c.IsSet("log.retention.minutes") {
+	if c.IsSet(LogRetentionMinutes) {
 		t.Error("log.retention.minutes has a null default in Kafka")
 	}
-	if got := c.Duration("log.retention.ms").Hours(); got != 168 {
+	if got := c.Duration(LogRetentionMs).Hours(); got != 168 {
 		t.Errorf("log.retention.ms as duration = %vh", got)
 	}
 }
@@ -99,7 +99,7 @@ func TestSingleNodeDeviations(t *testing.T) {
 		t.Fatal("the no-flag node is a single-node cluster")
 	}
 	for _, k := range []string{"offsets.topic.replication.factor", "transaction.state.log.replication.factor", "transaction.state.log.min.isr"} {
-		if got := c.Long(k); got != 1 {
+		if got := integerByName(c, k); got != 1 {
 			t.Errorf("single node: %s = %d, want 1", k, got)
 		}
 	}
@@ -112,7 +112,7 @@ func TestSingleNodeDeviations(t *testing.T) {
 	}
 	want := map[string]int64{"offsets.topic.replication.factor": 3, "transaction.state.log.replication.factor": 3, "transaction.state.log.min.isr": 2}
 	for k, w := range want {
-		if got := multi.Long(k); got != w {
+		if got := integerByName(multi, k); got != w {
 			t.Errorf("multi node: %s = %d, want Kafka's %d", k, got, w)
 		}
 	}
@@ -120,7 +120,7 @@ func TestSingleNodeDeviations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if explicit.Long("offsets.topic.replication.factor") != 3 {
+	if int64(explicit.Int(OffsetsTopicReplicationFactor)) != 3 {
 		t.Error("an explicit value must win over the single-node default")
 	}
 }

@@ -138,7 +138,7 @@ func TestWithDynamicRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Long("log.retention.ms") != 1000 || c.Long("log.retention.ms") == 1000 {
+	if d.Long(LogRetentionMs) != 1000 || c.Long(LogRetentionMs) == 1000 {
 		t.Error("WithDynamic must return a new config and leave the old one alone")
 	}
 }

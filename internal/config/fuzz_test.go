@@ -24,10 +24,10 @@ func FuzzParse(f *testing.F) {
 		}
 		_ = c.Listeners()
 		_ = c.LogDirs()
-		_ = c.Long("log.retention.ms")
-		_ = c.Long("log.roll.ms")
-		_ = c.List("log.cleanup.policy")
-		_ = c.Double("log.cleaner.min.cleanable.ratio")
+		_ = c.Long(LogRetentionMs)
+		_ = c.Long(LogRollMs)
+		_ = c.List(LogCleanupPolicy)
+		_ = c.Double(LogCleanerMinCleanableRatio)
 		for _, e := range c.DescribeBroker(nil) {
 			if e.Sensitive && e.Value != nil {
 				t.Fatalf("sensitive %s reported", e.Name)
@@ -40,7 +40,7 @@ func FuzzParse(f *testing.F) {
 			}
 			return
 		}
-		_ = topic.Long("retention.ms")
+		_ = topic.Long(TopicRetentionMs)
 		_ = c.DescribeTopic(nil, nil)
 	})
 }

@@ -9,8 +9,9 @@ import (
 
 // The typed getters read Kafka keys from a Config (broker keys) or a TopicConfig (topic keys).
 // Values were validated when the configuration was built, so they cannot fail on user input.
-// Asking for a key Kafka does not define, or with the wrong type, is a bug in the caller and
-// panics, like regexp.MustCompile, so it shows in the first test that builds a node.
+// They take the typed key values of keys_gen.go, so a key Kafka does not define, or one read
+// with the wrong type, does not compile; the panics below can only come from a generator bug
+// (keys_test.go resolves every generated key to rule that out).
 // A numeric key with no value (Kafka's null default, e.g. log.retention.minutes) reads -1;
 // IsSet tells the two apart.
 
@@ -26,34 +27,45 @@ func (c *Config) definition(key string) (KeyDef, bool) {
 }
 
 // Bool returns a boolean broker key.
-func (c *Config) Bool(key string) bool { return getBool(c, key) }
+func (c *Config) Bool(k BoolKey) bool { return getBool(c, k.name) }
 
 // Int returns an int or short broker key.
-func (c *Config) Int(key string) int32 { return int32(getInteger(c, key, 32, TypeInt, TypeShort)) }
+func (c *Config) Int(k IntKey) int32 { return int32(getInteger(c, k.name, 32, TypeInt, TypeShort)) }
 
-// Long returns a long, int or short broker key.
-func (c *Config) Long(key string) int64 {
-	return getInteger(c, key, 64, TypeLong, TypeInt, TypeShort)
+// Long returns a long broker key.
+func (c *Config) Long(k LongKey) int64 {
+	return getInteger(c, k.name, 64, TypeLong, TypeInt, TypeShort)
 }
 
 // Double returns a double broker key.
-func (c *Config) Double(key string) float64 { return getDouble(c, key) }
+func (c *Config) Double(k DoubleKey) float64 { return getDouble(c, k.name) }
 
-// Duration returns a broker key whose name ends in .ms. Negative values (Kafka's "no limit",
-// e.g. log.retention.ms=-1) come back negative.
-func (c *Config) Duration(keyMs string) time.Duration { return getDuration(c, keyMs) }
+// Duration returns a long broker key whose name ends in .ms. Negative values (Kafka's "no
+// limit", e.g. log.retention.ms=-1) come back negative.
+func (c *Config) Duration(keyMs LongKey) time.Duration { return getDuration(c, keyMs.name) }
 
-// String returns a string, class or password broker key ("" when it has no value).
-func (c *Config) String(key string) string { return getString(c, key) }
+// String returns a string broker key ("" when it has no value).
+func (c *Config) String(k StringKey) string { return getString(c, k.name) }
+
+// Class returns a class broker key ("" when it has no value).
+func (c *Config) Class(k ClassKey) string { return getString(c, k.name) }
+
+// Password returns a password broker key ("" when it has no value). It is secret: keep it
+// out of logs.
+func (c *Config) Password(k PasswordKey) string { return getString(c, k.name) }
 
 // List returns a list broker key split as Kafka splits it.
-func (c *Config) List(key string) []string { return splitList(getTyped(c, key, TypeList)) }
+func (c *Config) List(k ListKey) []string { return splitList(getTyped(c, k.name, TypeList)) }
 
 // IsSet reports whether a broker key has a value (Kafka's null defaults have none).
-func (c *Config) IsSet(key string) bool {
-	_, ok := c.resolved(key)
+func (c *Config) IsSet(k Key) bool {
+	_, ok := c.resolved(k.Name())
 	return ok
 }
+
+// Raw returns a key's effective value as written, and whether it has one. Unlike the typed
+// getters it also reads Sluice's own keys, which Kafka's table does not define.
+func (c *Config) Raw(k Key) (string, bool) { return c.resolved(k.Name()) }
 
 func getBool(src valueSource, key string) bool {
 	v, ok := parseBool(getTyped(src, key, TypeBoolean))

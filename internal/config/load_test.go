@@ -71,7 +71,7 @@ func TestSecurityNotBuiltRefusesToStart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ssl.* without an SSL listener: %v", err)
 	}
-	if c.String("ssl.truststore.location") != "/tmp/x" {
+	if c.String(SSLTruststoreLocation) != "/tmp/x" {
 		t.Error("ssl.truststore.location not stored")
 	}
 }
@@ -93,14 +93,14 @@ func TestRetentionSynonymOrder(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.text, err)
 		}
-		if got := c.Long("log.retention.ms"); got != tc.want {
+		if got := c.Long(LogRetentionMs); got != tc.want {
 			t.Errorf("%q: log.retention.ms = %d, want %d", tc.text, got, tc.want)
 		}
 		topic, err := c.ResolveTopic(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := topic.Long("retention.ms"); got != tc.want {
+		if got := topic.Long(TopicRetentionMs); got != tc.want {
 			t.Errorf("%q: topic retention.ms = %d, want %d", tc.text, got, tc.want)
 		}
 	}
@@ -108,7 +108,7 @@ func TestRetentionSynonymOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Long("log.roll.ms"); got != 7_200_000 {
+	if got := c.Long(LogRollMs); got != 7_200_000 {
 		t.Errorf("log.roll.ms from hours = %d", got)
 	}
 }
@@ -123,10 +123,10 @@ func TestOverridesBeatFileAndUnknownKeysKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Int("num.partitions") != 5 {
-		t.Errorf("override lost: num.partitions = %d", c.Int("num.partitions"))
+	if c.Int(NumPartitions) != 5 {
+		t.Errorf("override lost: num.partitions = %d", c.Int(NumPartitions))
 	}
-	if v, ok := c.Raw("my.plugin.setting"); !ok || v != "keep me" {
+	if v, ok := c.Raw(SluiceKey{"my.plugin.setting"}); !ok || v != "keep me" {
 		t.Errorf("unknown key = %q, %v", v, ok)
 	}
 	if got := c.UnknownKeys(); len(got) != 1 || got[0] != "my.plugin.setting" {
@@ -158,7 +158,7 @@ func TestJavaPropertiesSyntax(t *testing.T) {
 		"my.spaces":    "value with spaces",
 	}
 	for k, w := range want {
-		if v, _ := c.Raw(k); v != w {
+		if v, _ := c.Raw(SluiceKey{k}); v != w {
 			t.Errorf("%s = %q, want %q", k, v, w)
 		}
 	}
@@ -231,8 +231,8 @@ func TestResolveTopicValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !topic.Compacted() || topic.Int("segment.bytes") != 2_000_000 || topic.Int("max.message.bytes") != 1048588 {
-		t.Errorf("topic values wrong: compacted=%v segment=%d max=%d", topic.Compacted(), topic.Int("segment.bytes"), topic.Int("max.message.bytes"))
+	if !topic.Compacted() || topic.Int(TopicSegmentBytes) != 2_000_000 || topic.Int(TopicMaxMessageBytes) != 1048588 {
+		t.Errorf("topic values wrong: compacted=%v segment=%d max=%d", topic.Compacted(), topic.Int(TopicSegmentBytes), topic.Int(TopicMaxMessageBytes))
 	}
 }
 
@@ -241,15 +241,15 @@ func TestBrokerIDIsNodeIDSynonym(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.NodeID() != 1 || c.Int("broker.id") != 1 {
-		t.Errorf("node.id %d broker.id %d", c.NodeID(), c.Int("broker.id"))
+	if c.NodeID() != 1 || c.Int(BrokerID) != 1 {
+		t.Errorf("node.id %d broker.id %d", c.NodeID(), c.Int(BrokerID))
 	}
 	c, err = Parse("", map[string]string{"node.id": "1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Int("broker.id") != 1 {
-		t.Errorf("broker.id should follow node.id, got %d", c.Int("broker.id"))
+	if c.Int(BrokerID) != 1 {
+		t.Errorf("broker.id should follow node.id, got %d", c.Int(BrokerID))
 	}
 	if _, err := Parse("node.id=1\nbroker.id=2\n", nil); err == nil || !strings.Contains(err.Error(), "broker.id") {
 		t.Errorf("conflicting ids: %v", err)

@@ -73,7 +73,7 @@ func (c *Config) ResolveTopic(overrides map[string]string) (TopicConfig, error) 
 
 // checkCombinations applies LogConfig's cross-key rules that matter without remote storage.
 func (t TopicConfig) checkCombinations() error {
-	minLag, maxLag := t.Long("min.compaction.lag.ms"), t.Long("max.compaction.lag.ms")
+	minLag, maxLag := t.Long(TopicMinCompactionLagMs), t.Long(TopicMaxCompactionLagMs)
 	if minLag > maxLag {
 		return &InvalidTopicConfigError{Msg: fmt.Sprintf(
 			"conflict: min.compaction.lag.ms %d is above max.compaction.lag.ms %d", minLag, maxLag)}
@@ -125,27 +125,29 @@ func (t TopicConfig) resolveUncached(key string) (string, bool) {
 }
 
 // Bool returns a boolean topic key.
-func (t TopicConfig) Bool(key string) bool { return getBool(t, key) }
+func (t TopicConfig) Bool(k TopicBoolKey) bool { return getBool(t, k.name) }
 
 // Int returns an int or short topic key.
-func (t TopicConfig) Int(key string) int32 { return int32(getInteger(t, key, 32, TypeInt, TypeShort)) }
+func (t TopicConfig) Int(k TopicIntKey) int32 {
+	return int32(getInteger(t, k.name, 32, TypeInt, TypeShort))
+}
 
-// Long returns a long, int or short topic key.
-func (t TopicConfig) Long(key string) int64 {
-	return getInteger(t, key, 64, TypeLong, TypeInt, TypeShort)
+// Long returns a long topic key.
+func (t TopicConfig) Long(k TopicLongKey) int64 {
+	return getInteger(t, k.name, 64, TypeLong, TypeInt, TypeShort)
 }
 
 // Double returns a double topic key.
-func (t TopicConfig) Double(key string) float64 { return getDouble(t, key) }
+func (t TopicConfig) Double(k TopicDoubleKey) float64 { return getDouble(t, k.name) }
 
-// Duration returns a topic key whose name ends in .ms; negative means no limit.
-func (t TopicConfig) Duration(keyMs string) time.Duration { return getDuration(t, keyMs) }
+// Duration returns a long topic key whose name ends in .ms; negative means no limit.
+func (t TopicConfig) Duration(keyMs TopicLongKey) time.Duration { return getDuration(t, keyMs.name) }
 
-// String returns a string, class or password topic key.
-func (t TopicConfig) String(key string) string { return getString(t, key) }
+// String returns a string topic key.
+func (t TopicConfig) String(k TopicStringKey) string { return getString(t, k.name) }
 
 // List returns a list topic key.
-func (t TopicConfig) List(key string) []string { return splitList(getTyped(t, key, TypeList)) }
+func (t TopicConfig) List(k TopicListKey) []string { return splitList(getTyped(t, k.name, TypeList)) }
 
 // Compacted reports whether cleanup.policy contains compact.
-func (t TopicConfig) Compacted() bool { return slices.Contains(t.List("cleanup.policy"), "compact") }
+func (t TopicConfig) Compacted() bool { return slices.Contains(t.List(TopicCleanupPolicy), "compact") }

@@ -17,13 +17,13 @@ func BenchmarkTopicConfigAppendLookups(b *testing.B) {
 	b.ReportAllocs()
 	var sink int64
 	for b.Loop() {
-		if t.String("message.timestamp.type") == "LogAppendTime" {
+		if t.String(TopicMessageTimestampType) == "LogAppendTime" {
 			sink++
 		}
-		sink += int64(len(t.List("cleanup.policy")))
-		sink += int64(t.Int("min.insync.replicas"))
-		sink += t.Long("message.timestamp.before.max.ms") + t.Long("message.timestamp.after.max.ms")
-		sink += int64(t.Int("max.message.bytes")) + int64(t.Int("segment.bytes"))
+		sink += int64(len(t.List(TopicCleanupPolicy)))
+		sink += int64(t.Int(TopicMinInsyncReplicas))
+		sink += t.Long(TopicMessageTimestampBeforeMaxMs) + t.Long(TopicMessageTimestampAfterMaxMs)
+		sink += int64(t.Int(TopicMaxMessageBytes)) + int64(t.Int(TopicSegmentBytes))
 	}
 	if sink == 0 {
 		b.Fatal("no values read")

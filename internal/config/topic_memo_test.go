@@ -28,19 +28,19 @@ func TestTopicMemoMatchesResolution(t *testing.T) {
 				t.Errorf("%s: memo %q/%v, resolved %q/%v", key, m.raw, m.ok, raw, ok)
 			}
 		}
-		if got := topic.Long("retention.ms"); got != 48*3_600_000 {
+		if got := topic.Long(TopicRetentionMs); got != 48*3_600_000 {
 			t.Errorf("retention.ms %d from log.retention.hours=48", got)
 		}
-		if got := topic.Int("min.insync.replicas"); got != 2 {
+		if got := topic.Int(TopicMinInsyncReplicas); got != 2 {
 			t.Errorf("min.insync.replicas %d", got)
 		}
-		if !topic.Compacted() || topic.Long("retention.bytes") != 1000 {
-			t.Errorf("overrides not seen: compacted %v retention.bytes %d", topic.Compacted(), topic.Long("retention.bytes"))
+		if !topic.Compacted() || topic.Long(TopicRetentionBytes) != 1000 {
+			t.Errorf("overrides not seen: compacted %v retention.bytes %d", topic.Compacted(), topic.Long(TopicRetentionBytes))
 		}
 	}
 	if got := func() int32 {
 		topic, _ := dyn.ResolveTopic(nil)
-		return topic.Int("max.message.bytes")
+		return topic.Int(TopicMaxMessageBytes)
 	}(); got != 2000000 {
 		t.Errorf("max.message.bytes %d from the dynamic default message.max.bytes", got)
 	}

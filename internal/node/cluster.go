@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/api"
+	"sluice/internal/config"
 	"sluice/internal/controller"
 	"sluice/internal/metadata"
 	"sluice/internal/quorum"
@@ -79,8 +80,8 @@ func (n *Node) newControllerServer() error {
 	n.ctrlServer, err = server.New(server.Options{
 		Listeners:      listeners,
 		Registry:       registry,
-		MaxRequestSize: n.cfg.Int("socket.request.max.bytes"),
-		IdleTimeout:    millis(n.cfg.Long("connections.max.idle.ms")),
+		MaxRequestSize: n.cfg.Int(config.SocketRequestMaxBytes),
+		IdleTimeout:    millis(n.cfg.Long(config.ConnectionsMaxIdleMs)),
 		Logger:         n.logger.With("component", "controller-server"),
 		Metrics:        controllerMetrics(n.metrics),
 	})
@@ -338,7 +339,7 @@ var errReregister = errors.New("broker registration lost")
 // controller.quorum.request.timeout.ms, and reports whether the broker is
 // fenced.
 func (n *Node) heartbeat(ctx context.Context, shutdown bool) (bool, error) {
-	ctx, cancel := context.WithTimeout(ctx, millis(n.cfg.Long("controller.quorum.request.timeout.ms")))
+	ctx, cancel := context.WithTimeout(ctx, millis(int64(n.cfg.Int(config.ControllerQuorumRequestTimeoutMs))))
 	defer cancel()
 	n.broker.mu.Lock()
 	epoch := n.broker.epoch
@@ -382,7 +383,7 @@ func (n *Node) runClusterDuties(stop <-chan struct{}) {
 	defer cancel()
 	check := time.NewTicker(250 * time.Millisecond)
 	defer check.Stop()
-	rebalance := time.NewTicker(time.Duration(max(n.cfg.Long("leader.imbalance.check.interval.seconds"), 1)) * time.Second)
+	rebalance := time.NewTicker(time.Duration(max(n.cfg.Long(config.LeaderImbalanceCheckIntervalSeconds), 1)) * time.Second)
 	defer rebalance.Stop()
 	wasLeader := false
 	for {
@@ -390,7 +391,7 @@ func (n *Node) runClusterDuties(stop <-chan struct{}) {
 		case <-stop:
 			return
 		case <-rebalance.C:
-			if n.cfg.Bool("auto.leader.rebalance.enable") && n.quorumStatus().IsLeader {
+			if n.cfg.Bool(config.AutoLeaderRebalanceEnable) && n.quorumStatus().IsLeader {
 				n.rebalanceLeaders(ctx)
 			}
 		case <-check.C:
@@ -411,7 +412,7 @@ func (n *Node) runClusterDuties(stop <-chan struct{}) {
 // runHeartbeats sends this broker's heartbeat every
 // broker.heartbeat.interval.ms until ctx ends.
 func (n *Node) runHeartbeats(ctx context.Context) {
-	interval := millis(n.cfg.Long("broker.heartbeat.interval.ms"))
+	interval := millis(int64(n.cfg.Int(config.BrokerHeartbeatIntervalMs)))
 	hb := time.NewTicker(interval)
 	defer hb.Stop()
 	for {

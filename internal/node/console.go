@@ -7,23 +7,19 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"sluice/internal/config"
 	"sluice/internal/console"
 )
 
-// DebugListenerKey is Sluice's own key (Kafka has none) for the address of
-// the debug HTTP listener: /metrics, /healthz and pprof. Unset, nothing is
-// bound.
-const DebugListenerKey = "sluice.debug.listener"
-
 // newConsole builds the debug HTTP server when sluice.debug.listener is set.
 func (n *Node) newConsole() error {
-	addr, ok := n.cfg.Raw(DebugListenerKey)
+	addr, ok := n.cfg.Raw(config.SluiceDebugListener)
 	if !ok || addr == "" {
 		return nil
 	}
 	gatherer, ok := n.metrics.(prometheus.Gatherer)
 	if !ok {
-		n.logger.Warn("the node's metrics registry cannot be gathered; /metrics serves only the Go runtime's", "key", DebugListenerKey)
+		n.logger.Warn("the node's metrics registry cannot be gathered; /metrics serves only the Go runtime's", "key", config.SluiceDebugListener.Name())
 	}
 	var err error
 	n.console, err = console.New(console.Options{
@@ -33,7 +29,7 @@ func (n *Node) newConsole() error {
 		Logger:  n.logger.With("component", "console"),
 	})
 	if err != nil {
-		return fmt.Errorf("%s: %w", DebugListenerKey, err)
+		return fmt.Errorf("%s: %w", config.SluiceDebugListener.Name(), err)
 	}
 	return nil
 }

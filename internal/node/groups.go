@@ -3,6 +3,7 @@ package node
 import (
 	"time"
 
+	"sluice/internal/config"
 	"sluice/internal/coordinator"
 	"sluice/internal/coordinator/group"
 )
@@ -14,19 +15,19 @@ func (n *Node) newGroupCoordinator() (*coordinator.Coordinator, error) {
 	return coordinator.New(coordinator.Options{
 		NodeID: n.cfg.NodeID(),
 		Group: group.Config{
-			MinSessionTimeout:             millis(n.cfg.Long("group.min.session.timeout.ms")),
-			MaxSessionTimeout:             millis(n.cfg.Long("group.max.session.timeout.ms")),
-			InitialRebalanceDelay:         millis(n.cfg.Long("group.initial.rebalance.delay.ms")),
-			MaxSize:                       int(n.cfg.Int("group.max.size")),
-			OffsetsRetention:              time.Duration(n.cfg.Long("offsets.retention.minutes")) * time.Minute,
-			OffsetsRetentionCheckInterval: millis(n.cfg.Long("offsets.retention.check.interval.ms")),
-			MaxMetadataSize:               int(n.cfg.Int("offset.metadata.max.bytes")),
+			MinSessionTimeout:             millis(int64(n.cfg.Int(config.GroupMinSessionTimeoutMs))),
+			MaxSessionTimeout:             millis(int64(n.cfg.Int(config.GroupMaxSessionTimeoutMs))),
+			InitialRebalanceDelay:         millis(int64(n.cfg.Int(config.GroupInitialRebalanceDelayMs))),
+			MaxSize:                       int(n.cfg.Int(config.GroupMaxSize)),
+			OffsetsRetention:              time.Duration(int64(n.cfg.Int(config.OffsetsRetentionMinutes))) * time.Minute,
+			OffsetsRetentionCheckInterval: millis(n.cfg.Long(config.OffsetsRetentionCheckIntervalMs)),
+			MaxMetadataSize:               int(n.cfg.Int(config.OffsetMetadataMaxBytes)),
 			NewMemberJoinTimeout:          group.DefaultConfig().NewMemberJoinTimeout,
 		},
-		NumPartitions:     n.cfg.Int("offsets.topic.num.partitions"),
-		ReplicationFactor: int16(n.cfg.Int("offsets.topic.replication.factor")),
-		SegmentBytes:      n.cfg.Long("offsets.topic.segment.bytes"),
-		WriteTimeout:      millis(n.cfg.Long("offsets.commit.timeout.ms")),
+		NumPartitions:     n.cfg.Int(config.OffsetsTopicNumPartitions),
+		ReplicationFactor: int16(n.cfg.Int(config.OffsetsTopicReplicationFactor)),
+		SegmentBytes:      int64(n.cfg.Int(config.OffsetsTopicSegmentBytes)),
+		WriteTimeout:      millis(int64(n.cfg.Int(config.OffsetsCommitTimeoutMs))),
 		Writer:            coordinator.ReplicaWriter{Replicas: n.replicas},
 		Image:             n.loader.Image,
 		CreateTopic:       coordinator.CreateTopicsCreator(n.CreateTopics),

@@ -142,7 +142,7 @@ func (n *Node) open() error {
 	if n.mgr, err = commitlog.NewManager(n.fsys, managerOptions(n.cfg, logOptions(defaults)), n.clk, n.logger.With("component", "logs")); err != nil {
 		return fmt.Errorf("load log dirs: %w", err)
 	}
-	if n.cfg.Bool("log.cleaner.enable") {
+	if n.cfg.Bool(config.LogCleanerEnable) {
 		if n.cleaner, err = cleaner.New(n.fsys, n.mgr, cleanerOptions(n.cfg), n.clk, n.metrics, n.logger.With("component", "cleaner")); err != nil {
 			return fmt.Errorf("log cleaner: %w", err)
 		}
@@ -162,8 +162,8 @@ func (n *Node) open() error {
 		return fmt.Errorf("replica manager: %w", err)
 	}
 	n.ctrl = controller.New(controller.Options{
-		NumPartitions:            n.cfg.Int("num.partitions"),
-		DefaultReplicationFactor: int16(n.cfg.Int("default.replication.factor")),
+		NumPartitions:            n.cfg.Int(config.NumPartitions),
+		DefaultReplicationFactor: int16(n.cfg.Int(config.DefaultReplicationFactor)),
 		Configs:                  configPolicy{cfg: n.cfg},
 	})
 	if n.groups, err = n.newGroupCoordinator(); err != nil {
@@ -174,7 +174,7 @@ func (n *Node) open() error {
 	}
 	if !n.cfg.HasRole("controller") {
 		n.controllers = &controllerClients{n: n}
-		n.observer = newMetadataObserver(n.cfg.NodeID(), voterAddrs(n), n.loader, millis(n.cfg.Long("controller.quorum.fetch.timeout.ms")), n.logger)
+		n.observer = newMetadataObserver(n.cfg.NodeID(), voterAddrs(n), n.loader, millis(int64(n.cfg.Int(config.ControllerQuorumFetchTimeoutMs))), n.logger)
 		return n.newServer()
 	}
 	if err := n.openQuorum(metaDir); err != nil {
@@ -199,7 +199,7 @@ func (n *Node) openQuorum(metaDir string) error {
 			return err
 		}
 		n.controllers = &controllerClients{n: n}
-		n.sessions = controller.NewSessions(millis(n.cfg.Long("broker.session.timeout.ms")))
+		n.sessions = controller.NewSessions(millis(int64(n.cfg.Int(config.BrokerSessionTimeoutMs))))
 		n.tail = newCommittedTail(metadataTailBytes)
 	}
 	voters := make([]int32, 0, len(n.cfg.Voters()))
@@ -209,7 +209,7 @@ func (n *Node) openQuorum(metaDir string) error {
 	n.driver, err = quorum.New(quorum.Options{
 		NodeID:          n.cfg.NodeID(),
 		Voters:          voters,
-		ElectionTimeout: millis(n.cfg.Long("controller.quorum.election.timeout.ms")),
+		ElectionTimeout: millis(int64(n.cfg.Int(config.ControllerQuorumElectionTimeoutMs))),
 		FS:              n.fsys,
 		Dir:             metaLogDir,
 		Store:           n.store,
@@ -247,8 +247,8 @@ func (n *Node) newServer() error {
 		ControlPlane: n,
 		DataPlane: &api.DataPlaneDeps{
 			Partitions:             n.replicas,
-			FetchSessionCacheSlots: int(n.cfg.Int("max.incremental.fetch.session.cache.slots")),
-			FetchMaxBytes:          n.cfg.Int("fetch.max.bytes"),
+			FetchSessionCacheSlots: int(n.cfg.Int(config.MaxIncrementalFetchSessionCacheSlots)),
+			FetchMaxBytes:          n.cfg.Int(config.FetchMaxBytes),
 			Clock:                  n.clk,
 		},
 		Groups: &api.GroupPlaneDeps{Coordinator: n.groups, Image: n.loader.Image},
@@ -259,9 +259,9 @@ func (n *Node) newServer() error {
 	n.server, err = server.New(server.Options{
 		Listeners:      brokerListeners(n.cfg),
 		Registry:       n.registry,
-		MaxRequestSize: n.cfg.Int("socket.request.max.bytes"),
-		MaxConnections: int(n.cfg.Int("max.connections")),
-		IdleTimeout:    millis(n.cfg.Long("connections.max.idle.ms")),
+		MaxRequestSize: n.cfg.Int(config.SocketRequestMaxBytes),
+		MaxConnections: int(n.cfg.Int(config.MaxConnections)),
+		IdleTimeout:    millis(n.cfg.Long(config.ConnectionsMaxIdleMs)),
 		Logger:         n.logger.With("component", "server"),
 		Metrics:        n.metrics,
 	})

@@ -30,37 +30,37 @@ func millis(ms int64) time.Duration {
 
 // logOptions maps a topic's effective configuration onto its log's options.
 func logOptions(t config.TopicConfig) commitlog.Options {
-	policy := t.List("cleanup.policy")
+	policy := t.List(config.TopicCleanupPolicy)
 	return commitlog.Options{
-		SegmentBytes:       int64(t.Int("segment.bytes")),
-		SegmentMs:          millis(t.Long("segment.ms")),
-		SegmentJitterMs:    millis(t.Long("segment.jitter.ms")),
-		SegmentIndexBytes:  int(t.Int("segment.index.bytes")),
-		IndexIntervalBytes: int(t.Int("index.interval.bytes")),
-		RetentionBytes:     t.Long("retention.bytes"),
-		RetentionMs:        millis(t.Long("retention.ms")),
-		FlushMessages:      t.Long("flush.messages"),
-		FlushMs:            millis(t.Long("flush.ms")),
-		FileDeleteDelay:    millis(t.Long("file.delete.delay.ms")),
-		MaxMessageBytes:    int(t.Int("max.message.bytes")),
+		SegmentBytes:       int64(t.Int(config.TopicSegmentBytes)),
+		SegmentMs:          millis(t.Long(config.TopicSegmentMs)),
+		SegmentJitterMs:    millis(t.Long(config.TopicSegmentJitterMs)),
+		SegmentIndexBytes:  int(t.Int(config.TopicSegmentIndexBytes)),
+		IndexIntervalBytes: int(t.Int(config.TopicIndexIntervalBytes)),
+		RetentionBytes:     t.Long(config.TopicRetentionBytes),
+		RetentionMs:        millis(t.Long(config.TopicRetentionMs)),
+		FlushMessages:      t.Long(config.TopicFlushMessages),
+		FlushMs:            millis(t.Long(config.TopicFlushMs)),
+		FileDeleteDelay:    millis(t.Long(config.TopicFileDeleteDelayMs)),
+		MaxMessageBytes:    int(t.Int(config.TopicMaxMessageBytes)),
 
 		Compact:                slices.Contains(policy, "compact"),
 		SkipRetention:          !slices.Contains(policy, "delete"),
-		MinCleanableDirtyRatio: t.Double("min.cleanable.dirty.ratio"),
-		MinCompactionLag:       millis(t.Long("min.compaction.lag.ms")),
-		MaxCompactionLag:       millis(t.Long("max.compaction.lag.ms")),
-		DeleteRetention:        millis(t.Long("delete.retention.ms")),
+		MinCleanableDirtyRatio: t.Double(config.TopicMinCleanableDirtyRatio),
+		MinCompactionLag:       millis(t.Long(config.TopicMinCompactionLagMs)),
+		MaxCompactionLag:       millis(t.Long(config.TopicMaxCompactionLagMs)),
+		DeleteRetention:        millis(t.Long(config.TopicDeleteRetentionMs)),
 	}
 }
 
 // cleanerOptions maps the broker's log.cleaner.* settings onto the cleaner's.
 func cleanerOptions(cfg *config.Config) cleaner.Options {
 	return cleaner.Options{
-		Threads:                int(cfg.Int("log.cleaner.threads")),
-		DedupeBufferSize:       cfg.Long("log.cleaner.dedupe.buffer.size"),
-		DedupeBufferLoadFactor: cfg.Double("log.cleaner.io.buffer.load.factor"),
-		IOBufferSize:           int(cfg.Int("log.cleaner.io.buffer.size")),
-		Backoff:                millis(cfg.Long("log.cleaner.backoff.ms")),
+		Threads:                int(cfg.Int(config.LogCleanerThreads)),
+		DedupeBufferSize:       cfg.Long(config.LogCleanerDedupeBufferSize),
+		DedupeBufferLoadFactor: cfg.Double(config.LogCleanerIOBufferLoadFactor),
+		IOBufferSize:           int(cfg.Int(config.LogCleanerIOBufferSize)),
+		Backoff:                millis(cfg.Long(config.LogCleanerBackoffMs)),
 	}
 }
 
@@ -68,19 +68,19 @@ func cleanerOptions(cfg *config.Config) cleaner.Options {
 // replica manager checks on each append.
 func dataPlaneTopicConfig(t config.TopicConfig) replication.TopicConfig {
 	tsType := records.CreateTime
-	if strings.EqualFold(t.String("message.timestamp.type"), "LogAppendTime") {
+	if strings.EqualFold(t.String(config.TopicMessageTimestampType), "LogAppendTime") {
 		tsType = records.LogAppendTime
 	}
-	policy := t.List("cleanup.policy")
+	policy := t.List(config.TopicCleanupPolicy)
 	return replication.TopicConfig{
-		MinInsyncReplicas:    int(t.Int("min.insync.replicas")),
+		MinInsyncReplicas:    int(t.Int(config.TopicMinInsyncReplicas)),
 		TimestampType:        tsType,
-		TimestampBeforeMaxMs: t.Long("message.timestamp.before.max.ms"),
-		TimestampAfterMaxMs:  t.Long("message.timestamp.after.max.ms"),
+		TimestampBeforeMaxMs: t.Long(config.TopicMessageTimestampBeforeMaxMs),
+		TimestampAfterMaxMs:  t.Long(config.TopicMessageTimestampAfterMaxMs),
 		Compact:              slices.Contains(policy, "compact"),
 		Delete:               slices.Contains(policy, "delete"),
-		MaxMessageBytes:      t.Int("max.message.bytes"),
-		SegmentBytes:         int64(t.Int("segment.bytes")),
+		MaxMessageBytes:      t.Int(config.TopicMaxMessageBytes),
+		SegmentBytes:         int64(t.Int(config.TopicSegmentBytes)),
 	}
 }
 
@@ -89,20 +89,20 @@ func managerOptions(cfg *config.Config, defaults commitlog.Options) commitlog.Ma
 	return commitlog.ManagerOptions{
 		Dirs:                              cfg.LogDirs(),
 		Defaults:                          defaults,
-		RetentionCheckInterval:            millis(cfg.Long("log.retention.check.interval.ms")),
-		FlushCheckInterval:                millis(cfg.Long("log.flush.scheduler.interval.ms")),
-		RecoveryPointCheckpointInterval:   millis(cfg.Long("log.flush.offset.checkpoint.interval.ms")),
-		LogStartCheckpointInterval:        millis(cfg.Long("log.flush.start.offset.checkpoint.interval.ms")),
-		ProducerIDExpiration:              millis(cfg.Long("producer.id.expiration.ms")),
-		ProducerIDExpirationCheckInterval: millis(cfg.Long("producer.id.expiration.check.interval.ms")),
+		RetentionCheckInterval:            millis(cfg.Long(config.LogRetentionCheckIntervalMs)),
+		FlushCheckInterval:                millis(cfg.Long(config.LogFlushSchedulerIntervalMs)),
+		RecoveryPointCheckpointInterval:   millis(int64(cfg.Int(config.LogFlushOffsetCheckpointIntervalMs))),
+		LogStartCheckpointInterval:        millis(int64(cfg.Int(config.LogFlushStartOffsetCheckpointIntervalMs))),
+		ProducerIDExpiration:              millis(int64(cfg.Int(config.ProducerIDExpirationMs))),
+		ProducerIDExpirationCheckInterval: millis(int64(cfg.Int(config.ProducerIDExpirationCheckIntervalMs))),
 		DeleteCheckInterval:               time.Second,
 	}
 }
 
 // metadataLogDir is metadata.log.dir, or the first log dir, as in Kafka.
 func metadataLogDir(cfg *config.Config) string {
-	if cfg.IsSet("metadata.log.dir") {
-		return cfg.String("metadata.log.dir")
+	if cfg.IsSet(config.MetadataLogDir) {
+		return cfg.String(config.MetadataLogDir)
 	}
 	return cfg.LogDirs()[0]
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/api"
+	"sluice/internal/config"
 	"sluice/internal/kafka"
 	"sluice/internal/metadata"
 	"sluice/internal/vfs"
@@ -76,7 +77,7 @@ func (n *Node) registrationRequest() (*kmsg.BrokerRegistrationRequest, error) {
 	req := kmsg.NewPtrBrokerRegistrationRequest()
 	req.BrokerID, req.ClusterID, req.IncarnationID = n.cfg.NodeID(), n.clusterID, incarnation
 	req.PreviousBrokerEpoch = previous
-	if rack := n.cfg.String("broker.rack"); rack != "" {
+	if rack := n.cfg.String(config.BrokerRack); rack != "" {
 		req.Rack = &rack
 	}
 	for _, l := range n.cfg.AdvertisedListeners() {

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/api"
+	"sluice/internal/config"
 	"sluice/internal/metadata"
 	"sluice/internal/replication"
 )
@@ -24,13 +25,13 @@ func (n *Node) replicationOptions() replication.ReplicationOptions {
 		Transport:             n.fetchTransport,
 		AlterPartition:        isrSender{n: n},
 		BrokerEpoch:           n.brokerEpoch,
-		NumReplicaFetchers:    int(n.cfg.Int("num.replica.fetchers")),
-		ReplicaLagTimeMax:     millis(n.cfg.Long("replica.lag.time.max.ms")),
-		FetchWaitMax:          millis(int64(n.cfg.Int("replica.fetch.wait.max.ms"))),
-		FetchMinBytes:         n.cfg.Int("replica.fetch.min.bytes"),
-		FetchMaxBytes:         n.cfg.Int("replica.fetch.max.bytes"),
-		FetchResponseMaxBytes: n.cfg.Int("replica.fetch.response.max.bytes"),
-		FetchBackoff:          millis(int64(n.cfg.Int("replica.fetch.backoff.ms"))),
+		NumReplicaFetchers:    int(n.cfg.Int(config.NumReplicaFetchers)),
+		ReplicaLagTimeMax:     millis(n.cfg.Long(config.ReplicaLagTimeMaxMs)),
+		FetchWaitMax:          millis(int64(n.cfg.Int(config.ReplicaFetchWaitMaxMs))),
+		FetchMinBytes:         n.cfg.Int(config.ReplicaFetchMinBytes),
+		FetchMaxBytes:         n.cfg.Int(config.ReplicaFetchMaxBytes),
+		FetchResponseMaxBytes: n.cfg.Int(config.ReplicaFetchResponseMaxBytes),
+		FetchBackoff:          millis(int64(n.cfg.Int(config.ReplicaFetchBackoffMs))),
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/api"
+	"sluice/internal/config"
 	"sluice/internal/quorum"
 )
 
@@ -41,8 +42,8 @@ const noTimeBasedSnapshots = 100 * 365 * 24 * time.Hour
 // metaLogDir; n.snapshots serves them afterwards.
 func (n *Node) snapshotOptions(metaLogDir string) *quorum.SnapshotOptions {
 	n.snapshots = newCheckpointReader(quorum.NewFileSnapshotStore(n.fsys, metaLogDir, n.logger.With("component", "metadata-snapshots")))
-	between := n.cfg.Long("metadata.log.max.record.bytes.between.snapshots")
-	interval := millis(n.cfg.Long("metadata.log.max.snapshot.interval.ms"))
+	between := n.cfg.Long(config.MetadataLogMaxRecordBytesBetweenSnapshots)
+	interval := millis(n.cfg.Long(config.MetadataLogMaxSnapshotIntervalMs))
 	if interval <= 0 {
 		interval = noTimeBasedSnapshots
 	}

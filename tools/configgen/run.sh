@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates internal/config/kafka_keys_gen.go (and the test table of Kafka's verdicts on sample
-# values, kafka_verdicts_gen_test.go) from Apache Kafka's own ConfigDefs, then the key table in
-# docs/configuration.md. Needs a JDK (17+) and Maven; the jars land in ~/.m2.
+# values, kafka_verdicts_gen_test.go) from Apache Kafka's own ConfigDefs, then the typed key
+# values (keys_gen.go, tools/configgen/keygen) and the key table in docs/configuration.md.
+# Needs a JDK (17+) and Maven; the jars land in ~/.m2.
 # Usage (from anywhere): tools/configgen/run.sh
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -26,5 +27,6 @@ done
 gofmt "$work/keys.go" > "$root/internal/config/kafka_keys_gen.go"
 gofmt "$work/verdicts.go" > "$root/internal/config/kafka_verdicts_gen_test.go"
 cd "$root"
+go run ./tools/configgen/keygen
 go run ./tools/configgen/docgen -doc docs/configuration.md
 echo "generated from Apache Kafka $version"

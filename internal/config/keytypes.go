@@ -1,0 +1,118 @@
+package config
+
+// Keys are typed values, not strings, so a misspelt key or a key read with the wrong getter
+// (a topic key from the broker's Config, a long as a bool) fails to compile. Kafka's keys are
+// generated from the key table into keys_gen.go (tools/configgen/keygen); Sluice's own keys
+// are declared below. The name is unexported, so only this package makes keys.
+
+// Key is a key of the broker's Config: one of Kafka's broker keys or one of Sluice's own.
+// IsSet and Raw take any of them.
+type Key interface {
+	Name() string
+	brokerKey()
+}
+
+// BoolKey is a boolean broker key.
+type BoolKey struct{ name string }
+
+// IntKey is an int or short broker key.
+type IntKey struct{ name string }
+
+// LongKey is a long broker key.
+type LongKey struct{ name string }
+
+// DoubleKey is a double broker key.
+type DoubleKey struct{ name string }
+
+// StringKey is a string broker key.
+type StringKey struct{ name string }
+
+// ListKey is a list broker key.
+type ListKey struct{ name string }
+
+// ClassKey is a class broker key (a Java class name; Sluice loads none).
+type ClassKey struct{ name string }
+
+// PasswordKey is a password broker key: its value is secret.
+type PasswordKey struct{ name string }
+
+// SluiceKey is a key of Sluice's own, which Kafka does not define: it has no type or
+// default, and is read with Raw and IsSet.
+type SluiceKey struct{ name string }
+
+// SluiceDebugListener is the address of the debug HTTP listener (/metrics, /healthz, pprof).
+// Unset, nothing is bound.
+var SluiceDebugListener = SluiceKey{"sluice.debug.listener"}
+
+// Name returns the key as written in server.properties.
+func (k BoolKey) Name() string { return k.name }
+
+// Name returns the key as written in server.properties.
+func (k IntKey) Name() string { return k.name }
+
+// Name returns the key as written in server.properties.
+func (k LongKey) Name() string { return k.name }
+
+// Name returns the key as written in server.properties.
+func (k DoubleKey) Name() string { return k.name }
+
+// Name returns the key as written in server.properties.
+func (k StringKey) Name() string { return k.name }
+
+// Name returns the key as written in server.properties.
+func (k ListKey) Name() string { return k.name }
+
+// Name returns the key as written in server.properties.
+func (k ClassKey) Name() string { return k.name }
+
+// Name returns the key as written in server.properties.
+func (k PasswordKey) Name() string { return k.name }
+
+// Name returns the key as written in server.properties.
+func (k SluiceKey) Name() string { return k.name }
+
+func (BoolKey) brokerKey()     {}
+func (IntKey) brokerKey()      {}
+func (LongKey) brokerKey()     {}
+func (DoubleKey) brokerKey()   {}
+func (StringKey) brokerKey()   {}
+func (ListKey) brokerKey()     {}
+func (ClassKey) brokerKey()    {}
+func (PasswordKey) brokerKey() {}
+func (SluiceKey) brokerKey()   {}
+
+// TopicBoolKey is a boolean topic key.
+type TopicBoolKey struct{ name string }
+
+// TopicIntKey is an int or short topic key.
+type TopicIntKey struct{ name string }
+
+// TopicLongKey is a long topic key.
+type TopicLongKey struct{ name string }
+
+// TopicDoubleKey is a double topic key.
+type TopicDoubleKey struct{ name string }
+
+// TopicStringKey is a string topic key.
+type TopicStringKey struct{ name string }
+
+// TopicListKey is a list topic key.
+type TopicListKey struct{ name string }
+
+// Name returns the key as written in a topic's configs.
+func (k TopicBoolKey) Name() string { return k.name }
+
+// Name returns the key as written in a topic's configs.
+func (k TopicIntKey) Name() string { return k.name }
+
+// Name returns the key as written in a topic's configs.
+func (k TopicLongKey) Name() string { return k.name }
+
+// Name returns the key as written in a topic's configs.
+func (k TopicDoubleKey) Name() string { return k.name }
+
+// Name returns the key as written in a topic's configs.
+func (k TopicStringKey) Name() string { return k.name }
+
+// Name returns the key as written in a topic's configs.
+func (k TopicListKey) Name() string { return k.name }
