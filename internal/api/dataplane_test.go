@@ -17,6 +17,7 @@ import (
 	"sluice/internal/records"
 	"sluice/internal/replication"
 	"sluice/internal/replication/replicationtest"
+	"sluice/internal/testutil"
 	"sluice/internal/vfs"
 )
 
@@ -351,12 +352,12 @@ func TestFetchReadCommittedHasEmptyAbortedList(t *testing.T) {
 }
 
 func TestFetchLongPollWakesOnProduce(t *testing.T) {
-	r := dataPlaneRegistry(t, 1000)
+	r, rm := dataPlaneWithManager(t, 1000)
 	req := fetchRequest(13, 0, -1, 1)
 	req.MaxWaitMillis, req.MinBytes = 20000, 1
 	got := make(chan *kmsg.FetchResponse, 1)
 	go func() { got <- fetch(t, r, req) }()
-	time.Sleep(50 * time.Millisecond)
+	testutil.Eventually(t, 5*time.Second, func() bool { _, n := rm.PurgatorySizes(); return n == 1 }, "fetch parked")
 	reply[*kmsg.ProduceResponse](t, r, produceRequest(9, 1, "t", 1, testBatch(t, 4)))
 	select {
 	case resp := <-got:

@@ -46,13 +46,13 @@ func (m *Manager) Start(ctx context.Context) {
 	}
 	go func() {
 		defer close(m.done)
-		ticker := time.NewTicker(tick)
+		ticker := m.clk.NewTicker(tick)
 		defer ticker.Stop()
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case <-ticker.C:
+			case <-ticker.C():
 			}
 			now := m.clk.Now()
 			for _, t := range tasks {

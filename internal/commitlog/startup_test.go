@@ -10,6 +10,7 @@ import (
 
 	"sluice/internal/clock"
 	"sluice/internal/kafka"
+	"sluice/internal/testutil"
 	"sluice/internal/vfs"
 )
 
@@ -88,13 +89,15 @@ func TestStartupReadsOnlyWhatItMust(t *testing.T) {
 }
 
 // TestManagerSchedulerRunsRetention starts the scheduler with a short
-// retention check interval and waits for it to delete an expired segment.
+// retention check interval on a manual clock and moves the clock one tick:
+// the scheduler deletes an expired segment.
 func TestManagerSchedulerRunsRetention(t *testing.T) {
 	fsys := newDurableMem(t)
 	o := DefaultManagerOptions("/data/a")
 	o.RetentionCheckInterval = 10 * time.Millisecond
 	o.DeleteCheckInterval = 10 * time.Millisecond
-	m, err := NewManager(fsys, o, clock.Real{}, slog.New(slog.DiscardHandler))
+	clk := clock.NewManual(testStart)
+	m, err := NewManager(fsys, o, clk, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,17 +108,16 @@ func TestManagerSchedulerRunsRetention(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := time.Now().Add(-time.Hour).UnixMilli()
+	old := testStart.Add(-time.Hour).UnixMilli()
 	for i := 0; i < 20; i++ {
 		if _, err := l.Append(makeBatch(batchSpec{records: 2, valueSize: 300, timestamp: old}), 0); err != nil {
 			t.Fatal(err)
 		}
 	}
 	m.Start(context.Background())
-	deadline := time.Now().Add(10 * time.Second)
-	for l.LogStartOffset() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	clk.BlockUntil(1) // the scheduler's ticker
+	clk.Advance(10 * time.Millisecond)
+	testutil.Eventually(t, 10*time.Second, func() bool { return l.LogStartOffset() != 0 }, "retention")
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,8 @@
 //
 // Deadlines are kept in one heap served by one timer goroutine that the
 // Purgatory owns and Close stops, rather than a runtime timer per waiter.
+// Deadlines are read from a clock.Clock, so a test can expire waiters by
+// moving a manual clock.
 package purgatory
 
 import (
@@ -20,6 +22,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"sluice/internal/clock"
 )
 
 // ErrClosed is returned by Wait when the purgatory is closed while waiting.
@@ -33,6 +37,7 @@ type Purgatory[K comparable] struct {
 		deadlines deadlineHeap
 		closed    bool
 	}
+	clk clock.Clock
 	// kick wakes the timer goroutine when an earlier deadline arrives.
 	kick chan struct{}
 	stop chan struct{}
@@ -51,9 +56,23 @@ type waiter struct {
 	heapIndex int
 }
 
+// Option configures a Purgatory.
+type Option func(*options)
+
+type options struct{ clock clock.Clock }
+
+// WithClock makes the purgatory time its deadlines on c; the default is
+// clock.Real.
+func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
+
 // New starts a purgatory and its timer goroutine; Close stops it.
-func New[K comparable]() *Purgatory[K] {
+func New[K comparable](opts ...Option) *Purgatory[K] {
+	o := options{clock: clock.Real{}}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	p := &Purgatory[K]{
+		clk:  o.clock,
 		kick: make(chan struct{}, 1),
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
@@ -93,7 +112,7 @@ func (p *Purgatory[K]) Wait(ctx context.Context, keys []K, timeout time.Duration
 	w := &waiter{
 		wake:      make(chan struct{}, 1),
 		expired:   make(chan struct{}),
-		deadline:  time.Now().Add(timeout),
+		deadline:  p.clk.Now().Add(timeout),
 		heapIndex: -1,
 	}
 	if err := p.register(w, keys); err != nil {
@@ -189,17 +208,17 @@ func (p *Purgatory[K]) unregister(w *waiter, keys []K) {
 // deadline, or until register kicks it for an earlier one.
 func (p *Purgatory[K]) runTimers() {
 	defer close(p.done)
-	timer := time.NewTimer(time.Hour)
+	timer := p.clk.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
-		next := p.expireDue(time.Now())
+		next := p.expireDue(p.clk.Now())
 		if next > 0 {
 			timer.Reset(next)
 		} else {
 			timer.Reset(time.Hour)
 		}
 		select {
-		case <-timer.C:
+		case <-timer.C():
 		case <-p.kick:
 		case <-p.stop:
 			return

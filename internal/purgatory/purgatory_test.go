@@ -7,6 +7,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"sluice/internal/clock"
+	"sluice/internal/testutil"
 )
 
 func TestReadyAtOnceDoesNotPark(t *testing.T) {
@@ -30,7 +33,7 @@ func TestNotifyCompletesWaiter(t *testing.T) {
 		ok, _ := p.Wait(context.Background(), []string{"a", "b"}, time.Hour, cond.Load)
 		result <- ok
 	}()
-	waitFor(t, func() bool { return p.Watching("b") == 1 })
+	testutil.Eventually(t, 5*time.Second, func() bool { return p.Watching("b") == 1 }, "waiter watching b")
 	p.Notify("b") // condition still false: the waiter must stay parked
 	cond.Store(true)
 	select {
@@ -43,11 +46,13 @@ func TestNotifyCompletesWaiter(t *testing.T) {
 			t.Fatal("waiter did not complete after its condition held and Notify")
 		}
 	}
-	waitFor(t, func() bool { return p.Watching("a") == 0 && p.Watching("b") == 0 && p.Waiting() == 0 })
+	testutil.Eventually(t, 5*time.Second, func() bool { return p.Watching("a") == 0 && p.Watching("b") == 0 && p.Waiting() == 0 }, "waiter gone")
 }
 
 func TestNotifyOtherKeyDoesNotWake(t *testing.T) {
-	p := New[int]()
+	// A manual clock: the waiter cannot expire (and check again) mid-test.
+	clk := clock.NewManual(time.Unix(1_700_000_000, 0))
+	p := New[int](WithClock(clk))
 	defer p.Close()
 	var checks atomic.Int32
 	done := make(chan struct{})
@@ -58,17 +63,51 @@ func TestNotifyOtherKeyDoesNotWake(t *testing.T) {
 			return false
 		})
 	}()
-	waitFor(t, func() bool { return p.Watching(1) == 1 })
-	before := checks.Load()
+	// Two checks: before registering and once registered.
+	testutil.Eventually(t, 5*time.Second, func() bool { return checks.Load() == 2 && p.Watching(1) == 1 }, "waiter registered")
 	p.Notify(2)
+	// A negative: nothing may happen, so only a pause can show that nothing
+	// did; 20 ms is ample for a wrong wake-up to run the check.
 	time.Sleep(20 * time.Millisecond)
-	if got := checks.Load(); got != before {
-		t.Fatalf("condition checked %d times after notifying another key, want %d", got, before)
+	if got := checks.Load(); got != 2 {
+		t.Fatalf("condition checked %d times after notifying another key, want 2", got)
 	}
+	clk.Advance(200 * time.Millisecond)
 	<-done
 }
 
+// TestTimeoutExpires moves a manual clock to a waiter's deadline: not a
+// moment before does it expire.
 func TestTimeoutExpires(t *testing.T) {
+	clk := clock.NewManual(time.Unix(1_700_000_000, 0))
+	p := New[string](WithClock(clk))
+	defer p.Close()
+	type result struct {
+		ok  bool
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		ok, err := p.Wait(context.Background(), []string{"a"}, 30*time.Second, func() bool { return false })
+		res <- result{ok, err}
+	}()
+	testutil.Eventually(t, 5*time.Second, func() bool { return p.Waiting() == 1 }, "waiter parked")
+	clk.Advance(30*time.Second - time.Millisecond)
+	// Nothing can expire the waiter until the clock moves again.
+	if p.Waiting() != 1 {
+		t.Fatal("waiter expired before its timeout")
+	}
+	clk.Advance(time.Millisecond)
+	if r := <-res; r.ok || r.err != nil {
+		t.Fatalf("Wait = %v, %v; want false, nil", r.ok, r.err)
+	}
+	if p.Waiting() != 0 || p.Watching("a") != 0 {
+		t.Fatal("expired waiter left behind")
+	}
+}
+
+// TestTimeoutExpiresOnRealClock checks the default clock times deadlines.
+func TestTimeoutExpiresOnRealClock(t *testing.T) {
 	p := New[string]()
 	defer p.Close()
 	start := time.Now()
@@ -79,23 +118,28 @@ func TestTimeoutExpires(t *testing.T) {
 	if d := time.Since(start); d < 30*time.Millisecond {
 		t.Fatalf("expired after %v, before its timeout", d)
 	}
-	if p.Waiting() != 0 || p.Watching("a") != 0 {
-		t.Fatal("expired waiter left behind")
-	}
 }
 
+// TestEarlierDeadlineAfterLaterOne: a short deadline parked behind a long
+// one expires on time, and the long one stays.
 func TestEarlierDeadlineAfterLaterOne(t *testing.T) {
-	p := New[string]()
+	clk := clock.NewManual(time.Unix(1_700_000_000, 0))
+	p := New[string](WithClock(clk))
 	defer p.Close()
 	go func() { _, _ = p.Wait(context.Background(), []string{"slow"}, time.Hour, func() bool { return false }) }()
-	waitFor(t, func() bool { return p.Waiting() == 1 })
-	start := time.Now()
-	ok, _ := p.Wait(context.Background(), []string{"fast"}, 20*time.Millisecond, func() bool { return false })
-	if ok {
+	testutil.Eventually(t, 5*time.Second, func() bool { return p.Waiting() == 1 }, "slow waiter parked")
+	fast := make(chan bool, 1)
+	go func() {
+		ok, _ := p.Wait(context.Background(), []string{"fast"}, 20*time.Millisecond, func() bool { return false })
+		fast <- ok
+	}()
+	testutil.Eventually(t, 5*time.Second, func() bool { return p.Waiting() == 2 }, "fast waiter parked")
+	clk.Advance(20 * time.Millisecond)
+	if <-fast {
 		t.Fatal("Wait reported ready")
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("short deadline behind a long one took %v", d)
+	if p.Watching("slow") != 1 {
+		t.Fatal("the long deadline expired with the short one")
 	}
 }
 
@@ -118,7 +162,7 @@ func TestContextCancel(t *testing.T) {
 		_, err := p.Wait(ctx, []string{"a"}, time.Hour, func() bool { return false })
 		res <- err
 	}()
-	waitFor(t, func() bool { return p.Waiting() == 1 })
+	testutil.Eventually(t, 5*time.Second, func() bool { return p.Waiting() == 1 }, "waiter parked")
 	cancel()
 	if err := <-res; !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
@@ -132,7 +176,7 @@ func TestCloseWakesWaiters(t *testing.T) {
 		_, err := p.Wait(context.Background(), []string{"a"}, time.Hour, func() bool { return false })
 		res <- err
 	}()
-	waitFor(t, func() bool { return p.Waiting() == 1 })
+	testutil.Eventually(t, 5*time.Second, func() bool { return p.Waiting() == 1 }, "waiter parked")
 	p.Close()
 	if err := <-res; !errors.Is(err, ErrClosed) {
 		t.Fatalf("err = %v, want ErrClosed", err)
@@ -173,16 +217,5 @@ func TestConcurrentNotifyNoLostWakeup(t *testing.T) {
 	close(failures)
 	for f := range failures {
 		t.Fatal(f)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 5s")
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"sluice/internal/clock"
 	"sluice/internal/kafka"
 )
 
@@ -26,7 +27,7 @@ func (r *replicaRuntime) runFetcher(ctx context.Context, key fetcherKey, wake <-
 	for ctx.Err() == nil {
 		positions := r.positions(key, delayed)
 		if len(positions) == 0 {
-			if !sleep(ctx, wake, r.opts.FetchBackoff) {
+			if !sleep(ctx, r.clk, wake, r.opts.FetchBackoff) {
 				return
 			}
 			clear(delayed)
@@ -47,7 +48,7 @@ func (r *replicaRuntime) runFetcher(ctx context.Context, key fetcherKey, wake <-
 				return
 			}
 			logger.Debug("fetch from leader failed", "err", err)
-			if !sleep(ctx, wake, r.opts.FetchBackoff) {
+			if !sleep(ctx, r.clk, wake, r.opts.FetchBackoff) {
 				return
 			}
 			continue
@@ -58,7 +59,7 @@ func (r *replicaRuntime) runFetcher(ctx context.Context, key fetcherKey, wake <-
 				continue
 			}
 			if retry := r.applyFetched(pos, res, logger); retry {
-				delayed[res.TP] = time.Now().Add(r.opts.FetchBackoff)
+				delayed[res.TP] = r.clk.Now().Add(r.opts.FetchBackoff)
 			}
 		}
 	}
@@ -68,7 +69,7 @@ func (r *replicaRuntime) runFetcher(ctx context.Context, key fetcherKey, wake <-
 // waiting out a refusal.
 func (r *replicaRuntime) positions(key fetcherKey, delayed map[kafka.TopicPartition]time.Time) []fetchPosition {
 	var out []fetchPosition
-	now := time.Now()
+	now := r.clk.Now()
 	for _, p := range r.rm.Partitions() {
 		pos, ok := p.followerPosition()
 		if !ok || r.keyFor(pos) != key {
@@ -129,16 +130,17 @@ func (r *replicaRuntime) applyFetched(pos fetchPosition, res ReplicaFetchResult,
 	}
 }
 
-// sleep waits d, or until woken; it reports false when ctx ended.
-func sleep(ctx context.Context, wake <-chan struct{}, d time.Duration) bool {
-	t := time.NewTimer(d)
+// sleep waits d on clk, or until woken (a nil wake never wakes); it
+// reports false when ctx ended.
+func sleep(ctx context.Context, clk clock.Clock, wake <-chan struct{}, d time.Duration) bool {
+	t := clk.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
 	case <-wake:
 		return true
-	case <-t.C:
+	case <-t.C():
 		return true
 	}
 }

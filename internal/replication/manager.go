@@ -76,8 +76,10 @@ type Options struct {
 	// TopicConfig returns a topic's data-plane settings; nil uses
 	// DefaultTopicConfig for every topic.
 	TopicConfig func(topic string) TopicConfig
-	Clock       clock.Clock
-	Logger      *slog.Logger
+	// Clock times appends, ISR lag, fetcher backoffs and the produce and
+	// fetch waits; nil is the real clock.
+	Clock  clock.Clock
+	Logger *slog.Logger
 	// Replication configures followers and ISR changes; its zero value
 	// suits a broker whose partitions have no other replica.
 	Replication ReplicationOptions
@@ -125,8 +127,8 @@ func NewReplicaManager(opts Options) (*ReplicaManager, error) {
 	rm := &ReplicaManager{
 		opts:         opts,
 		logger:       opts.Logger.With("component", "replica-manager"),
-		produceWaits: purgatory.New[kafka.TopicPartition](),
-		fetchWaits:   purgatory.New[kafka.TopicPartition](),
+		produceWaits: purgatory.New[kafka.TopicPartition](purgatory.WithClock(opts.Clock)),
+		fetchWaits:   purgatory.New[kafka.TopicPartition](purgatory.WithClock(opts.Clock)),
 	}
 	rm.image.Store(metadata.EmptyImage())
 	rm.mu.partitions = make(map[kafka.TopicPartition]*Partition)
@@ -143,6 +145,12 @@ func (rm *ReplicaManager) Close() {
 	rm.replicas.stop()
 	rm.produceWaits.Close()
 	rm.fetchWaits.Close()
+}
+
+// PurgatorySizes returns how many acks=all produces and long-polling
+// fetches are parked (Kafka's PurgatorySize metric; tests wait on it).
+func (rm *ReplicaManager) PurgatorySizes() (produce, fetch int) {
+	return rm.produceWaits.Waiting(), rm.fetchWaits.Waiting()
 }
 
 // Image returns the latest metadata image the manager applied.

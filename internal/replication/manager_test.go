@@ -13,6 +13,7 @@ import (
 	"sluice/internal/metadata"
 	"sluice/internal/records"
 	"sluice/internal/replication/replicationtest"
+	"sluice/internal/testutil"
 	"sluice/internal/vfs"
 )
 
@@ -125,13 +126,7 @@ func TestFetchLongPollWokenByAppend(t *testing.T) {
 		got <- f.rm.Fetch(context.Background(), FetchParams{ReplicaID: -1, MaxBytes: 1 << 20, MinBytes: 1, MaxWait: 30 * time.Second},
 			[]FetchPartition{{TP: tp("t", 1), CurrentLeaderEpoch: -1, LastFetchedEpoch: -1, MaxBytes: 1 << 20}})
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for f.rm.fetchWaits.Watching(tp("t", 1)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("fetch never parked")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, func() bool { return f.rm.fetchWaits.Watching(tp("t", 1)) > 0 }, "fetch parked")
 	f.produce(t, 1, AppendPartition{TP: tp("t", 1), Records: batch(t, 1, testStart.UnixMilli())})
 	select {
 	case out := <-got:
@@ -143,16 +138,25 @@ func TestFetchLongPollWokenByAppend(t *testing.T) {
 	}
 }
 
+// TestFetchLongPollExpires: a long poll with nothing to read parks until
+// its max wait has passed on the manager's clock, then returns empty.
 func TestFetchLongPollExpires(t *testing.T) {
 	f := newFixture(t, nil)
-	start := time.Now()
-	out := f.rm.Fetch(t.Context(), FetchParams{ReplicaID: -1, MaxBytes: 1 << 20, MinBytes: 1, MaxWait: 50 * time.Millisecond},
-		[]FetchPartition{{TP: tp("t", 1), CurrentLeaderEpoch: -1, LastFetchedEpoch: -1, MaxBytes: 1 << 20}})
+	got := make(chan []FetchPartitionResult, 1)
+	go func() {
+		got <- f.rm.Fetch(t.Context(), FetchParams{ReplicaID: -1, MaxBytes: 1 << 20, MinBytes: 1, MaxWait: 50 * time.Millisecond},
+			[]FetchPartition{{TP: tp("t", 1), CurrentLeaderEpoch: -1, LastFetchedEpoch: -1, MaxBytes: 1 << 20}})
+	}()
+	testutil.Eventually(t, 5*time.Second, func() bool { return f.rm.fetchWaits.Waiting() == 1 }, "fetch parked")
+	f.clk.Advance(49 * time.Millisecond)
+	// Nothing can end the wait before the clock reaches it.
+	if f.rm.fetchWaits.Waiting() != 1 || len(got) != 0 {
+		t.Fatal("fetch returned before max wait")
+	}
+	f.clk.Advance(time.Millisecond)
+	out := <-got
 	if out[0].Err != nil || out[0].Records.Size != 0 {
 		t.Fatalf("expired fetch: err %v, %d bytes", out[0].Err, out[0].Records.Size)
-	}
-	if time.Since(start) < 50*time.Millisecond {
-		t.Fatal("fetch returned before max wait")
 	}
 }
 
@@ -376,8 +380,14 @@ func TestHighWatermarkFollowsISR(t *testing.T) {
 	}
 	f.rm.ApplyDelta(d, d.Apply())
 	ts := testStart.UnixMilli()
-	res := f.rm.AppendRecords(t.Context(), AppendRequest{RequiredAcks: -1, Timeout: 30 * time.Millisecond, ProduceVersion: 11,
-		Partitions: []AppendPartition{{TP: tp("t", 0), Records: batch(t, 2, ts)}}})
+	timedOut := make(chan []PartitionAppendResult, 1)
+	go func() {
+		timedOut <- f.rm.AppendRecords(t.Context(), AppendRequest{RequiredAcks: -1, Timeout: 30 * time.Millisecond, ProduceVersion: 11,
+			Partitions: []AppendPartition{{TP: tp("t", 0), Records: batch(t, 2, ts)}}})
+	}()
+	testutil.Eventually(t, 5*time.Second, func() bool { return f.rm.produceWaits.Waiting() == 1 }, "acks=all produce parked")
+	f.clk.Advance(30 * time.Millisecond)
+	res := <-timedOut
 	wantCode(t, "acks=all with a lagging follower", res[0].Err, kerr.RequestTimedOut)
 	p, _ := f.rm.Partition(tp("t", 0))
 	if hw := p.HighWatermark(); hw != 0 {
@@ -395,13 +405,7 @@ func TestHighWatermarkFollowsISR(t *testing.T) {
 		done <- f.rm.AppendRecords(context.Background(), AppendRequest{RequiredAcks: -1, Timeout: 30 * time.Second, ProduceVersion: 11,
 			Partitions: []AppendPartition{{TP: tp("t", 0), Records: batch(t, 1, ts)}}})
 	}()
-	deadline := time.Now().Add(5 * time.Second)
-	for p.State().LogEndOffset != 3 {
-		if time.Now().After(deadline) {
-			t.Fatal("second append never happened")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, func() bool { return p.State().LogEndOffset == 3 }, "second append")
 	// The follower fetches at 3: it has everything, the watermark moves to 3
 	// and the parked produce completes.
 	out = f.rm.Fetch(t.Context(), FetchParams{ReplicaID: 2, MaxBytes: 1 << 20},

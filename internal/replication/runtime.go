@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"sluice/internal/clock"
 )
 
 // ReplicationOptions are the broker's replication settings (Kafka's names).
@@ -82,6 +84,7 @@ type fetcherHandle struct {
 type replicaRuntime struct {
 	rm     *ReplicaManager
 	opts   ReplicationOptions
+	clk    clock.Clock
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -102,7 +105,7 @@ type isrChangeItem struct {
 }
 
 func newReplicaRuntime(rm *ReplicaManager) *replicaRuntime {
-	r := &replicaRuntime{rm: rm, opts: rm.opts.Replication.withDefaults(), isrWake: make(chan struct{}, 1)}
+	r := &replicaRuntime{rm: rm, opts: rm.opts.Replication.withDefaults(), clk: rm.opts.Clock, isrWake: make(chan struct{}, 1)}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.mu.fetchers = make(map[fetcherKey]*fetcherHandle)
 	return r
@@ -241,10 +244,7 @@ func (r *replicaRuntime) runISRSender() {
 		if len(failed) == 0 {
 			continue
 		}
-		select {
-		case <-r.ctx.Done():
-		case <-time.After(isrRetryBackoff):
-		}
+		sleep(r.ctx, r.clk, nil, isrRetryBackoff)
 		for i, item := range failed {
 			item.p.isrChangeDone(item.change, item.change.PartitionEpoch, failedErrs[i])
 		}
@@ -261,13 +261,13 @@ func (r *replicaRuntime) runISRSender() {
 // isr-expiration task, for followers to drop from the ISR.
 func (r *replicaRuntime) runISRExpiration() {
 	defer r.wg.Done()
-	t := time.NewTicker(r.opts.ReplicaLagTimeMax / 2)
+	t := r.clk.NewTicker(r.opts.ReplicaLagTimeMax / 2)
 	defer t.Stop()
 	for {
 		select {
 		case <-r.ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 			r.rm.ShrinkLaggingISRs()
 		}
 	}

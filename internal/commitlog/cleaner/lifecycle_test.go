@@ -11,6 +11,7 @@ import (
 	"sluice/internal/clock"
 	"sluice/internal/commitlog"
 	"sluice/internal/records"
+	"sluice/internal/testutil"
 )
 
 func TestThreadsCleanAndStopWithMetrics(t *testing.T) {
@@ -28,13 +29,7 @@ func TestThreadsCleanAndStopWithMetrics(t *testing.T) {
 	}
 	c.Start(context.Background())
 	c.Start(context.Background()) // a second Start does nothing
-	deadline := time.Now().Add(20 * time.Second)
-	for metricValue(t, c.metrics.runs) < 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the cleaner threads never cleaned the dirty log")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 20*time.Second, func() bool { return metricValue(t, c.metrics.runs) >= 1 }, "the cleaner threads clean the dirty log")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := c.Stop(ctx); err != nil {
