@@ -1,4 +1,4 @@
-package node
+package broker
 
 import (
 	"path/filepath"

@@ -3,12 +3,27 @@ package replication
 import (
 	"math"
 
+	"sluice/internal/commitlog"
 	"sluice/internal/records"
 )
 
+// TopicSettings is a topic's resolved configuration: what its partitions
+// check on each append and what their logs run with.
+type TopicSettings struct {
+	Data TopicConfig
+	Log  commitlog.Options
+}
+
+// DefaultTopicSettings are Kafka's defaults.
+func DefaultTopicSettings() TopicSettings {
+	return TopicSettings{Data: DefaultTopicConfig(), Log: commitlog.DefaultOptions()}
+}
+
 // TopicConfig is what the data plane needs of a topic's configuration. The
-// node builds it from the topic's configs over the broker's defaults; it is
-// looked up on every append, so config changes apply without a restart.
+// broker resolves it from the topic's configs over its defaults once per
+// change and pushes it (UpdateTopicSettings); each partition keeps its
+// topic's, so an append reads it without a lookup and config changes apply
+// without a restart.
 type TopicConfig struct {
 	// MinInsyncReplicas is min.insync.replicas, checked for acks=all.
 	MinInsyncReplicas int

@@ -21,7 +21,17 @@ type fixture struct {
 	rm   *ReplicaManager
 	logs *replicationtest.MemLogs
 	clk  *clock.Manual
-	cfg  map[string]TopicConfig
+}
+
+// setTopicConfig pushes a topic's data-plane configuration, as the broker
+// does when its configs change.
+func (f *fixture) setTopicConfig(topic string, cfg TopicConfig) {
+	f.rm.UpdateTopicSettings(topic, TopicSettings{Data: cfg, Log: f.logs.Options})
+}
+
+// topicConfig is the configuration a partition of topic holds.
+func (f *fixture) topicConfig(topic string) TopicConfig {
+	return f.rm.topicSettings(topic).Data
 }
 
 // newFixture hosts topic "t" (2 partitions, leader epoch 5) and "c"
@@ -31,17 +41,12 @@ func newFixture(t testing.TB, fsys vfs.FS) *fixture {
 	if fsys == nil {
 		fsys = vfs.NewMem()
 	}
-	f := &fixture{clk: clock.NewManual(testStart), cfg: map[string]TopicConfig{}}
+	f := &fixture{clk: clock.NewManual(testStart)}
 	f.logs = replicationtest.NewMemLogs(fsys, f.clk)
 	rm, err := NewReplicaManager(Options{
 		BrokerID: 1, FS: fsys, Logs: f.logs, Clock: f.clk,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		TopicConfig: func(topic string) TopicConfig {
-			if c, ok := f.cfg[topic]; ok {
-				return c
-			}
-			return DefaultTopicConfig()
-		},
+		DefaultSettings: &TopicSettings{Data: DefaultTopicConfig(), Log: f.logs.Options},
 	})
 	if err != nil {
 		t.Fatal(err)

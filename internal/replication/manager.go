@@ -50,8 +50,9 @@ import (
 // it over the commitlog Manager (log dirs, checkpoints), so this package does
 // not depend on that API.
 type LogProvider interface {
-	// GetOrCreateLog opens the partition's log, creating it when absent.
-	GetOrCreateLog(tp kafka.TopicPartition, topicID kafka.UUID) (*commitlog.Log, error)
+	// GetOrCreateLog opens the partition's log, creating it when absent,
+	// with its topic's log options.
+	GetOrCreateLog(tp kafka.TopicPartition, topicID kafka.UUID, opts commitlog.Options) (*commitlog.Log, error)
 	// DeleteLog removes the partition's log (topic deleted, or the broker
 	// is no longer a replica).
 	DeleteLog(tp kafka.TopicPartition) error
@@ -73,9 +74,9 @@ type Options struct {
 	// leader-epoch-checkpoint is opened through it beside its log.
 	FS   vfs.FS
 	Logs LogProvider
-	// TopicConfig returns a topic's data-plane settings; nil uses
-	// DefaultTopicConfig for every topic.
-	TopicConfig func(topic string) TopicConfig
+	// DefaultSettings are a topic's settings until UpdateTopicSettings
+	// gives its own (the zero value means DefaultTopicSettings).
+	DefaultSettings *TopicSettings
 	// Clock times appends, ISR lag, fetcher backoffs and the produce and
 	// fetch waits; nil is the real clock.
 	Clock  clock.Clock
@@ -97,6 +98,9 @@ type ReplicaManager struct {
 		// failed holds partitions whose log could not be opened: they
 		// answer KAFKA_STORAGE_ERROR while others go on.
 		failed map[kafka.TopicPartition]error
+		// settings holds each topic's resolved configuration, pushed by
+		// the broker as metadata changes it.
+		settings map[string]*TopicSettings
 	}
 
 	// produceWaits holds acks=all produces until the high watermark passes
@@ -121,8 +125,9 @@ func NewReplicaManager(opts Options) (*ReplicaManager, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.TopicConfig == nil {
-		opts.TopicConfig = func(string) TopicConfig { return DefaultTopicConfig() }
+	if opts.DefaultSettings == nil {
+		d := DefaultTopicSettings()
+		opts.DefaultSettings = &d
 	}
 	rm := &ReplicaManager{
 		opts:         opts,
@@ -133,6 +138,7 @@ func NewReplicaManager(opts Options) (*ReplicaManager, error) {
 	rm.image.Store(metadata.EmptyImage())
 	rm.mu.partitions = make(map[kafka.TopicPartition]*Partition)
 	rm.mu.failed = make(map[kafka.TopicPartition]error)
+	rm.mu.settings = make(map[string]*TopicSettings)
 	rm.replicas = newReplicaRuntime(rm)
 	rm.replicas.start()
 	return rm, nil
@@ -156,8 +162,40 @@ func (rm *ReplicaManager) PurgatorySizes() (produce, fetch int) {
 // Image returns the latest metadata image the manager applied.
 func (rm *ReplicaManager) Image() *metadata.Image { return rm.image.Load() }
 
-// TopicConfig returns a topic's data-plane settings.
-func (rm *ReplicaManager) TopicConfig(topic string) TopicConfig { return rm.opts.TopicConfig(topic) }
+// UpdateTopicSettings sets a topic's resolved configuration: its hosted
+// partitions and their logs take it now, partitions created later at
+// creation.
+func (rm *ReplicaManager) UpdateTopicSettings(topic string, s TopicSettings) {
+	rm.mu.Lock()
+	rm.mu.settings[topic] = &s
+	var parts []*Partition
+	for tp, p := range rm.mu.partitions {
+		if tp.Topic == topic {
+			parts = append(parts, p)
+		}
+	}
+	rm.mu.Unlock()
+	for _, p := range parts {
+		p.setSettings(&s)
+	}
+}
+
+// ForgetTopicSettings drops a deleted topic's configuration.
+func (rm *ReplicaManager) ForgetTopicSettings(topic string) {
+	rm.mu.Lock()
+	delete(rm.mu.settings, topic)
+	rm.mu.Unlock()
+}
+
+// topicSettings is a topic's configuration, or the defaults.
+func (rm *ReplicaManager) topicSettings(topic string) *TopicSettings {
+	rm.mu.RLock()
+	defer rm.mu.RUnlock()
+	if s, ok := rm.mu.settings[topic]; ok {
+		return s
+	}
+	return rm.opts.DefaultSettings
+}
 
 // Partition returns a hosted partition. The error is UNKNOWN_TOPIC_OR_PARTITION
 // when the metadata does not know it, NOT_LEADER_OR_FOLLOWER when this broker
@@ -286,11 +324,13 @@ func (rm *ReplicaManager) getOrCreatePartition(tp kafka.TopicPartition, topicID 
 		rm.removePartition(tp)
 	}
 	// Opening a log does I/O: it is done outside the manager-wide lock.
-	log, err := rm.opts.Logs.GetOrCreateLog(tp, topicID)
+	settings := rm.topicSettings(tp.Topic)
+	log, err := rm.opts.Logs.GetOrCreateLog(tp, topicID, settings.Log)
 	if err != nil {
 		return nil, fmt.Errorf("open log of %s: %w", tp, err)
 	}
 	p = newPartition(tp, topicID, rm.opts.BrokerID, log, rm.opts.Clock, rm.logger)
+	p.settings.Store(settings)
 	if src, ok := rm.opts.Logs.(HighWatermarkSource); ok {
 		if hw, ok := src.CheckpointedHighWatermark(tp); ok {
 			p.restoreHighWatermark(hw)
@@ -303,6 +343,11 @@ func (rm *ReplicaManager) getOrCreatePartition(tp kafka.TopicPartition, topicID 
 	}
 	rm.mu.partitions[tp] = p
 	delete(rm.mu.failed, tp)
+	if latest := rm.mu.settings[tp.Topic]; latest != nil && latest != settings {
+		// The topic's configuration changed while the log was opening.
+		p.settings.Store(latest)
+		log.SetOptions(latest.Log)
+	}
 	return p, nil
 }
 

@@ -162,7 +162,7 @@ func TestFetchLongPollExpires(t *testing.T) {
 
 func TestProduceRefusals(t *testing.T) {
 	f := newFixture(t, nil)
-	f.cfg["c"] = TopicConfig{MinInsyncReplicas: 2, Delete: true, MaxMessageBytes: 1 << 20, TimestampAfterMaxMs: 3600000, TimestampBeforeMaxMs: 1 << 62}
+	f.setTopicConfig("c", TopicConfig{MinInsyncReplicas: 2, Delete: true, MaxMessageBytes: 1 << 20, TimestampAfterMaxMs: 3600000, TimestampBeforeMaxMs: 1 << 62})
 	ts := testStart.UnixMilli()
 	corrupt := batch(t, 2, ts)
 	corrupt[len(corrupt)-1] ^= 0xff
@@ -207,7 +207,7 @@ func TestLogAppendTime(t *testing.T) {
 	f := newFixture(t, nil)
 	cfg := DefaultTopicConfig()
 	cfg.TimestampType = records.LogAppendTime
-	f.cfg["t"] = cfg
+	f.setTopicConfig("t", cfg)
 	res := f.produce(t, 1, AppendPartition{TP: tp("t", 0), Records: batch(t, 1, 5)})
 	if res[0].Err != nil || res[0].LogAppendTimeMs != testStart.UnixMilli() {
 		t.Fatalf("log append time %d (err %v), want %d", res[0].LogAppendTimeMs, res[0].Err, testStart.UnixMilli())
@@ -254,14 +254,14 @@ func TestDeleteRecords(t *testing.T) {
 	f := newFixture(t, nil)
 	f.produce(t, 1, AppendPartition{TP: tp("t", 0), Records: batch(t, 4, testStart.UnixMilli())})
 	p, _ := f.rm.Partition(tp("t", 0))
-	if _, err := p.DeleteRecordsOnLeader(5, f.rm.TopicConfig("t")); ErrorCode(err) != kerr.OffsetOutOfRange.Code {
+	if _, err := p.DeleteRecordsOnLeader(5, f.topicConfig("t")); ErrorCode(err) != kerr.OffsetOutOfRange.Code {
 		t.Fatalf("beyond HW: %v, want OFFSET_OUT_OF_RANGE", err)
 	}
-	low, err := p.DeleteRecordsOnLeader(2, f.rm.TopicConfig("t"))
+	low, err := p.DeleteRecordsOnLeader(2, f.topicConfig("t"))
 	if err != nil || low != 2 {
 		t.Fatalf("delete to 2: low %d err %v", low, err)
 	}
-	low, err = p.DeleteRecordsOnLeader(-1, f.rm.TopicConfig("t"))
+	low, err = p.DeleteRecordsOnLeader(-1, f.topicConfig("t"))
 	if err != nil || low != 4 {
 		t.Fatalf("delete to HW: low %d err %v, want 4", low, err)
 	}
@@ -362,7 +362,7 @@ func TestMinInsyncCheckedBeforeValidation(t *testing.T) {
 	f := newFixture(t, nil)
 	cfg := DefaultTopicConfig()
 	cfg.MinInsyncReplicas = 2
-	f.cfg["c"] = cfg
+	f.setTopicConfig("c", cfg)
 	corrupt := batch(t, 1, testStart.UnixMilli())
 	corrupt[len(corrupt)-1] ^= 1
 	wantCode(t, "acks=all corrupt below min isr", f.produce(t, -1, AppendPartition{TP: tp("c", 0), Records: corrupt})[0].Err, kerr.NotEnoughReplicas)

@@ -40,7 +40,7 @@ func (rm *ReplicaManager) DeleteRecords(tp kafka.TopicPartition, offset int64) (
 	if err != nil {
 		return kafka.NoOffset, err
 	}
-	return p.DeleteRecordsOnLeader(offset, rm.opts.TopicConfig(tp.Topic))
+	return p.DeleteRecordsOnLeader(offset, p.TopicConfig())
 }
 
 // EndOffsetForEpoch answers OffsetForLeaderEpoch for one partition (see

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
@@ -68,6 +69,9 @@ type Partition struct {
 	log      *commitlog.Log
 	clk      clock.Clock
 	logger   *slog.Logger
+	// settings is the topic's configuration, replaced as it changes
+	// (never nil once the partition is hosted).
+	settings atomic.Pointer[TopicSettings]
 
 	mu struct {
 		sync.Mutex
@@ -92,9 +96,21 @@ type Partition struct {
 	}
 }
 
+// TopicConfig is the topic's data-plane configuration as last pushed.
+func (p *Partition) TopicConfig() TopicConfig { return p.settings.Load().Data }
+
+// setSettings takes the topic's new configuration, handing the log its
+// options.
+func (p *Partition) setSettings(s *TopicSettings) {
+	p.settings.Store(s)
+	p.log.SetOptions(s.Log)
+}
+
 func newPartition(tp kafka.TopicPartition, topicID kafka.UUID, brokerID int32, log *commitlog.Log, clk clock.Clock, logger *slog.Logger) *Partition {
 	p := &Partition{tp: tp, topicID: topicID, brokerID: brokerID, log: log, clk: clk,
 		logger: logger.With("partition", tp.String())}
+	d := DefaultTopicSettings()
+	p.settings.Store(&d)
 	p.mu.leaderID = metadata.NoLeader
 	p.mu.leaderEpoch = kafka.NoEpoch
 	p.mu.followers = make(map[int32]*followerState)

@@ -40,9 +40,8 @@ type PartitionAppendResult struct {
 func (rm *ReplicaManager) AppendRecords(ctx context.Context, req AppendRequest) []PartitionAppendResult {
 	results := make([]PartitionAppendResult, len(req.Partitions))
 	parts := make([]*Partition, len(req.Partitions))
-	// The topic config is resolved once per partition and request (the
-	// lookup was a measurable part of every append's CPU): the acks=all wait
-	// checks min.insync.replicas as it was when the append was accepted.
+	// The acks=all wait checks min.insync.replicas as it was when the
+	// append was accepted.
 	minISR := make([]int, len(req.Partitions))
 	for i, ap := range req.Partitions {
 		results[i].TP = ap.TP
@@ -52,7 +51,7 @@ func (rm *ReplicaManager) AppendRecords(ctx context.Context, req AppendRequest) 
 			continue
 		}
 		parts[i] = p
-		cfg := rm.opts.TopicConfig(ap.TP.Topic)
+		cfg := p.TopicConfig()
 		minISR[i] = cfg.MinInsyncReplicas
 		res, moved := p.AppendRecordsToLeader(ap.Records, req.RequiredAcks, cfg, req.ProduceVersion)
 		results[i].AppendResult = res

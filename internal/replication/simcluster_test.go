@@ -106,7 +106,7 @@ func (c *simCluster) startBrokerLocked(id int32, fsys *vfs.MemFS) {
 	rm, err := NewReplicaManager(Options{
 		BrokerID: id, FS: fsys, Logs: logs,
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-		TopicConfig: func(string) TopicConfig { cfg := DefaultTopicConfig(); cfg.MinInsyncReplicas = 2; return cfg },
+		DefaultSettings: simSettings(logs),
 		Replication: ReplicationOptions{
 			Transport:         &simTransport{c: c, from: id},
 			AlterPartition:    &simAlterPartition{c: c, from: id},
@@ -337,4 +337,12 @@ func (s *simAlterPartition) AlterPartition(_ context.Context, change ISRChange) 
 		return 0, errSimDropped
 	}
 	return AlterPartitionOutcome(resp)
+}
+
+// simSettings are every topic's settings in the simulation: acks=all needs
+// two in-sync replicas.
+func simSettings(logs *replicationtest.MemLogs) *TopicSettings {
+	cfg := DefaultTopicConfig()
+	cfg.MinInsyncReplicas = 2
+	return &TopicSettings{Data: cfg, Log: logs.Options}
 }

@@ -42,8 +42,9 @@ func NewMemLogs(fsys vfs.FS, clk clock.Clock) *MemLogs {
 		logs: make(map[kafka.TopicPartition]*commitlog.Log)}
 }
 
-// GetOrCreateLog implements replication.LogProvider.
-func (m *MemLogs) GetOrCreateLog(tp kafka.TopicPartition, _ kafka.UUID) (*commitlog.Log, error) {
+// GetOrCreateLog implements replication.LogProvider. Logs open with
+// m.Options whatever the topic's: tests size segments and indexes there.
+func (m *MemLogs) GetOrCreateLog(tp kafka.TopicPartition, _ kafka.UUID, _ commitlog.Options) (*commitlog.Log, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if l, ok := m.logs[tp]; ok {
