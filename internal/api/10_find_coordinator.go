@@ -19,7 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/coordinator"
+	"sluice/internal/coordinator/runtime"
 )
 
 const (
@@ -58,7 +58,7 @@ func findCoordinator(ctx context.Context, gp GroupPlane, listener string, req *k
 	one := func(key string) kmsg.FindCoordinatorResponseCoordinator {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key = key
-		var node coordinator.Node
+		var node runtime.Node
 		var code int16
 		switch keyType {
 		case coordinatorKeyGroup:

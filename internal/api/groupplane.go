@@ -3,15 +3,16 @@ package api
 // The group APIs (FindCoordinator, JoinGroup, SyncGroup, Heartbeat,
 // LeaveGroup, OffsetCommit, OffsetFetch, DescribeGroups, ListGroups,
 // DeleteGroups, OffsetDelete) reach the group coordinator through
-// GroupPlane; *coordinator.Coordinator implements it. JoinGroup and
+// GroupPlane; *groupcoord.GroupCoordinator implements it. JoinGroup and
 // SyncGroup block their connection's goroutine until the rebalance answers,
 // which is Kafka's behaviour too (one request in flight per connection).
 
 import (
 	"context"
 
-	"sluice/internal/coordinator"
 	"sluice/internal/coordinator/group"
+	"sluice/internal/coordinator/groupcoord"
+	"sluice/internal/coordinator/runtime"
 	"sluice/internal/kafka"
 	"sluice/internal/metadata"
 )
@@ -19,7 +20,7 @@ import (
 // GroupPlane is the group coordinator as the group handlers see it. Codes
 // are Kafka error codes (0 for none).
 type GroupPlane interface {
-	FindCoordinator(ctx context.Context, groupID, listener string) (coordinator.Node, int16)
+	FindCoordinator(ctx context.Context, groupID, listener string) (runtime.Node, int16)
 	JoinGroup(ctx context.Context, req group.JoinRequest) group.JoinResult
 	SyncGroup(ctx context.Context, req group.SyncRequest) group.SyncResult
 	Heartbeat(ctx context.Context, req group.HeartbeatRequest) int16
@@ -32,7 +33,7 @@ type GroupPlane interface {
 	DeleteGroup(ctx context.Context, groupID string) int16
 }
 
-var _ GroupPlane = (*coordinator.Coordinator)(nil)
+var _ GroupPlane = (*groupcoord.GroupCoordinator)(nil)
 
 // GroupPlaneDeps is the Deps field of the group handlers.
 type GroupPlaneDeps struct {

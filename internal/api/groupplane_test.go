@@ -9,13 +9,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/coordinator"
 	"sluice/internal/coordinator/group"
+	"sluice/internal/coordinator/groupcoord"
 	"sluice/internal/metadata"
 	"sluice/internal/records"
 )
 
-// memOffsetsLog is an in-memory coordinator.PartitionWriter.
+// memOffsetsLog is an in-memory runtime.PartitionWriter.
 type memOffsetsLog struct {
 	mu    sync.Mutex
 	parts map[int32][][]byte
@@ -53,7 +53,7 @@ func (l *memOffsetsLog) Read(_ context.Context, partition int32, offset int64, _
 type groupFixture struct {
 	f     *fakeControlPlane
 	mu    sync.Mutex
-	coord *coordinator.Coordinator
+	coord *groupcoord.GroupCoordinator
 	reg   *Registry
 }
 
@@ -68,7 +68,7 @@ func newGroupFixture(t *testing.T) *groupFixture {
 	}
 	cfg := group.DefaultConfig()
 	cfg.InitialRebalanceDelay = 0
-	c, err := coordinator.New(coordinator.Options{
+	c, err := groupcoord.New(groupcoord.Options{
 		NodeID: 1, Group: cfg, NumPartitions: 3, ReplicationFactor: 1,
 		Writer: &memOffsetsLog{parts: map[int32][][]byte{}, next: map[int32]int64{}},
 		Image:  image, TickInterval: 5 * time.Millisecond,

@@ -4,15 +4,16 @@ import (
 	"time"
 
 	"sluice/internal/config"
-	"sluice/internal/coordinator"
 	"sluice/internal/coordinator/group"
+	"sluice/internal/coordinator/groupcoord"
+	"sluice/internal/coordinator/runtime"
 )
 
 // newGroupCoordinator builds the group coordinator from the group.* and
 // offsets.* keys over the replica manager; it creates __consumer_offsets
 // through this node's controller on first use.
-func (n *Node) newGroupCoordinator() (*coordinator.Coordinator, error) {
-	return coordinator.New(coordinator.Options{
+func (n *Node) newGroupCoordinator() (*groupcoord.GroupCoordinator, error) {
+	return groupcoord.New(groupcoord.Options{
 		NodeID: n.cfg.NodeID(),
 		Group: group.Config{
 			MinSessionTimeout:             millis(int64(n.cfg.Int(config.GroupMinSessionTimeoutMs))),
@@ -28,9 +29,9 @@ func (n *Node) newGroupCoordinator() (*coordinator.Coordinator, error) {
 		ReplicationFactor: int16(n.cfg.Int(config.OffsetsTopicReplicationFactor)),
 		SegmentBytes:      int64(n.cfg.Int(config.OffsetsTopicSegmentBytes)),
 		WriteTimeout:      millis(int64(n.cfg.Int(config.OffsetsCommitTimeoutMs))),
-		Writer:            coordinator.ReplicaWriter{Replicas: n.replicas},
+		Writer:            runtime.ReplicaWriter{Replicas: n.replicas, Topic: groupcoord.OffsetsTopic},
 		Image:             n.loader.Image,
-		CreateTopic:       coordinator.CreateTopicsCreator(n.CreateTopics),
+		CreateTopic:       runtime.CreateTopicsCreator(n.CreateTopics),
 		Clock:             n.clk,
 		Logger:            n.logger.With("component", "group-coordinator"),
 	})

@@ -26,7 +26,7 @@ import (
 	"sluice/internal/config"
 	"sluice/internal/console"
 	"sluice/internal/controller"
-	"sluice/internal/coordinator"
+	"sluice/internal/coordinator/groupcoord"
 	"sluice/internal/metadata"
 	"sluice/internal/quorum"
 	"sluice/internal/replication"
@@ -57,7 +57,7 @@ type Node struct {
 	ctrl     *controller.Controller
 	control  *controlLoop
 	replicas *replication.ReplicaManager
-	groups   *coordinator.Coordinator
+	groups   *groupcoord.GroupCoordinator
 	registry *api.Registry
 	server   *server.Server
 	console  *console.Server // nil unless sluice.debug.listener is set

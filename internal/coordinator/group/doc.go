@@ -4,8 +4,9 @@
 // starts no goroutines: everything it wants persisted comes out as Writes of
 // __consumer_offsets records (Kafka's key/value formats), and replies that
 // must wait for durability are handed back as callbacks the caller runs once
-// the write is acknowledged. The coordinator runtime (package coordinator)
-// runs one Manager per __consumer_offsets partition on its own event loop.
+// the write is acknowledged. The group coordinator (package
+// coordinator/groupcoord) runs one Manager per __consumer_offsets partition
+// on an event loop of the coordinator runtime (coordinator/runtime).
 //
 // The behaviour follows Kafka's classic group coordinator (the
 // group-coordinator module's ClassicGroup and GroupMetadataManager): KIP-394

@@ -194,19 +194,14 @@ func (m *Manager) Delete(now time.Time, id string, reply func(int16)) {
 	})
 }
 
-// ErrNotCoordinator is the write error of a shard that is no longer the
-// partition's leader.
-var ErrNotCoordinator = errors.New("coordinator: not the leader of the offsets partition")
-
 // WriteErrorCode maps an append error to the code Kafka's coordinator
-// answers with: a lost leadership is NOT_COORDINATOR, a batch too big
+// answers with: a lost leadership (the runtime's NOT_COORDINATOR once the
+// shard stopped) is NOT_COORDINATOR, a batch too big
 // INVALID_COMMIT_OFFSET_SIZE, anything else (a replication shortfall, a
 // timeout) COORDINATOR_NOT_AVAILABLE, so that the client retries.
 func WriteErrorCode(err error) int16 {
 	var ke *kerr.Error
 	switch {
-	case errors.Is(err, ErrNotCoordinator):
-		return kerr.NotCoordinator.Code
 	case errors.As(err, &ke):
 		switch ke.Code {
 		case kerr.NotLeaderForPartition.Code, kerr.KafkaStorageError.Code, kerr.NotCoordinator.Code:

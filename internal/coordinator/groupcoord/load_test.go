@@ -1,4 +1,4 @@
-package coordinator
+package groupcoord
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/clock"
+	"sluice/internal/coordinator/runtime"
 	"sluice/internal/kafka"
 	"sluice/internal/metadata"
 	"sluice/internal/records"
@@ -87,7 +88,7 @@ func TestLoadReadsToLogEndNotHighWatermark(t *testing.T) {
 	// acks=1: in the leader's log, above the high watermark (node 2 has
 	// not fetched it), as after a leader change.
 	res := rm.AppendRecords(context.Background(), replication.AppendRequest{
-		RequiredAcks: 1, Timeout: time.Second, ProduceVersion: produceVersion,
+		RequiredAcks: 1, Timeout: time.Second, ProduceVersion: 9, // as ReplicaWriter appends
 		Partitions: []replication.AppendPartition{{TP: kafka.TopicPartition{Topic: OffsetsTopic, Partition: 0}, Records: commitBatch(t, clk.Now(), groupID, tp, 42)}},
 	})
 	if len(res) != 1 || res[0].Err != nil {
@@ -98,7 +99,7 @@ func TestLoadReadsToLogEndNotHighWatermark(t *testing.T) {
 	}
 
 	c, err := New(Options{
-		NodeID: testNode, Group: testGroupConfig(), NumPartitions: 1, Writer: ReplicaWriter{Replicas: rm},
+		NodeID: testNode, Group: testGroupConfig(), NumPartitions: 1, Writer: runtime.ReplicaWriter{Replicas: rm, Topic: OffsetsTopic},
 		Image: func() *metadata.Image { return image }, Clock: clk, TickInterval: 5 * time.Millisecond,
 	})
 	if err != nil {

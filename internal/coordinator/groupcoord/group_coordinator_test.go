@@ -1,4 +1,4 @@
-package coordinator
+package groupcoord
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 
 	"sluice/internal/clock"
 	"sluice/internal/coordinator/group"
+	"sluice/internal/coordinator/runtime"
+	"sluice/internal/coordinator/runtime/runtimetest"
 	"sluice/internal/kafka"
 	"sluice/internal/metadata"
 	"sluice/internal/records"
@@ -21,7 +23,7 @@ const testNode int32 = 1
 
 // offsetsImage is an image with the offsets topic of n partitions led by
 // leader (at epoch), and broker 1 on PLAINTEXT localhost:9092.
-func offsetsImage(t *testing.T, n int32, leader, epoch int32) *metadata.Image {
+func offsetsImage(t testing.TB, n int32, leader, epoch int32) *metadata.Image {
 	t.Helper()
 	d := metadata.NewDelta(metadata.EmptyImage())
 	id := kafka.UUID{1, 2, 3}
@@ -41,12 +43,12 @@ func offsetsImage(t *testing.T, n int32, leader, epoch int32) *metadata.Image {
 }
 
 type testCoordinator struct {
-	*Coordinator
-	log   *memLog
+	*GroupCoordinator
+	log   *runtimetest.MemLog
 	image *metadata.Image
 }
 
-func startCoordinator(t *testing.T, log *memLog, cfg group.Config) *testCoordinator {
+func startCoordinator(t *testing.T, log *runtimetest.MemLog, cfg group.Config) *testCoordinator {
 	t.Helper()
 	tc := &testCoordinator{log: log, image: offsetsImage(t, 3, testNode, 0)}
 	c, err := New(Options{
@@ -56,7 +58,7 @@ func startCoordinator(t *testing.T, log *memLog, cfg group.Config) *testCoordina
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc.Coordinator = c
+	tc.GroupCoordinator = c
 	c.ApplyImage(tc.image)
 	t.Cleanup(c.Close)
 	return tc
@@ -69,7 +71,7 @@ func testGroupConfig() group.Config {
 }
 
 // waitLoaded retries until the group's shard has loaded.
-func waitLoaded(t *testing.T, c *Coordinator, groupID string) {
+func waitLoaded(t *testing.T, c *GroupCoordinator, groupID string) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
@@ -90,48 +92,11 @@ func joinReq(groupID, memberID, client string) group.JoinRequest {
 	}
 }
 
-func TestPartitionForMatchesKafka(t *testing.T) {
-	// Java: Math.abs("my-group".hashCode()) % 50 and friends, computed
-	// with Java's String.hashCode.
-	cases := []struct {
-		group string
-		want  int32
-	}{
-		{"", 0},
-		{"a", 97 % 50},
-		{"my-group", 12}, // hashCode -1906497762
-		{"\U0001F600", absJava(31*0xD83D+0xDE00) % 50},
-	}
-	for _, c := range cases {
-		if got := PartitionFor(c.group, 50); got != c.want {
-			t.Errorf("PartitionFor(%q) = %d, want %d", c.group, got, c.want)
-		}
-	}
-	// "polygenelubricants".hashCode() is Integer.MIN_VALUE: Kafka's abs maps
-	// it to 0.
-	if h := javaStringHash("polygenelubricants"); h != -1<<31 {
-		t.Fatalf("hash = %d, want MIN_VALUE", h)
-	}
-	if got := PartitionFor("polygenelubricants", 50); got != 0 {
-		t.Errorf("PartitionFor(MIN_VALUE hash) = %d, want 0", got)
-	}
-	if got := javaStringHash("my-group"); got != -1906497762 {
-		t.Errorf("hash(my-group) = %d, want Java's -1906497762", got)
-	}
-}
-
-func absJava(h int32) int32 {
-	if h < 0 {
-		return -h
-	}
-	return h
-}
-
 func TestJoinSyncCommitSurviveRestart(t *testing.T) {
-	log := newMemLog()
+	log := runtimetest.NewMemLog()
 	c := startCoordinator(t, log, testGroupConfig())
 	ctx := context.Background()
-	waitLoaded(t, c.Coordinator, "g")
+	waitLoaded(t, c.GroupCoordinator, "g")
 
 	first := c.JoinGroup(ctx, joinReq("g", "", "c1"))
 	if first.ErrorCode != kerr.MemberIDRequired.Code {
@@ -145,7 +110,7 @@ func TestJoinSyncCommitSurviveRestart(t *testing.T) {
 	results := make([]group.JoinResult, 2)
 	second := c.JoinGroup(ctx, joinReq("g", "", "c2"))
 	wg.Go(func() { results[1] = c.JoinGroup(ctx, joinReq("g", second.MemberID, "c2")) })
-	waitState(t, c.Coordinator, "g", group.PreparingRebalance)
+	waitState(t, c.GroupCoordinator, "g", group.PreparingRebalance)
 	results[0] = c.JoinGroup(ctx, joinReq("g", first.MemberID, "c1"))
 	wg.Wait()
 	for i, r := range results {
@@ -177,14 +142,14 @@ func TestJoinSyncCommitSurviveRestart(t *testing.T) {
 	if standalone.Errors[0] != 0 {
 		t.Fatalf("standalone commit: %v", kerr.ErrorForCode(standalone.Errors[0]))
 	}
-	before := describeAll(t, c.Coordinator)
+	before := describeAll(t, c.GroupCoordinator)
 	c.Close()
 
 	// A new coordinator over the same log replays the same groups and offsets.
 	c2 := startCoordinator(t, log, testGroupConfig())
-	waitLoaded(t, c2.Coordinator, "g")
-	waitLoaded(t, c2.Coordinator, "tool")
-	if after := describeAll(t, c2.Coordinator); after != before {
+	waitLoaded(t, c2.GroupCoordinator, "g")
+	waitLoaded(t, c2.GroupCoordinator, "tool")
+	if after := describeAll(t, c2.GroupCoordinator); after != before {
 		t.Fatalf("after restart:\n%s\nbefore:\n%s", after, before)
 	}
 	hb := c2.Heartbeat(ctx, group.HeartbeatRequest{GroupID: "g", MemberID: second.MemberID, GenerationID: 2})
@@ -193,7 +158,7 @@ func TestJoinSyncCommitSurviveRestart(t *testing.T) {
 	}
 }
 
-func waitState(t *testing.T, c *Coordinator, groupID string, want group.State) {
+func waitState(t *testing.T, c *GroupCoordinator, groupID string, want group.State) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
@@ -205,7 +170,7 @@ func waitState(t *testing.T, c *Coordinator, groupID string, want group.State) {
 	t.Fatalf("group %q never reached %s", groupID, want)
 }
 
-func describeAll(t *testing.T, c *Coordinator) string {
+func describeAll(t *testing.T, c *GroupCoordinator) string {
 	t.Helper()
 	ctx := context.Background()
 	list, code := c.ListGroups(ctx)
@@ -233,18 +198,18 @@ func describeAll(t *testing.T, c *Coordinator) string {
 func ptr[T any](v T) *T { return &v }
 
 func TestNotCoordinatorAndFailedWrites(t *testing.T) {
-	log := newMemLog()
+	log := runtimetest.NewMemLog()
 	c := startCoordinator(t, log, testGroupConfig())
 	ctx := context.Background()
-	waitLoaded(t, c.Coordinator, "g")
+	waitLoaded(t, c.GroupCoordinator, "g")
 
-	log.setFail(kerr.NotEnoughReplicas)
+	log.SetFail(kerr.NotEnoughReplicas)
 	res := c.CommitOffsets(ctx, group.CommitRequest{GroupID: "g", GenerationID: -1,
 		Partitions: []group.CommitPartition{{TP: kafka.TopicPartition{Topic: "t"}, Offset: 1}}})
 	if res.Errors[0] != kerr.CoordinatorNotAvailable.Code {
 		t.Fatalf("commit with failing log: %v", kerr.ErrorForCode(res.Errors[0]))
 	}
-	log.setFail(nil)
+	log.SetFail(nil)
 	offs, _ := c.FetchOffsets(ctx, "g", []kafka.TopicPartition{{Topic: "t"}}, false)
 	if offs[0].Offset != -1 {
 		t.Fatalf("failed commit visible: %+v", offs[0])
@@ -263,7 +228,7 @@ func TestNotCoordinatorAndFailedWrites(t *testing.T) {
 }
 
 func TestFindCoordinatorCreatesTopic(t *testing.T) {
-	log := newMemLog()
+	log := runtimetest.NewMemLog()
 	var created []string
 	var mu sync.Mutex
 	image := metadata.EmptyImage()
@@ -289,7 +254,7 @@ func TestFindCoordinatorCreatesTopic(t *testing.T) {
 	mu.Unlock()
 	c.ApplyImage(image)
 	node, code := c.FindCoordinator(ctx, "g", "PLAINTEXT")
-	if code != 0 || node != (Node{NodeID: testNode, Host: "localhost", Port: 9092}) {
+	if code != 0 || node != (runtime.Node{NodeID: testNode, Host: "localhost", Port: 9092}) {
 		t.Fatalf("find: %+v %v", node, kerr.ErrorForCode(code))
 	}
 	if _, code := c.FindCoordinator(ctx, "g", "OTHER"); code != kerr.CoordinatorNotAvailable.Code {
@@ -298,10 +263,10 @@ func TestFindCoordinatorCreatesTopic(t *testing.T) {
 }
 
 func TestCommitsCoalesce(t *testing.T) {
-	log := newMemLog()
+	log := runtimetest.NewMemLog()
 	c := startCoordinator(t, log, testGroupConfig())
 	ctx := context.Background()
-	waitLoaded(t, c.Coordinator, "g")
+	waitLoaded(t, c.GroupCoordinator, "g")
 	var wg sync.WaitGroup
 	for i := range 50 {
 		wg.Go(func() {
@@ -317,37 +282,8 @@ func TestCommitsCoalesce(t *testing.T) {
 	if len(offs) != 50 {
 		t.Fatalf("%d offsets", len(offs))
 	}
-	log.mu.Lock()
-	defer log.mu.Unlock()
-	if log.appends > 50 {
-		t.Fatalf("%d appends for 50 commits", log.appends)
-	}
-}
-
-func TestCreateTopicsCreator(t *testing.T) {
-	var got *kmsg.CreateTopicsRequest
-	code := int16(0)
-	create := CreateTopicsCreator(func(_ context.Context, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
-		got = req
-		resp := kmsg.NewPtrCreateTopicsResponse()
-		rt := kmsg.NewCreateTopicsResponseTopic()
-		rt.Topic, rt.ErrorCode = req.Topics[0].Topic, code
-		resp.Topics = append(resp.Topics, rt)
-		return resp, nil
-	})
-	if err := create(context.Background(), OffsetsTopic, 50, 1, map[string]string{"cleanup.policy": "compact"}); err != nil {
-		t.Fatal(err)
-	}
-	if got.Topics[0].NumPartitions != 50 || got.Topics[0].ReplicationFactor != 1 || *got.Topics[0].Configs[0].Value != "compact" {
-		t.Fatalf("request %+v", got.Topics[0])
-	}
-	code = kerr.TopicAlreadyExists.Code
-	if err := create(context.Background(), OffsetsTopic, 50, 1, nil); err != nil {
-		t.Fatalf("already exists: %v", err)
-	}
-	code = kerr.InvalidReplicationFactor.Code
-	if err := create(context.Background(), OffsetsTopic, 50, 3, nil); err == nil {
-		t.Fatal("want an error")
+	if n := log.Appends(); n > 50 {
+		t.Fatalf("%d appends for 50 commits", n)
 	}
 }
 
@@ -355,7 +291,7 @@ func TestCreateTopicsCreator(t *testing.T) {
 // removed by the shard's own timer once its session passes on the clock,
 // and the survivor's heartbeat then reports the rebalance.
 func TestSessionExpiryOnTheShardClock(t *testing.T) {
-	log := newMemLog()
+	log := runtimetest.NewMemLog()
 	clk := clock.NewManual(time.Unix(1700000000, 0))
 	image := offsetsImage(t, 3, testNode, 0)
 	c, err := New(Options{NodeID: testNode, Group: testGroupConfig(), NumPartitions: 3, Writer: log, Clock: clk,
@@ -416,8 +352,8 @@ func TestSessionExpiryOnTheShardClock(t *testing.T) {
 // TestLoadSkipsUndecodableRecords: a corrupt group record does not keep the
 // partition from loading; the other records still replay.
 func TestLoadSkipsUndecodableRecords(t *testing.T) {
-	log := newMemLog()
-	p := PartitionFor("g", 3)
+	log := runtimetest.NewMemLog()
+	p := runtime.PartitionFor("g", 3)
 	b := records.NewBuilder(records.NonIdempotent(records.NoCompression))
 	bad := kmsg.GroupMetadataKey{Version: 2, Group: "g"}
 	b.Add(0, bad.AppendTo(nil), []byte{0, 3, 1}, nil)
@@ -433,7 +369,7 @@ func TestLoadSkipsUndecodableRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := startCoordinator(t, log, testGroupConfig())
-	waitLoaded(t, c.Coordinator, "g")
+	waitLoaded(t, c.GroupCoordinator, "g")
 	offs, code := c.FetchOffsets(context.Background(), "g", []kafka.TopicPartition{{Topic: "t"}}, true)
 	if code != 0 || offs[0].Offset != 9 {
 		t.Fatalf("after load: %+v %v", offs, kerr.ErrorForCode(code))
@@ -444,14 +380,12 @@ func TestLoadSkipsUndecodableRecords(t *testing.T) {
 // durable offsets at once; a require_stable fetch waits for the commit in
 // flight and sees it.
 func TestRequireStableWaitsForCommitsInFlight(t *testing.T) {
-	log := newMemLog()
+	log := runtimetest.NewMemLog()
 	c := startCoordinator(t, log, testGroupConfig())
 	ctx := context.Background()
-	waitLoaded(t, c.Coordinator, "g")
+	waitLoaded(t, c.GroupCoordinator, "g")
 	gate := make(chan struct{})
-	log.mu.Lock()
-	log.gate = gate
-	log.mu.Unlock()
+	log.Hold(gate)
 	tp := kafka.TopicPartition{Topic: "t"}
 	committed := make(chan group.CommitResult, 1)
 	go func() {
@@ -461,9 +395,7 @@ func TestRequireStableWaitsForCommitsInFlight(t *testing.T) {
 	// Wait until the commit's append is held at the gate.
 	for held := 0; held == 0; {
 		time.Sleep(time.Millisecond)
-		log.mu.Lock()
-		held = log.held
-		log.mu.Unlock()
+		held = log.Held()
 	}
 	if offs, _ := c.FetchOffsets(ctx, "g", []kafka.TopicPartition{tp}, false); offs[0].Offset != -1 {
 		t.Fatalf("commit visible before it is durable: %+v", offs[0])
@@ -490,22 +422,26 @@ func TestRequireStableWaitsForCommitsInFlight(t *testing.T) {
 // TestNewLeaderEpochReloads: a new leader epoch on this node restarts the
 // shard, which replays what the old one wrote.
 func TestNewLeaderEpochReloads(t *testing.T) {
-	log := newMemLog()
+	log := runtimetest.NewMemLog()
 	c := startCoordinator(t, log, testGroupConfig())
 	ctx := context.Background()
-	waitLoaded(t, c.Coordinator, "g")
+	waitLoaded(t, c.GroupCoordinator, "g")
 	tp := kafka.TopicPartition{Topic: "t"}
 	if res := c.CommitOffsets(ctx, group.CommitRequest{GroupID: "g", GenerationID: -1,
 		Partitions: []group.CommitPartition{{TP: tp, Offset: 5, LeaderEpoch: -1}}}); res.Errors[0] != 0 {
 		t.Fatalf("commit: %v", kerr.ErrorForCode(res.Errors[0]))
 	}
-	old, _ := c.shardFor("g")
+	p := c.PartitionFor("g")
+	if epoch, ok := c.rt.LeaderEpoch(p); !ok || epoch != 0 {
+		t.Fatalf("shard of epoch %d running: %v", epoch, ok)
+	}
 	c.image = offsetsImage(t, 3, testNode, 1)
 	c.ApplyImage(c.image)
-	if s, _ := c.shardFor("g"); s == old || s.epoch != 1 {
+	// A shard's epoch is fixed for its life: epoch 1 is a new shard.
+	if epoch, ok := c.rt.LeaderEpoch(p); !ok || epoch != 1 {
 		t.Fatalf("shard not restarted on the new epoch")
 	}
-	waitLoaded(t, c.Coordinator, "g")
+	waitLoaded(t, c.GroupCoordinator, "g")
 	if offs, _ := c.FetchOffsets(ctx, "g", []kafka.TopicPartition{tp}, false); offs[0].Offset != 5 {
 		t.Fatalf("after reload: %+v", offs[0])
 	}

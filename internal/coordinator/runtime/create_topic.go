@@ -1,4 +1,4 @@
-package coordinator
+package runtime
 
 import (
 	"context"
@@ -36,4 +36,26 @@ func CreateTopicsCreator(create func(ctx context.Context, req *kmsg.CreateTopics
 		}
 		return fmt.Errorf("creating %s: %w", name, kerr.ErrorForCode(code))
 	}
+}
+
+// CreateTopic creates the runtime's topic unless the image already has it
+// (lookups create it on first use, as Kafka's FindCoordinator does).
+// Concurrent callers wait for one creation.
+func (r *Runtime[S]) CreateTopic(ctx context.Context) error {
+	if r.opts.CreateTopic == nil {
+		return fmt.Errorf("no topic creator")
+	}
+	r.creating.Lock()
+	defer r.creating.Unlock()
+	if _, ok := r.opts.Image().Topic(r.opts.Topic); ok {
+		return nil
+	}
+	// As in Kafka, a replication factor above the number of brokers makes
+	// the creation fail (and lookups keep answering
+	// COORDINATOR_NOT_AVAILABLE) until enough brokers are up.
+	err := r.opts.CreateTopic(ctx, r.opts.Topic, r.opts.NumPartitions, r.opts.ReplicationFactor, r.opts.TopicConfigs)
+	if err != nil {
+		return fmt.Errorf("creating %s: %w", r.opts.Topic, err)
+	}
+	return nil
 }

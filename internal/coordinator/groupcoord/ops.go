@@ -1,51 +1,29 @@
-package coordinator
+package groupcoord
 
 import (
 	"context"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"sluice/internal/coordinator/group"
+	"sluice/internal/coordinator/runtime"
 	"sluice/internal/kafka"
 )
 
-// call runs fn on the group's shard and waits for the value it delivers
-// through its reply function. The code is non-zero when the shard could not
-// serve (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) or ctx ended
-// (REQUEST_TIMED_OUT); the value is then the zero value.
-func call[T any](ctx context.Context, c *Coordinator, groupID string, fn func(now time.Time, mgr *group.Manager, reply func(T))) (T, int16) {
-	var zero T
-	s, code := c.shardFor(groupID)
-	if code != 0 {
-		return zero, code
-	}
-	return callShard(ctx, s, fn)
-}
-
-func callShard[T any](ctx context.Context, s *shard, fn func(now time.Time, mgr *group.Manager, reply func(T))) (T, int16) {
-	var zero T
-	ch := make(chan T, 1)
-	code := s.submit(func(now time.Time, mgr *group.Manager) {
-		fn(now, mgr, func(v T) { ch <- v })
+// call runs fn on the loop of the group's shard and waits for the value it
+// delivers through its reply function. The code is non-zero when the shard
+// could not serve (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS) or ctx
+// ended (REQUEST_TIMED_OUT); the value is then the zero value.
+func call[T any](ctx context.Context, c *GroupCoordinator, groupID string, fn func(now time.Time, mgr *group.Manager, reply func(T))) (T, int16) {
+	return runtime.Call(ctx, c.rt, c.PartitionFor(groupID), func(now time.Time, s *groupShard, reply func(T)) {
+		fn(now, s.mgr, reply)
 	})
-	if code != 0 {
-		return zero, code
-	}
-	select {
-	case v := <-ch:
-		return v, 0
-	case <-s.done:
-		return zero, kerr.NotCoordinator.Code
-	case <-ctx.Done():
-		return zero, kerr.RequestTimedOut.Code
-	}
 }
 
 // JoinGroup serves a JoinGroup; it blocks until the rebalance completes.
-func (c *Coordinator) JoinGroup(ctx context.Context, req group.JoinRequest) group.JoinResult {
+func (c *GroupCoordinator) JoinGroup(ctx context.Context, req group.JoinRequest) group.JoinResult {
 	res, code := call(ctx, c, req.GroupID, func(now time.Time, m *group.Manager, reply func(group.JoinResult)) {
 		m.Join(now, req, reply)
 	})
@@ -57,7 +35,7 @@ func (c *Coordinator) JoinGroup(ctx context.Context, req group.JoinRequest) grou
 
 // SyncGroup serves a SyncGroup; it blocks until the leader's assignment is
 // durable.
-func (c *Coordinator) SyncGroup(ctx context.Context, req group.SyncRequest) group.SyncResult {
+func (c *GroupCoordinator) SyncGroup(ctx context.Context, req group.SyncRequest) group.SyncResult {
 	res, code := call(ctx, c, req.GroupID, func(now time.Time, m *group.Manager, reply func(group.SyncResult)) {
 		m.Sync(now, req, reply)
 	})
@@ -68,7 +46,7 @@ func (c *Coordinator) SyncGroup(ctx context.Context, req group.SyncRequest) grou
 }
 
 // Heartbeat serves a Heartbeat.
-func (c *Coordinator) Heartbeat(ctx context.Context, req group.HeartbeatRequest) int16 {
+func (c *GroupCoordinator) Heartbeat(ctx context.Context, req group.HeartbeatRequest) int16 {
 	res, code := call(ctx, c, req.GroupID, func(now time.Time, m *group.Manager, reply func(int16)) {
 		reply(m.Heartbeat(now, req))
 	})
@@ -85,7 +63,7 @@ func (c *Coordinator) Heartbeat(ctx context.Context, req group.HeartbeatRequest)
 }
 
 // LeaveGroup serves a LeaveGroup.
-func (c *Coordinator) LeaveGroup(ctx context.Context, groupID string, members []group.LeaveMember) group.LeaveResult {
+func (c *GroupCoordinator) LeaveGroup(ctx context.Context, groupID string, members []group.LeaveMember) group.LeaveResult {
 	res, code := call(ctx, c, groupID, func(now time.Time, m *group.Manager, reply func(group.LeaveResult)) {
 		reply(m.Leave(now, groupID, members))
 	})
@@ -97,7 +75,7 @@ func (c *Coordinator) LeaveGroup(ctx context.Context, groupID string, members []
 
 // CommitOffsets serves an OffsetCommit; it answers once the offsets are
 // durable.
-func (c *Coordinator) CommitOffsets(ctx context.Context, req group.CommitRequest) group.CommitResult {
+func (c *GroupCoordinator) CommitOffsets(ctx context.Context, req group.CommitRequest) group.CommitResult {
 	res, code := call(ctx, c, req.GroupID, func(now time.Time, m *group.Manager, reply func(group.CommitResult)) {
 		m.CommitOffsets(now, req, reply)
 	})
@@ -114,7 +92,7 @@ func (c *Coordinator) CommitOffsets(ctx context.Context, req group.CommitRequest
 // of the group's offsets. With requireStable the answer waits for the
 // shard's writes in flight, so that it includes commits not yet durable when
 // it arrived. The code is the group-level error.
-func (c *Coordinator) FetchOffsets(ctx context.Context, groupID string, parts []kafka.TopicPartition, requireStable bool) ([]group.FetchedOffset, int16) {
+func (c *GroupCoordinator) FetchOffsets(ctx context.Context, groupID string, parts []kafka.TopicPartition, requireStable bool) ([]group.FetchedOffset, int16) {
 	return call(ctx, c, groupID, func(_ time.Time, m *group.Manager, reply func([]group.FetchedOffset)) {
 		if !requireStable {
 			reply(m.FetchOffsets(groupID, parts))
@@ -126,7 +104,7 @@ func (c *Coordinator) FetchOffsets(ctx context.Context, groupID string, parts []
 
 // DeleteOffsets serves an OffsetDelete: a group code and one code per
 // partition.
-func (c *Coordinator) DeleteOffsets(ctx context.Context, groupID string, parts []kafka.TopicPartition) (int16, []int16) {
+func (c *GroupCoordinator) DeleteOffsets(ctx context.Context, groupID string, parts []kafka.TopicPartition) (int16, []int16) {
 	type answer struct {
 		code  int16
 		codes []int16
@@ -141,7 +119,7 @@ func (c *Coordinator) DeleteOffsets(ctx context.Context, groupID string, parts [
 }
 
 // DescribeGroup serves one group of a DescribeGroups.
-func (c *Coordinator) DescribeGroup(ctx context.Context, groupID string) group.Description {
+func (c *GroupCoordinator) DescribeGroup(ctx context.Context, groupID string) group.Description {
 	res, code := call(ctx, c, groupID, func(_ time.Time, m *group.Manager, reply func(group.Description)) {
 		reply(m.Describe(groupID))
 	})
@@ -152,7 +130,7 @@ func (c *Coordinator) DescribeGroup(ctx context.Context, groupID string) group.D
 }
 
 // DeleteGroup serves one group of a DeleteGroups.
-func (c *Coordinator) DeleteGroup(ctx context.Context, groupID string) int16 {
+func (c *GroupCoordinator) DeleteGroup(ctx context.Context, groupID string) int16 {
 	res, code := call(ctx, c, groupID, func(now time.Time, m *group.Manager, reply func(int16)) {
 		m.Delete(now, groupID, reply)
 	})
@@ -165,35 +143,16 @@ func (c *Coordinator) DeleteGroup(ctx context.Context, groupID string) int16 {
 // ListGroups lists the groups of every shard. A shard that cannot answer
 // (still loading) makes the whole answer that error with no groups, as in
 // Kafka; shards that just lost their partition are left out.
-func (c *Coordinator) ListGroups(ctx context.Context) ([]group.Listing, int16) {
-	c.mu.Lock()
-	shards := make([]*shard, 0, len(c.mu.shards))
-	for _, s := range c.mu.shards {
-		shards = append(shards, s)
-	}
-	c.mu.Unlock()
-	var (
-		mu       sync.Mutex
-		all      []group.Listing
-		firstErr int16
-		wg       sync.WaitGroup
-	)
-	for _, s := range shards {
-		wg.Go(func() {
-			res, code := callShard(ctx, s, func(_ time.Time, m *group.Manager, reply func([]group.Listing)) {
-				reply(m.List())
-			})
-			mu.Lock()
-			defer mu.Unlock()
-			if code != 0 && code != kerr.NotCoordinator.Code && firstErr == 0 {
-				firstErr = code
-			}
-			all = append(all, res...)
-		})
-	}
-	wg.Wait()
-	if firstErr != 0 {
-		return nil, firstErr
+func (c *GroupCoordinator) ListGroups(ctx context.Context) ([]group.Listing, int16) {
+	answers := runtime.CallAll(ctx, c.rt, func(_ time.Time, s *groupShard, reply func([]group.Listing)) {
+		reply(s.mgr.List())
+	})
+	var all []group.Listing
+	for _, a := range answers {
+		if a.Code != 0 && a.Code != kerr.NotCoordinator.Code {
+			return nil, a.Code
+		}
+		all = append(all, a.Value...)
 	}
 	slices.SortFunc(all, func(a, b group.Listing) int {
 		switch {
@@ -204,5 +163,5 @@ func (c *Coordinator) ListGroups(ctx context.Context) ([]group.Listing, int16) {
 		}
 		return 0
 	})
-	return all, firstErr
+	return all, 0
 }

@@ -1,4 +1,4 @@
-package coordinator
+package runtime
 
 import (
 	"context"
@@ -14,16 +14,18 @@ import (
 // takes v2 batches; none of ours is zstd).
 const produceVersion int16 = 9
 
-// ReplicaWriter is the PartitionWriter over the broker's replica manager.
+// ReplicaWriter is the PartitionWriter over the broker's replica manager,
+// for the partitions of Topic.
 type ReplicaWriter struct {
 	Replicas *replication.ReplicaManager
+	Topic    string
 }
 
 var _ PartitionWriter = ReplicaWriter{}
 
 // Append appends with acks=all, waiting in the replica manager's purgatory.
 func (w ReplicaWriter) Append(ctx context.Context, partition int32, batch []byte) (int64, error) {
-	tp := kafka.TopicPartition{Topic: OffsetsTopic, Partition: partition}
+	tp := kafka.TopicPartition{Topic: w.Topic, Partition: partition}
 	timeout := replicaWaitTimeout(ctx)
 	res := w.Replicas.AppendRecords(ctx, replication.AppendRequest{
 		RequiredAcks: -1, Timeout: timeout, ProduceVersion: produceVersion,
@@ -42,7 +44,7 @@ func (w ReplicaWriter) Append(ctx context.Context, partition int32, batch []byte
 // fails until the replica manager has made this node the leader, so a shard
 // never loads from a follower's log that may still be truncated.
 func (w ReplicaWriter) Read(_ context.Context, partition int32, offset int64, maxBytes int32) ([]byte, int64, error) {
-	tp := kafka.TopicPartition{Topic: OffsetsTopic, Partition: partition}
+	tp := kafka.TopicPartition{Topic: w.Topic, Partition: partition}
 	p, err := w.Replicas.Partition(tp)
 	if err != nil {
 		return nil, 0, fmt.Errorf("opening %s: %w", tp, err)

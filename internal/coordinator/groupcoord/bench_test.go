@@ -1,4 +1,4 @@
-package coordinator
+package groupcoord
 
 import (
 	"context"
@@ -7,26 +7,25 @@ import (
 	"testing"
 
 	"sluice/internal/coordinator/group"
+	"sluice/internal/coordinator/runtime/runtimetest"
 	"sluice/internal/kafka"
+	"sluice/internal/metadata"
 )
 
 // BenchmarkCommitOffsets measures the coordinator alone (in-memory log):
 // 10 clients, each committing one partition of its own group in a loop.
 //
-//	go test -run XXX -bench CommitOffsets ./internal/coordinator
+//	go test -run XXX -bench CommitOffsets ./internal/coordinator/groupcoord
 func BenchmarkCommitOffsets(b *testing.B) {
-	log := newMemLog()
-	c, err := New(Options{NodeID: testNode, Group: group.DefaultConfig(), NumPartitions: 3, Writer: log})
+	log := runtimetest.NewMemLog()
+	image := offsetsImage(b, 3, testNode, 0)
+	c, err := New(Options{NodeID: testNode, Group: group.DefaultConfig(), NumPartitions: 3, Writer: log,
+		Image: func() *metadata.Image { return image }})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	// Start the shards by hand: no metadata image in a benchmark.
-	c.mu.Lock()
-	for p := range int32(3) {
-		c.mu.shards[p] = newShard(&c.opts, p, 0)
-	}
-	c.mu.Unlock()
+	c.ApplyImage(image)
 	ctx := context.Background()
 	const clients = 10
 	for i := range clients {

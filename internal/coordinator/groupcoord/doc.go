@@ -1,0 +1,18 @@
+// Package groupcoord is the group coordinator (Kafka's
+// GroupCoordinatorService): a coordinator/runtime over __consumer_offsets
+// whose shards each own a group.Manager. It maps a group to its partition
+// (Java's String.hashCode, as Kafka), serves the group APIs on that
+// partition's shard and fans ListGroups out to every shard. Replies that
+// depend on a write (commits, the leader's assignment, group deletion) go
+// out once the partition's high watermark has passed the write.
+//
+// Differences from Kafka's coordinator, which keeps its state in timeline
+// data structures and rolls back what a failed write changed:
+//   - Offsets become visible only once durable (as in Kafka), but group
+//     membership changes are applied at once; when the write of an
+//     assignment fails, the waiting members get the error and the group
+//     rebalances, and a static member's new id is kept (Kafka reverts it).
+//   - Transactional offset commits are not served (no transactions yet).
+//   - Only classic groups: KIP-848 consumer groups, share and streams groups
+//     are not served; their records in the log are skipped at load.
+package groupcoord

@@ -1,0 +1,70 @@
+package groupcoord
+
+import (
+	"time"
+
+	"sluice/internal/coordinator/group"
+	"sluice/internal/coordinator/runtime"
+)
+
+// groupShard is the runtime's Shard of one __consumer_offsets partition:
+// the partition's group.Manager.
+type groupShard struct {
+	mgr *group.Manager
+	// retentionCheck is offsets.retention.check.interval.ms.
+	retentionCheck time.Duration
+}
+
+var _ runtime.Shard = (*groupShard)(nil)
+
+func newGroupShard(cfg group.Config, now time.Time) *groupShard {
+	return &groupShard{mgr: group.NewManager(cfg, now), retentionCheck: cfg.OffsetsRetentionCheckInterval}
+}
+
+func (s *groupShard) Replay(now time.Time, key, value []byte) error {
+	return s.mgr.Replay(now, key, value)
+}
+
+func (s *groupShard) Loaded(now time.Time) []any {
+	s.mgr.FinishLoad(now)
+	return []any{"groups", len(s.mgr.GroupIDs())}
+}
+
+func (s *groupShard) Tick(now time.Time) { s.mgr.Tick(now) }
+
+// NextTick wakes the loop every tickInterval while some group has a timer
+// running, and otherwise only for the offset expiry check.
+func (s *groupShard) NextTick(tickInterval time.Duration) time.Duration {
+	if s.mgr.HasTimers() {
+		return tickInterval
+	}
+	if s.retentionCheck > 0 {
+		return s.retentionCheck
+	}
+	return time.Minute
+}
+
+// TakeWrites hands the Manager's writes to the runtime; their records share
+// one allocation.
+func (s *groupShard) TakeWrites() []runtime.Write {
+	writes := s.mgr.TakeWrites()
+	if len(writes) == 0 {
+		return nil
+	}
+	n := 0
+	for _, w := range writes {
+		n += len(w.Records)
+	}
+	recs := make([]runtime.Record, 0, n)
+	out := make([]runtime.Write, len(writes))
+	for i, w := range writes {
+		start := len(recs)
+		for _, r := range w.Records {
+			recs = append(recs, runtime.Record{Key: r.Key, Value: r.Value})
+		}
+		out[i] = runtime.Write{Records: recs[start:len(recs):len(recs)], Done: w.Done}
+	}
+	return out
+}
+
+func (s *groupShard) Shutdown(code int16) { s.mgr.Shutdown(code) }
