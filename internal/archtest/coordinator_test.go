@@ -1,0 +1,132 @@
+package archtest
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// coordinatorImports lists, for each package under internal/coordinator,
+// the coordinator packages it may import: the runtime knows no
+// coordinator, a coordinator's state machine knows no runtime, and the
+// service joins the two. Its tests may also use runtimetest. A new
+// coordinator package (txn, share) must be placed here.
+var coordinatorImports = map[string][]string{
+	"coordinator":                     nil,
+	"coordinator/runtime":             nil,
+	"coordinator/runtime/runtimetest": nil,
+	"coordinator/group":               nil,
+	"coordinator/groupcoord":          {"coordinator/group", "coordinator/runtime"},
+}
+
+func TestCoordinatorLayers(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := filepath.Join(root, "internal")
+	err = filepath.WalkDir(filepath.Join(base, "coordinator"), func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == "testdata" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(base, filepath.Dir(p))
+		from := filepath.ToSlash(rel)
+		allowed, ok := coordinatorImports[from]
+		if !ok {
+			t.Errorf("%s: no place in archtest's coordinatorImports", from)
+			return nil
+		}
+		for _, imp := range parseImports(t, p) {
+			to, ok := strings.CutPrefix(imp, "sluice/internal/")
+			if !ok || to == from || !strings.HasPrefix(to, "coordinator") {
+				continue
+			}
+			testHelper := strings.HasSuffix(p, "_test.go") && to == "coordinator/runtime/runtimetest"
+			if !slices.Contains(allowed, to) && !testHelper {
+				t.Errorf("%s imports %s", filepath.ToSlash(p[len(root)+1:]), imp)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGroupStateMachineIsPure: the classic group state machine starts no
+// goroutine, reads no clock and does no I/O; the runtime drives it.
+func TestGroupStateMachineIsPure(t *testing.T) {
+	dir := filepath.Join("..", "coordinator", "group")
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	forbidden := []string{"os", "net", "sync", "sync/atomic", "log/slog", "sluice/internal/clock", "sluice/internal/vfs"}
+	timeFuncs := []string{"Now", "Since", "Until", "Sleep", "After", "AfterFunc", "NewTimer", "NewTicker", "Tick"}
+	fset := token.NewFileSet()
+	checked := 0
+	for _, p := range files {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		timeName := ""
+		for _, imp := range f.Imports {
+			ip, _ := strconv.Unquote(imp.Path.Value)
+			if slices.Contains(forbidden, ip) || strings.HasPrefix(ip, "sluice/internal/coordinator/") {
+				t.Errorf("%s imports %s", p, ip)
+			}
+			if ip == "time" {
+				timeName = path.Base(ip)
+				if imp.Name != nil {
+					timeName = imp.Name.Name
+				}
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.GoStmt:
+				t.Errorf("%s: go statement", fset.Position(n.Pos()))
+			case *ast.SelectorExpr:
+				if id, ok := n.X.(*ast.Ident); ok && timeName != "" && id.Name == timeName && slices.Contains(timeFuncs, n.Sel.Name) {
+					t.Errorf("%s: time.%s (the caller passes the time in)", fset.Position(n.Pos()), n.Sel.Name)
+				}
+			}
+			return true
+		})
+	}
+	if checked == 0 {
+		t.Fatalf("no Go files in %s", dir)
+	}
+}
+
+func parseImports(t *testing.T, p string) []string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), p, nil, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, imp := range f.Imports {
+		ip, _ := strconv.Unquote(imp.Path.Value)
+		out = append(out, ip)
+	}
+	return out
+}
