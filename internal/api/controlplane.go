@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/config"
+	"sluice/internal/controller"
 	"sluice/internal/metadata"
 )
 
@@ -72,8 +73,8 @@ type LogDirPartition struct {
 }
 
 // ErrNotController is returned by a ControlPlane operation on a node that is
-// not the active controller (NOT_CONTROLLER).
-var ErrNotController = errors.New("this node is not the active controller")
+// not the active controller (NOT_CONTROLLER): the controller package's.
+var ErrNotController = controller.ErrNotController
 
 // ControlPlaneErrorCode maps a ControlPlane operation error onto the Kafka
 // error code every result of the request gets: a deadline is Kafka's

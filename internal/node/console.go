@@ -41,7 +41,7 @@ func (n *Node) healthy() error {
 	default:
 		return errors.New("starting")
 	}
-	if err := n.quorumErr(); err != nil {
+	if err := n.meta.view.Err(); err != nil {
 		return fmt.Errorf("metadata quorum: %w", err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"sluice/internal/broker"
 	"sluice/internal/commitlog/metafile"
 	"sluice/internal/config"
 	"sluice/internal/vfs"
@@ -91,11 +92,12 @@ func TestOptionsMapping(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := logOptions(topic)
+	settings := broker.TopicSettings(topic)
+	opts := settings.Log
 	if opts.SegmentBytes != 1<<20 || opts.RetentionMs.Hours() != 1 || opts.FlushMs <= 0 {
 		t.Fatalf("log options %+v", opts)
 	}
-	dp := dataPlaneTopicConfig(topic)
+	dp := settings.Data
 	if !dp.Compact || !dp.Delete || dp.TimestampType != 1 || dp.MinInsyncReplicas != 1 {
 		t.Fatalf("data-plane config %+v", dp)
 	}

@@ -118,7 +118,7 @@ func TestNodeControlPlaneAndRestart(t *testing.T) {
 		t.Fatalf("retention.ms not altered: %+v", v.Configs)
 	}
 	openLog := func() *commitlog.Log {
-		l, ok := n.mgr.Get(kafka.TopicPartition{Topic: "orders", Partition: 0})
+		l, ok := n.storage.mgr.Get(kafka.TopicPartition{Topic: "orders", Partition: 0})
 		if !ok {
 			t.Fatal("orders-0 has no open log")
 		}

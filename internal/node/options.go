@@ -4,54 +4,20 @@ package node
 // node (and config) see the whole configuration.
 
 import (
-	"math"
-	"slices"
+	"sort"
 	"strings"
 	"time"
 
+	"sluice/internal/broker"
 	"sluice/internal/commitlog"
 	"sluice/internal/commitlog/cleaner"
 	"sluice/internal/config"
-	"sluice/internal/records"
+	"sluice/internal/quorum"
 	"sluice/internal/replication"
 )
 
-// millis converts a millisecond setting into a Duration, saturating: Kafka's
-// "never" defaults are Long.MAX_VALUE milliseconds, beyond Duration's range.
-func millis(ms int64) time.Duration {
-	if ms > math.MaxInt64/int64(time.Millisecond) {
-		return math.MaxInt64
-	}
-	if ms < math.MinInt64/int64(time.Millisecond) {
-		return math.MinInt64
-	}
-	return time.Duration(ms) * time.Millisecond
-}
-
-// logOptions maps a topic's effective configuration onto its log's options.
-func logOptions(t config.TopicConfig) commitlog.Options {
-	policy := t.List(config.TopicCleanupPolicy)
-	return commitlog.Options{
-		SegmentBytes:       int64(t.Int(config.TopicSegmentBytes)),
-		SegmentMs:          millis(t.Long(config.TopicSegmentMs)),
-		SegmentJitterMs:    millis(t.Long(config.TopicSegmentJitterMs)),
-		SegmentIndexBytes:  int(t.Int(config.TopicSegmentIndexBytes)),
-		IndexIntervalBytes: int(t.Int(config.TopicIndexIntervalBytes)),
-		RetentionBytes:     t.Long(config.TopicRetentionBytes),
-		RetentionMs:        millis(t.Long(config.TopicRetentionMs)),
-		FlushMessages:      t.Long(config.TopicFlushMessages),
-		FlushMs:            millis(t.Long(config.TopicFlushMs)),
-		FileDeleteDelay:    millis(t.Long(config.TopicFileDeleteDelayMs)),
-		MaxMessageBytes:    int(t.Int(config.TopicMaxMessageBytes)),
-
-		Compact:                slices.Contains(policy, "compact"),
-		SkipRetention:          !slices.Contains(policy, "delete"),
-		MinCleanableDirtyRatio: t.Double(config.TopicMinCleanableDirtyRatio),
-		MinCompactionLag:       millis(t.Long(config.TopicMinCompactionLagMs)),
-		MaxCompactionLag:       millis(t.Long(config.TopicMaxCompactionLagMs)),
-		DeleteRetention:        millis(t.Long(config.TopicDeleteRetentionMs)),
-	}
-}
+// millis converts a millisecond setting into a Duration, saturating.
+func millis(ms int64) time.Duration { return broker.Millis(ms) }
 
 // cleanerOptions maps the broker's log.cleaner.* settings onto the cleaner's.
 func cleanerOptions(cfg *config.Config) cleaner.Options {
@@ -61,26 +27,6 @@ func cleanerOptions(cfg *config.Config) cleaner.Options {
 		DedupeBufferLoadFactor: cfg.Double(config.LogCleanerIOBufferLoadFactor),
 		IOBufferSize:           int(cfg.Int(config.LogCleanerIOBufferSize)),
 		Backoff:                millis(cfg.Long(config.LogCleanerBackoffMs)),
-	}
-}
-
-// dataPlaneTopicConfig maps a topic's effective configuration onto what the
-// replica manager checks on each append.
-func dataPlaneTopicConfig(t config.TopicConfig) replication.TopicConfig {
-	tsType := records.CreateTime
-	if strings.EqualFold(t.String(config.TopicMessageTimestampType), "LogAppendTime") {
-		tsType = records.LogAppendTime
-	}
-	policy := t.List(config.TopicCleanupPolicy)
-	return replication.TopicConfig{
-		MinInsyncReplicas:    int(t.Int(config.TopicMinInsyncReplicas)),
-		TimestampType:        tsType,
-		TimestampBeforeMaxMs: t.Long(config.TopicMessageTimestampBeforeMaxMs),
-		TimestampAfterMaxMs:  t.Long(config.TopicMessageTimestampAfterMaxMs),
-		Compact:              slices.Contains(policy, "compact"),
-		Delete:               slices.Contains(policy, "delete"),
-		MaxMessageBytes:      t.Int(config.TopicMaxMessageBytes),
-		SegmentBytes:         int64(t.Int(config.TopicSegmentBytes)),
 	}
 }
 
@@ -99,12 +45,53 @@ func managerOptions(cfg *config.Config, defaults commitlog.Options) commitlog.Ma
 	}
 }
 
+// replicationOptions builds the replica manager's follower and ISR
+// settings from the replica.* keys. A single node has no other replica:
+// it runs no fetchers and sends no ISR changes (it would only ever keep
+// itself in the ISR).
+func (n *Node) replicationOptions() replication.ReplicationOptions {
+	if n.cfg.SingleNode() {
+		return replication.ReplicationOptions{}
+	}
+	return replication.ReplicationOptions{
+		Transport:             replication.NewKafkaTransport(n.Image, n.cfg.InterBrokerListenerName(), n.peers),
+		AlterPartition:        broker.ISRSender{NodeID: n.cfg.NodeID(), Epoch: n.broker.lifecycle.Epoch, Controller: n.channel},
+		BrokerEpoch:           n.broker.lifecycle.Epoch,
+		NumReplicaFetchers:    int(n.cfg.Int(config.NumReplicaFetchers)),
+		ReplicaLagTimeMax:     millis(n.cfg.Long(config.ReplicaLagTimeMaxMs)),
+		FetchWaitMax:          millis(int64(n.cfg.Int(config.ReplicaFetchWaitMaxMs))),
+		FetchMinBytes:         n.cfg.Int(config.ReplicaFetchMinBytes),
+		FetchMaxBytes:         n.cfg.Int(config.ReplicaFetchMaxBytes),
+		FetchResponseMaxBytes: n.cfg.Int(config.ReplicaFetchResponseMaxBytes),
+		FetchBackoff:          millis(int64(n.cfg.Int(config.ReplicaFetchBackoffMs))),
+	}
+}
+
 // metadataLogDir is metadata.log.dir, or the first log dir, as in Kafka.
 func metadataLogDir(cfg *config.Config) string {
 	if cfg.IsSet(config.MetadataLogDir) {
 		return cfg.String(config.MetadataLogDir)
 	}
 	return cfg.LogDirs()[0]
+}
+
+// voterAddrs maps each voter's id to its CONTROLLER address.
+func voterAddrs(cfg *config.Config) map[int32]string {
+	out := map[int32]string{}
+	for _, v := range cfg.Voters() {
+		out[v.ID] = v.Addr()
+	}
+	return out
+}
+
+// voterEndpoints are the voters' CONTROLLER endpoints in id order.
+func voterEndpoints(cfg *config.Config) []quorum.VoterEndpoint {
+	var out []quorum.VoterEndpoint
+	for _, v := range cfg.Voters() {
+		out = append(out, quorum.VoterEndpoint{ID: v.ID, Host: v.Host, Port: int32(v.Port)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }
 
 // securityProtocolID is Kafka's SecurityProtocol id of a protocol name.

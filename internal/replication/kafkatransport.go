@@ -5,46 +5,31 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"sync"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/kafka"
 	"sluice/internal/metadata"
+	"sluice/internal/transport"
 )
 
 // KafkaTransport sends follower fetches as Kafka Fetch requests (replica id
 // and ReplicaState set, no fetch session) to the leader's endpoint on the
-// inter-broker listener, as the metadata image registers it. One client per
-// leader address; kgo negotiates the version (v12+ carries diverging
-// epochs, v13+ topic ids, v15+ ReplicaState).
+// inter-broker listener, as the metadata image registers it, over the
+// node's one client pool to its peers; kgo negotiates the version (v12+
+// carries diverging epochs, v13+ topic ids, v15+ ReplicaState).
 type KafkaTransport struct {
 	image    func() *metadata.Image
 	listener string
-	clientID string
-
-	mu      sync.Mutex
-	clients map[string]*kgo.Client
+	peers    *transport.Pool
 }
 
 // NewKafkaTransport returns a transport resolving brokers in image() on
-// the named listener (inter.broker.listener.name). Close releases its
-// connections.
-func NewKafkaTransport(image func() *metadata.Image, listener string, brokerID int32) *KafkaTransport {
-	return &KafkaTransport{image: image, listener: listener, clientID: fmt.Sprintf("sluice-replica-fetcher-%d", brokerID),
-		clients: make(map[string]*kgo.Client)}
-}
-
-// Close closes every connection.
-func (t *KafkaTransport) Close() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for addr, cl := range t.clients {
-		cl.Close()
-		delete(t.clients, addr)
-	}
+// the named listener (inter.broker.listener.name), sending over peers
+// (which its owner closes).
+func NewKafkaTransport(image func() *metadata.Image, listener string, peers *transport.Pool) *KafkaTransport {
+	return &KafkaTransport{image: image, listener: listener, peers: peers}
 }
 
 // BrokerAddress is a broker's host:port on a listener in im.
@@ -61,32 +46,14 @@ func BrokerAddress(im *metadata.Image, id int32, listener string) (string, bool)
 	return "", false
 }
 
-func (t *KafkaTransport) client(addr string) (*kgo.Client, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if cl, ok := t.clients[addr]; ok {
-		return cl, nil
-	}
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID(t.clientID))
-	if err != nil {
-		return nil, fmt.Errorf("fetch client for %s: %w", addr, err)
-	}
-	t.clients[addr] = cl
-	return cl, nil
-}
-
 // FetchFromLeader implements Transport.
 func (t *KafkaTransport) FetchFromLeader(ctx context.Context, leader int32, req ReplicaFetchRequest) ([]ReplicaFetchResult, error) {
 	addr, ok := BrokerAddress(t.image(), leader, t.listener)
 	if !ok {
 		return nil, fmt.Errorf("broker %d has no %s endpoint", leader, t.listener)
 	}
-	cl, err := t.client(addr)
-	if err != nil {
-		return nil, err
-	}
 	kreq := fetchRequest(req)
-	resp, err := cl.SeedBrokers()[0].Request(ctx, kreq)
+	resp, err := t.peers.Request(ctx, addr, kreq)
 	if err != nil {
 		return nil, fmt.Errorf("fetch from broker %d at %s: %w", leader, addr, err)
 	}
@@ -160,10 +127,6 @@ func (t *KafkaTransport) LeaderLogOffsets(ctx context.Context, leader, replicaID
 	if !ok {
 		return 0, 0, fmt.Errorf("broker %d has no %s endpoint", leader, t.listener)
 	}
-	cl, err := t.client(addr)
-	if err != nil {
-		return 0, 0, err
-	}
 	var offsets [2]int64
 	for i, ts := range []int64{kafka.ListOffsetsEarliest, kafka.ListOffsetsLatest} {
 		req := kmsg.NewPtrListOffsetsRequest()
@@ -174,7 +137,7 @@ func (t *KafkaTransport) LeaderLogOffsets(ctx context.Context, leader, replicaID
 		rp.Partition, rp.CurrentLeaderEpoch, rp.Timestamp = tp.Partition, leaderEpoch, ts
 		rt.Partitions = append(rt.Partitions, rp)
 		req.Topics = append(req.Topics, rt)
-		resp, err := cl.SeedBrokers()[0].Request(ctx, req)
+		resp, err := t.peers.Request(ctx, addr, req)
 		if err != nil {
 			return 0, 0, fmt.Errorf("list offsets of %s on broker %d: %w", tp, leader, err)
 		}

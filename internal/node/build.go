@@ -1,0 +1,86 @@
+package node
+
+import (
+	"fmt"
+
+	"sluice/internal/broker"
+	"sluice/internal/config"
+	"sluice/internal/controller"
+	"sluice/internal/controller/quorumctl"
+	"sluice/internal/transport"
+)
+
+// build makes every component the node's roles need, in dependency order:
+// storage, the broker's metadata publisher (the loader's subscriber), the
+// metadata quorum (a voter's driver or a dedicated broker's observer), the
+// quorum controller, the channel to the active controller, the broker's
+// data plane, the listeners and the console.
+func (n *Node) build() error {
+	metaDir := metadataLogDir(n.cfg)
+	dirs := allDirs(n.cfg.LogDirs(), metaDir)
+	var err error
+	if n.locks, err = lockDirs(dirs); err != nil {
+		return err
+	}
+	if n.clusterID, err = ensureFormatted(n.fsys, dirs, n.cfg.NodeID(), n.cfg.SingleNode()); err != nil {
+		return err
+	}
+	if n.storage, err = n.newStorage(); err != nil {
+		return err
+	}
+	if n.cfg.HasRole("broker") {
+		n.broker = n.newBrokerPlane()
+	}
+	if !n.cfg.SingleNode() {
+		n.peers = transport.NewPool(fmt.Sprintf("sluice-node-%d", n.cfg.NodeID()))
+	}
+	if n.meta, err = n.newMetadataPlane(metaDir); err != nil {
+		return err
+	}
+	if n.meta.driver != nil {
+		n.ctrl = n.newQuorumController()
+	}
+	var fwd *broker.ForwardingManager
+	if n.peers != nil {
+		fwd = broker.NewForwardingManager(n.meta.view, voterAddrs(n.cfg), n.peers)
+	}
+	n.channel = broker.NewControllerChannel(n.ctrl, fwd)
+	if n.broker != nil {
+		if err := n.buildBroker(); err != nil {
+			return err
+		}
+	}
+	if n.meta.raft != nil {
+		if err := n.newControllerServer(); err != nil {
+			return err
+		}
+	}
+	return n.newConsole()
+}
+
+// newQuorumController builds a voter's controller: operations, sessions
+// and, with other voters, the active controller's duties.
+func (n *Node) newQuorumController() *quorumctl.QuorumController {
+	opts := quorumctl.Options{
+		NodeID: n.cfg.NodeID(),
+		Logic: controller.New(controller.Options{
+			NumPartitions:            n.cfg.Int(config.NumPartitions),
+			DefaultReplicationFactor: int16(n.cfg.Int(config.DefaultReplicationFactor)),
+			Configs:                  configPolicy{cfg: n.cfg},
+		}),
+		Quorum:              n.meta.driver,
+		Image:               n.meta.loader.Image,
+		Voters:              voterEndpoints(n.cfg),
+		Listener:            n.cfg.ControllerListenerNames()[0],
+		Duties:              !n.cfg.SingleNode(),
+		SessionTimeout:      millis(int64(n.cfg.Int(config.BrokerSessionTimeoutMs))),
+		AutoLeaderRebalance: n.cfg.Bool(config.AutoLeaderRebalanceEnable),
+		RebalanceInterval:   millis(1000 * max(n.cfg.Long(config.LeaderImbalanceCheckIntervalSeconds), 1)),
+		Clock:               n.clk,
+		Logger:              n.logger,
+	}
+	if n.broker != nil {
+		opts.Published = n.broker.publisher.WaitFor
+	}
+	return quorumctl.New(opts)
+}

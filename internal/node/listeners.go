@@ -1,0 +1,117 @@
+package node
+
+import (
+	"fmt"
+	"net"
+	"os"
+
+	"sluice/internal/config"
+	"sluice/internal/quorum"
+	"sluice/internal/server"
+)
+
+// newBrokerServer builds the broker listeners (every listener but the
+// controller's) over the broker's request handlers.
+func (n *Node) newBrokerServer() error {
+	registry, err := n.brokerRegistry()
+	if err != nil {
+		return fmt.Errorf("request handlers: %w", err)
+	}
+	n.broker.server, err = server.New(server.Options{
+		Listeners:      brokerListeners(n.cfg),
+		Registry:       registry,
+		MaxRequestSize: n.cfg.Int(config.SocketRequestMaxBytes),
+		MaxConnections: int(n.cfg.Int(config.MaxConnections)),
+		IdleTimeout:    millis(n.cfg.Long(config.ConnectionsMaxIdleMs)),
+		Logger:         n.logger.With("component", "server"),
+		Metrics:        n.metrics,
+	})
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	return nil
+}
+
+// newControllerServer serves the CONTROLLER listeners of a quorum of
+// several voters: the controller's request handlers, with raft connections
+// diverted to the raft transport.
+func (n *Node) newControllerServer() error {
+	registry, err := n.controllerRegistry()
+	if err != nil {
+		return fmt.Errorf("controller request handlers: %w", err)
+	}
+	divert := &server.Divert{PrefixLen: 8, Match: quorum.IsRPCPrefix, Serve: n.meta.raft.ServeConn}
+	var listeners []server.Listener
+	for _, l := range n.cfg.Listeners() {
+		if isControllerListener(n.cfg, l.Name) {
+			listeners = append(listeners, server.Listener{Name: l.Name, Address: l.Addr(), Registry: registry, Divert: divert})
+		}
+	}
+	if len(listeners) == 0 {
+		return fmt.Errorf("no listener named in controller.listener.names %v: a controller of a multi-voter quorum needs one", n.cfg.ControllerListenerNames())
+	}
+	n.ctrlServer, err = server.New(server.Options{
+		Listeners:      listeners,
+		Registry:       registry,
+		MaxRequestSize: n.cfg.Int(config.SocketRequestMaxBytes),
+		IdleTimeout:    millis(n.cfg.Long(config.ConnectionsMaxIdleMs)),
+		Logger:         n.logger.With("component", "controller-server"),
+		// The controller server's series stay apart from the broker's.
+		Metrics: controllerMetrics(n.metrics),
+	})
+	if err != nil {
+		return fmt.Errorf("controller server: %w", err)
+	}
+	return nil
+}
+
+// brokerListeners are the listeners clients use: every listener but the
+// controller's. A single voter needs no controller listener, so it is not
+// bound until the quorum has other voters to talk to.
+func brokerListeners(cfg *config.Config) []server.Listener {
+	var out []server.Listener
+	for _, l := range cfg.Listeners() {
+		if isControllerListener(cfg, l.Name) {
+			continue
+		}
+		out = append(out, server.Listener{Name: l.Name, Address: l.Addr()})
+	}
+	return out
+}
+
+func isControllerListener(cfg *config.Config, name string) bool {
+	for _, c := range cfg.ControllerListenerNames() {
+		if c == name {
+			return true
+		}
+	}
+	return false
+}
+
+// advertisesEphemeralPort reports whether a broker listener is advertised
+// with port 0, whose real port the registration must take from the bound
+// listener.
+func advertisesEphemeralPort(cfg *config.Config) bool {
+	for _, l := range cfg.AdvertisedListeners() {
+		if l.Port == 0 && !isControllerListener(cfg, l.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// boundPort is the port a listener is bound to, or 0.
+func boundPort(s *server.Server, listener string) int {
+	if addr, ok := s.Addr(listener).(*net.TCPAddr); ok {
+		return addr.Port
+	}
+	return 0
+}
+
+// hostName is the host a listener without one is advertised with.
+func hostName() string {
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "localhost"
+}

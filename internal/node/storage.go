@@ -1,0 +1,73 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"sluice/internal/broker"
+	"sluice/internal/commitlog"
+	"sluice/internal/commitlog/cleaner"
+	"sluice/internal/config"
+)
+
+// storage is the node's log dirs: the log manager and its tasks, the log
+// cleaner and the replica manager's view of the partition logs.
+type storage struct {
+	mgr     *commitlog.Manager
+	cleaner *cleaner.Cleaner // nil when log.cleaner.enable is false
+	logs    *partitionLogs
+	// tasks is the log manager's and cleaner's context, ended at close.
+	tasks     context.Context
+	stopTasks context.CancelFunc
+}
+
+// newStorage loads the partition logs (recovering them after an unclean
+// stop) with the broker's log defaults.
+func (n *Node) newStorage() (*storage, error) {
+	defaults, err := n.cfg.ResolveTopic(nil)
+	if err != nil {
+		return nil, fmt.Errorf("broker log defaults: %w", err)
+	}
+	s := &storage{}
+	s.tasks, s.stopTasks = context.WithCancel(context.Background())
+	if s.mgr, err = commitlog.NewManager(n.fsys, managerOptions(n.cfg, broker.LogOptions(defaults)), n.clk, n.logger.With("component", "logs")); err != nil {
+		return nil, fmt.Errorf("load log dirs: %w", err)
+	}
+	if n.cfg.Bool(config.LogCleanerEnable) {
+		if s.cleaner, err = cleaner.New(n.fsys, s.mgr, cleanerOptions(n.cfg), n.clk, n.metrics, n.logger.With("component", "cleaner")); err != nil {
+			s.mgr.Close()
+			return nil, fmt.Errorf("log cleaner: %w", err)
+		}
+	}
+	s.logs = newPartitionLogs(n.cfg, n.fsys, s.mgr)
+	return s, nil
+}
+
+// start runs the log manager's tasks (retention, flush, checkpoints) and
+// the cleaner.
+func (s *storage) start() {
+	s.mgr.Start(s.tasks)
+	if s.cleaner != nil {
+		s.cleaner.Start(s.tasks)
+	}
+}
+
+// close stops the cleaner (cleans in progress are aborted, never left to
+// swap segments of a closed log) and the tasks, then flushes and closes the
+// logs, writing the clean-shutdown marker.
+func (s *storage) close() error {
+	var errs []error
+	if s.cleaner != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		if err := s.cleaner.Stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop log cleaner: %w", err))
+		}
+		cancel()
+	}
+	s.stopTasks()
+	if err := s.mgr.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
