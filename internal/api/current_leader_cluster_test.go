@@ -18,6 +18,7 @@ import (
 
 	"sluice/internal/records"
 	"sluice/internal/testbin"
+	"sluice/internal/testutil"
 )
 
 // TestCurrentLeaderAcrossACluster checks KIP-951 end to end, through the
@@ -41,30 +42,29 @@ func TestCurrentLeaderAcrossACluster(t *testing.T) {
 
 	// Replication factor 2, so one broker hosts no replica at all.
 	const topic = "kip951"
-	for {
+	testutil.EventuallyNoError(t, untilDone(ctx), func() error {
 		resp, err := adm.CreateTopic(ctx, 1, 2, nil, topic)
-		if err == nil && (resp.Err == nil || errors.Is(resp.Err, kerr.TopicAlreadyExists)) {
-			break
+		if err != nil {
+			return err
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("create %s: %v %v", topic, err, resp.Err)
+		if resp.Err != nil && !errors.Is(resp.Err, kerr.TopicAlreadyExists) {
+			return resp.Err
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	}, "create %s", topic)
 	var part kadm.PartitionDetail
-	for {
+	testutil.EventuallyNoError(t, untilDone(ctx), func() error {
 		md, err := adm.Metadata(ctx, topic)
-		if err == nil {
-			if p, ok := md.Topics[topic].Partitions[0]; ok && p.Leader >= 1 && len(p.ISR) == 2 {
-				part = p
-				break
-			}
+		if err != nil {
+			return err
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("%s never got a leader and a whole ISR: %v", topic, err)
+		p, ok := md.Topics[topic].Partitions[0]
+		if !ok || p.Leader < 1 || len(p.ISR) != 2 {
+			return fmt.Errorf("partition 0: %+v", p)
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		part = p
+		return nil
+	}, "%s gets a leader and a whole ISR", topic)
 	leaderAddr := addrs[part.Leader-1]
 	var follower, outsider int32
 	for id := int32(1); id <= 3; id++ {
@@ -152,21 +152,24 @@ func checkLeader(id, epoch int32, part kadm.PartitionDetail, leaderAddr string, 
 func awaitAnswer(ctx context.Context, t *testing.T, addr string, req kmsg.Request, check func(kmsg.Response) string) {
 	t.Helper()
 	frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("kip951-test")).AppendRequest(nil, req, 1)
-	last := "no answer"
-	for ctx.Err() == nil {
+	testutil.EventuallyNoError(t, untilDone(ctx), func() error {
 		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
-		if err == nil {
-			resp := decodeResponse(t, frame, roundTrip(t, conn, frame))
-			conn.Close()
-			if last = check(resp); last == "" {
-				return
-			}
-		} else {
-			last = err.Error()
+		if err != nil {
+			return err
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("%s: key %d v%d never answered as expected: %s", addr, req.Key(), req.GetVersion(), last)
+		resp := decodeResponse(t, frame, roundTrip(t, conn, frame))
+		conn.Close()
+		if diff := check(resp); diff != "" {
+			return errors.New(diff)
+		}
+		return nil
+	}, "%s: key %d v%d answers as expected", addr, req.Key(), req.GetVersion())
+}
+
+// untilDone is the time left before ctx's deadline.
+func untilDone(ctx context.Context) time.Duration {
+	deadline, _ := ctx.Deadline()
+	return time.Until(deadline)
 }
 
 // oneRecordBatch is a valid, non-idempotent batch of one record.

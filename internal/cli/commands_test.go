@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"sluice/internal/testbin"
+	"sluice/internal/testutil"
 )
 
 func TestTopicLifecycle(t *testing.T) {
@@ -83,15 +84,15 @@ func TestClusterInfoAndConfig(t *testing.T) {
 	mustRun(t, "", append([]string{"cluster", "config", "set", "log.retention.ms=7777777"}, b...)...)
 	// Brokers apply dynamic configs asynchronously (Kafka does), so the
 	// new value may take a moment to show.
-	eventually(t, func() (bool, string) {
+	testutil.EventuallyNoError(t, 10*time.Second, lastOutput(func() (bool, string) {
 		out := mustRun(t, "", get...)
 		return hasRow(out, "log.retention.ms", "7777777", "DYNAMIC_DEFAULT_BROKER_CONFIG"), out
-	})
+	}), "dynamic config shown")
 	mustRun(t, "", append([]string{"cluster", "config", "set", "--delete", "log.retention.ms"}, b...)...)
-	eventually(t, func() (bool, string) {
+	testutil.EventuallyNoError(t, 10*time.Second, lastOutput(func() (bool, string) {
 		out := mustRun(t, "", get...)
 		return !strings.Contains(out, "7777777"), out
-	})
+	}), "dynamic config deleted")
 	if _, err := runCLI(t, "", append([]string{"cluster", "config", "get", "no.such.key"}, b...)...); err == nil {
 		t.Fatal("config get of an unknown key succeeded")
 	}
@@ -177,10 +178,10 @@ func TestProduceConsumeRoundTrip(t *testing.T) {
 	if out != "partition 0 offset unknown (acks=0)\n" {
 		t.Fatalf("produce --acks 0 -v printed %q", out)
 	}
-	eventually(t, func() (bool, string) {
+	testutil.EventuallyNoError(t, 10*time.Second, lastOutput(func() (bool, string) {
 		out := mustRun(t, "", append([]string{"consume", topic, "-e", "-o", "-1", "-f", `%o %v\n`}, b...)...)
 		return out == "6 fire-and-forget\n", out
-	})
+	}), "acks=0 record consumed")
 	if out := mustRun(t, "", append([]string{"consume", topic, "-e", "--timestamp", "2100-01-01T00:00:00Z"}, b...)...); out != "" {
 		t.Fatalf("consume from a time after every record printed %q", out)
 	}
@@ -280,19 +281,14 @@ func TestBenchProduceAndConsumeJSON(t *testing.T) {
 	}
 }
 
-// eventually retries check for up to 10 s and fails with its last output.
-func eventually(t *testing.T, check func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ok, out := check()
-		if ok {
-			return
+// lastOutput makes a check that also returns the output it judged into a
+// function for testutil.EventuallyNoError, failing with that output.
+func lastOutput(check func() (bool, string)) func() error {
+	return func() error {
+		if ok, out := check(); !ok {
+			return fmt.Errorf("last output:\n%s", out)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within 10 s; last output:\n%s", out)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return nil
 	}
 }
 
@@ -337,10 +333,10 @@ func TestConsumeFollowsUntilInterrupted(t *testing.T) {
 	go func() { done <- root.ExecuteContext(ctx) }()
 
 	mustRun(t, "later\n", "produce", topic, "--brokers", addr)
-	eventually(t, func() (bool, string) {
+	testutil.EventuallyNoError(t, 10*time.Second, lastOutput(func() (bool, string) {
 		s := out.String()
 		return s == "probe\nlater\n", s
-	})
+	}), "consumer printed the later record")
 	select {
 	case err := <-done:
 		t.Fatalf("consume returned before it was interrupted: %v", err)
@@ -362,10 +358,10 @@ func TestShellCompletionOffersTopics(t *testing.T) {
 	topic := uniqueTopic(t)
 	mustRun(t, "", "topic", "create", topic, "--brokers", addr)
 	defer runCLI(t, "", "topic", "delete", topic, "--brokers", addr)
-	eventually(t, func() (bool, string) {
+	testutil.EventuallyNoError(t, 10*time.Second, lastOutput(func() (bool, string) {
 		out := mustRun(t, "", "__complete", "consume", "--brokers", addr, topic[:len(topic)-3])
 		return strings.Contains(out, topic+"\n"), out
-	})
+	}), "completion offers the topic")
 	out := mustRun(t, "", "__complete", "consume", "--brokers", addr, topic, "")
 	if strings.Contains(out, topic) {
 		t.Fatalf("consume takes one topic, yet a second is offered:\n%s", out)
@@ -389,7 +385,8 @@ func TestConsumeExitAfterTransactionMarker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	// A new Kafka creates __transaction_state on first use and answers
-	// COORDINATOR_NOT_AVAILABLE meanwhile.
+	// COORDINATOR_NOT_AVAILABLE meanwhile. A probe, not testutil.Eventually:
+	// a server without transactions makes the test skip below, not fail.
 	for probeUntil := time.Now().Add(5 * time.Second); ; time.Sleep(250 * time.Millisecond) {
 		err = kadm.NewClient(cl).FindTxnCoordinators(ctx, topic+"-txn").Error()
 		if err == nil || time.Now().After(probeUntil) {

@@ -2,6 +2,7 @@ package records
 
 import (
 	"bytes"
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/pierrec/lz4/v4"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/testutil"
 )
 
 // TestValidateAcceptsLZ4FrameVariants covers the frame options other
@@ -110,11 +113,10 @@ func TestPooledCodecsAreSafeConcurrently(t *testing.T) {
 	// A worker is still counted for a moment after its wg.Done, so the
 	// count is given a second to settle; a codec's own goroutine would not
 	// go away.
-	after := runtime.NumGoroutine()
-	for deadline := time.Now().Add(time.Second); after > before && time.Now().Before(deadline); after = runtime.NumGoroutine() {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if after > before {
-		t.Fatalf("%d goroutines before, %d after: a codec leaked goroutines", before, after)
-	}
+	testutil.EventuallyNoError(t, time.Second, func() error {
+		if after := runtime.NumGoroutine(); after > before {
+			return fmt.Errorf("%d goroutines before, %d after", before, after)
+		}
+		return nil
+	}, "a codec leaked goroutines")
 }

@@ -53,7 +53,7 @@ func TestConcurrentProduceFetchAndLeaderEpochs(t *testing.T) {
 				return
 			}
 			f.rm.ApplyDelta(d, d.Apply())
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Millisecond) // spreads the epoch changes over the traffic
 		}
 	}()
 

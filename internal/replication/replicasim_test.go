@@ -2,6 +2,7 @@ package replication
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"sluice/internal/kafka"
 	"sluice/internal/records"
+	"sluice/internal/testutil"
 )
 
 var simSeed = flag.Uint64("sim.seed", 0, "run the replication simulation with this seed only")
@@ -138,7 +140,7 @@ func (c *simCluster) produceLoop(t *testing.T, p int32, producer int, stop <-cha
 		}
 		c.mu.Unlock()
 		if rm == nil {
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(5 * time.Millisecond) // a client's backoff while no broker leads
 			continue
 		}
 		value := fmt.Sprintf("p%d-%d-%d", p, producer, seq)
@@ -154,7 +156,7 @@ func (c *simCluster) produceLoop(t *testing.T, p int32, producer int, stop <-cha
 		if res[0].Err == nil {
 			ack(ackedValue{value: value, offset: res[0].FirstOffset})
 		} else {
-			time.Sleep(2 * time.Millisecond)
+			time.Sleep(2 * time.Millisecond) // a client's retry backoff
 		}
 	}
 }
@@ -201,7 +203,7 @@ func (c *simCluster) injectFaults(d time.Duration) int {
 		victim := int32(1 + c.mu.rng.IntN(3))
 		other := int32(1 + c.mu.rng.IntN(3))
 		c.mu.Unlock()
-		time.Sleep(pause)
+		time.Sleep(pause) // the schedule: each fault lasts a seeded while
 		if undo != nil {
 			undo()
 			undo = nil
@@ -269,17 +271,13 @@ func (c *simCluster) leaderOf(p int32) int32 {
 // awaitConverged waits until every partition has a leader whose ISR holds
 // every replica and whose high watermark is every replica's log end offset.
 func (c *simCluster) awaitConverged() {
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		why := c.notConverged()
-		if why == "" {
-			return
+	c.t.Helper()
+	testutil.EventuallyNoError(c.t, 20*time.Second, func() error {
+		if why := c.notConverged(); why != "" {
+			return errors.New(why)
 		}
-		if time.Now().After(deadline) {
-			c.fatalf("cluster did not converge: %s", why)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	}, "seed %d: cluster converges", c.seed)
 }
 
 func (c *simCluster) notConverged() string {

@@ -20,7 +20,8 @@ func TestNodeStopAnswersParkedFetch(t *testing.T) {
 		t.Skip("builds and runs the sluice binary")
 	}
 	addr, stop := startSluiceBinary(t)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0))
+	fetchSent := make(chan struct{}, 1)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.RequestRetries(0), kgo.WithHooks(fetchWriteHook(fetchSent)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,10 +54,15 @@ func TestNodeStopAnswersParkedFetch(t *testing.T) {
 		resp, err := cl.Broker(1).Request(ctx, fetch)
 		answered <- answer{resp, err}
 	}()
-	// The fetch is parked once its request has been read and found no data;
-	// give it a moment to get there (if it is not parked yet, the stop is
-	// trivially fast and the test proves less, never wrongly fails).
-	time.Sleep(500 * time.Millisecond)
+	// The fetch is parked once the server has read it and found no data:
+	// wait until the client has written it (if the server has not parked
+	// it yet, the stop is trivially fast and the test proves less, never
+	// wrongly fails).
+	select {
+	case <-fetchSent:
+	case <-ctx.Done():
+		t.Fatal("the fetch was never sent")
+	}
 
 	took := stop()
 	a := <-answered
@@ -72,6 +78,19 @@ func TestNodeStopAnswersParkedFetch(t *testing.T) {
 		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
 			t.Fatalf("parked fetch answered with %+v, want one empty partition without error", resp)
 		}
+	}
+}
+
+// fetchWriteHook signals sent once a Fetch request is on the wire.
+type fetchWriteHook chan struct{}
+
+func (h fetchWriteHook) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if key != kmsg.Fetch.Int16() || err != nil {
+		return
+	}
+	select {
+	case h <- struct{}{}:
+	default:
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"sluice/internal/api"
 	"sluice/internal/protocol"
 	"sluice/internal/purgatory"
+	"sluice/internal/testutil"
 )
 
 type testServer struct {
@@ -254,6 +255,9 @@ func TestOneRequestInFlightPerConnection(t *testing.T) {
 	c := dial(t, ts.addr)
 	send(t, c, kmsg.NewPtrMetadataRequest(), 4, 1)
 	send(t, c, kmsg.NewPtrMetadataRequest(), 4, 2)
+	testutil.Eventually(t, 5*time.Second, func() bool { return inFlight.Load() >= 1 }, "first request handled")
+	// A negative: the second request must not start while the first is
+	// held, so only a pause can show it did not; 50 ms is ample for it to.
 	time.Sleep(50 * time.Millisecond)
 	close(release)
 	for want := int32(1); want <= 2; want++ {
@@ -316,6 +320,8 @@ func TestShutdownDeadlineForcesClose(t *testing.T) {
 	defer cancel()
 	go func() {
 		<-ctx.Done()
+		// Part of the test: the handler ends after the deadline, and its
+		// late answer must not be written.
 		time.Sleep(50 * time.Millisecond)
 		close(release)
 	}()

@@ -2,11 +2,14 @@ package testbin
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"sluice/internal/testutil"
 )
 
 func TestFreePortsAreDistinct(t *testing.T) {
@@ -25,13 +28,12 @@ func TestFreePortsAreDistinct(t *testing.T) {
 
 func TestProcessStopReportsExitAndLogs(t *testing.T) {
 	p := StartProcess(t, "sh", "/bin/sh", "-c", "echo hello; trap 'exit 3' TERM; while :; do sleep 0.05; done")
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(p.Logs(), "hello") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no output collected: %q", p.Logs())
+	testutil.EventuallyNoError(t, 10*time.Second, func() error {
+		if logs := p.Logs(); !strings.Contains(logs, "hello") {
+			return fmt.Errorf("collected %q", logs)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	}, "no output collected")
 	if err := p.Stop(10 * time.Second); err == nil || !strings.Contains(err.Error(), "exit status 3") {
 		t.Fatalf("Stop of a process exiting 3 on SIGTERM = %v, want exit status 3", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/testutil"
 )
 
 func adminClient(t *testing.T, addrs []string) *kadm.Client {
@@ -55,19 +57,15 @@ func quorumLeader(t *testing.T, addr string, voters int) int32 {
 // cluster settles (a new controller, a forwarded request on its way).
 func createTopic(t *testing.T, adm *kadm.Client, name string, partitions int32) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testutil.EventuallyNoError(t, 30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
 		resp, err := adm.CreateTopic(ctx, partitions, 1, nil, name)
-		cancel()
-		if err == nil && resp.Err == nil {
-			return
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("create topic %s: %v / %v", name, err, resp.Err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return resp.Err
+	}, "create topic %s", name)
 }
 
 func TestThreeCombinedNodesFailover(t *testing.T) {
@@ -93,16 +91,10 @@ func TestThreeCombinedNodesFailover(t *testing.T) {
 	}
 
 	c.Restart(leader)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if _, ok := c.Node(leader).Image().Topic("after"); ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("restarted node %d never learned of topic 'after'", leader+1)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testutil.Eventually(t, 15*time.Second, func() bool {
+		_, ok := c.Node(leader).Image().Topic("after")
+		return ok
+	}, "restarted node %d learns of topic 'after'", leader+1)
 }
 
 func TestDedicatedControllersAndBrokers(t *testing.T) {
@@ -114,16 +106,10 @@ func TestDedicatedControllersAndBrokers(t *testing.T) {
 	createTopic(t, adm, "spread", 4)
 	// Every broker learns the topic from the controllers as an observer.
 	for i := 3; i < 5; i++ {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			if _, ok := c.Node(i).Image().Topic("spread"); ok {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("broker %d never learned of topic 'spread'", i+1)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		testutil.Eventually(t, 10*time.Second, func() bool {
+			_, ok := c.Node(i).Image().Topic("spread")
+			return ok
+		}, "broker %d learns of topic 'spread'", i+1)
 	}
 	leader := c.ActiveController(10 * time.Second)
 	if leader > 2 {

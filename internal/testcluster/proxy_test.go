@@ -2,6 +2,7 @@ package testcluster
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"sluice/internal/testutil"
 )
 
 // echoServer echoes every connection until the test ends.
@@ -280,24 +283,21 @@ func TestNodeProxiesIdentifyAnotherProcess(t *testing.T) {
 	})
 	np.started(0, child.Process.Pid)
 
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var from []int
+	testutil.EventuallyNoError(t, 10*time.Second, func() error {
 		np.proxy.mu.Lock()
-		var from []int
+		from = from[:0]
 		for l := range np.proxy.mu.links {
 			from = append(from, l.from)
 		}
 		np.proxy.mu.Unlock()
-		if len(from) == 1 {
-			if from[0] != 0 {
-				t.Fatalf("connection attributed to node %d, want 0", from[0])
-			}
-			return
+		if len(from) != 1 {
+			return fmt.Errorf("links from %v", from)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("links from %v, want one from node 0", from)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return nil
+	}, "want one link, from node 0")
+	if from[0] != 0 {
+		t.Fatalf("connection attributed to node %d, want 0", from[0])
 	}
 }
 

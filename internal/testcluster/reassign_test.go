@@ -17,6 +17,7 @@ import (
 
 	"sluice/internal/kafka"
 	"sluice/internal/records"
+	"sluice/internal/testutil"
 )
 
 // TestReassignPartitionUnderLoad moves a partition holding data from
@@ -52,7 +53,7 @@ func TestReassignPartitionUnderLoad(t *testing.T) {
 					mu.Unlock()
 				}
 			})
-			time.Sleep(time.Millisecond)
+			time.Sleep(time.Millisecond) // the load's pace: about one record a millisecond
 		}
 		wg.Wait()
 	}
@@ -67,7 +68,7 @@ func TestReassignPartitionUnderLoad(t *testing.T) {
 
 	alterAssignment(t, cl, "moved", []int32{2, 3, 4})
 	tp := kafka.TopicPartition{Topic: "moved", Partition: 0}
-	awaitCondition(t, 60*time.Second, "the reassignment to complete", func() bool {
+	testutil.Eventually(t, 60*time.Second, func() bool {
 		for i := range 4 {
 			st, ok := c.Node(i).Image().Partition(tp)
 			if !ok || st.Reassigning() || !slices.Equal(st.Replicas, []int32{2, 3, 4}) {
@@ -75,11 +76,19 @@ func TestReassignPartitionUnderLoad(t *testing.T) {
 			}
 		}
 		return true
-	})
+	}, "the reassignment to complete")
 	if n := listedReassignments(t, cl); n != 0 {
 		t.Fatalf("%d reassignments listed after completion", n)
 	}
-	time.Sleep(500 * time.Millisecond) // writes go on against the new leader
+	// Writes go on against the new leader.
+	mu.Lock()
+	ackedAtMove := len(acked)
+	mu.Unlock()
+	testutil.Eventually(t, 30*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acked) >= ackedAtMove+200
+	}, "200 more records acknowledged by the new leader")
 	stopProducing()
 	<-producing
 
@@ -91,8 +100,7 @@ func TestReassignPartitionUnderLoad(t *testing.T) {
 	}
 	for _, id := range []int32{2, 3, 4} {
 		dir := filepath.Join(c.Layout.Nodes[id-1].LogDir, "moved-0")
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		testutil.EventuallyNoError(t, 30*time.Second, func() error {
 			have := logValues(t, dir)
 			var missing []string
 			for _, v := range want {
@@ -100,20 +108,17 @@ func TestReassignPartitionUnderLoad(t *testing.T) {
 					missing = append(missing, v)
 				}
 			}
-			if len(missing) == 0 {
-				break
+			if len(missing) > 0 {
+				return fmt.Errorf("lacks %d of %d acknowledged records, first %s", len(missing), len(want), missing[0])
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("broker %d lacks %d of %d acknowledged records, first %s", id, len(missing), len(want), missing[0])
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return nil
+		}, "broker %d has every acknowledged record", id)
 	}
 	old := filepath.Join(c.Layout.Nodes[0].LogDir, "moved-0")
-	awaitCondition(t, 30*time.Second, "broker 1 to delete its copy", func() bool {
+	testutil.Eventually(t, 30*time.Second, func() bool {
 		_, err := os.Stat(old)
 		return errors.Is(err, os.ErrNotExist)
-	})
+	}, "broker 1 to delete its copy")
 }
 
 // createAssigned creates a one-partition topic on the given replicas with
@@ -130,12 +135,12 @@ func createAssigned(t *testing.T, cl *kgo.Client, topic string, replicas []int32
 	cfg.Name, cfg.Value = "min.insync.replicas", kmsg.StringPtr("2")
 	rt.Configs = append(rt.Configs, cfg)
 	req.Topics = append(req.Topics, rt)
-	awaitCondition(t, 30*time.Second, "topic creation", func() bool {
+	testutil.Eventually(t, 30*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		resp, err := req.RequestWith(ctx, cl)
 		return err == nil && (resp.Topics[0].ErrorCode == 0 || resp.Topics[0].ErrorCode == kerr.TopicAlreadyExists.Code)
-	})
+	}, "topic creation")
 }
 
 // alterAssignment starts a reassignment of partition 0 of topic.
@@ -198,15 +203,4 @@ func logValues(t *testing.T, dir string) map[string]bool {
 		})
 	}
 	return out
-}
-
-func awaitCondition(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"sluice/internal/records"
 	"sluice/internal/testcluster"
+	"sluice/internal/testutil"
 )
 
 // cutHold is how long a node stays cut: longer than both
@@ -89,11 +90,11 @@ func TestReplicationSurvivesNetworkCut(t *testing.T) {
 	cutLinkAndHeal(t, c, direct, w, leader, follower, third, p)
 
 	ctrl := -1
-	eventually(t, 30*time.Second, "active controller", func() error {
+	testutil.EventuallyNoError(t, 30*time.Second, func() error {
 		id, err := quorumLeaderFrom(direct[0])
 		ctrl = int(id) - 1
 		return err
-	})
+	}, "active controller")
 	ctrlLeads := int32(-1) // a partition the controller leads, to probe
 	if md, err := metadataFrom(direct[ctrl]); err == nil {
 		for p := range int32(faultPartitions) {
@@ -149,14 +150,14 @@ func cutAndHeal(t *testing.T, c *testcluster.Processes, direct []*kgo.Client, w 
 	ackedAtCut := w.ackedCount()
 	c.Cut(victim, mode)
 	survivor := direct[(victim+1)%len(direct)]
-	eventually(t, 30*time.Second, what, func() error { return movedOn(survivor) })
+	testutil.EventuallyNoError(t, 30*time.Second, func() error { return movedOn(survivor) }, "%s", what)
 	movedAfter := time.Since(start)
 	outcome := "no partition to probe"
 	if probe >= 0 {
 		probeAcked, outcome = probeIsolated(direct[victim], probe, fmt.Sprintf("probe-%d", start.UnixNano()))
 	}
 	if rest := cutHold - time.Since(start); rest > 0 {
-		time.Sleep(rest)
+		time.Sleep(rest) // part of the fault: the cut lasts at least cutHold
 	}
 	ackedInCut := w.ackedCount() - ackedAtCut
 	c.Heal(victim)
@@ -222,7 +223,7 @@ func cutLinkAndHeal(t *testing.T, c *testcluster.Processes, direct []*kgo.Client
 	start := time.Now()
 	ackedAtCut := w.ackedCount()
 	c.CutLink(a, b, testcluster.Blackhole)
-	eventually(t, 30*time.Second, fmt.Sprintf("partition %d's ISR shrunk", p), func() error {
+	testutil.EventuallyNoError(t, 30*time.Second, func() error {
 		md, err := metadataFrom(direct[third])
 		if err != nil {
 			return err
@@ -235,10 +236,10 @@ func cutLinkAndHeal(t *testing.T, c *testcluster.Processes, direct []*kgo.Client
 			}
 		}
 		return fmt.Errorf("partition %d's ISR complete", p)
-	})
+	}, "partition %d's ISR shrunk", p)
 	shrunkAfter := time.Since(start)
 	if rest := cutHold - time.Since(start); rest > 0 {
-		time.Sleep(rest)
+		time.Sleep(rest) // part of the fault: the cut lasts at least cutHold
 	}
 	ackedInCut := w.ackedCount() - ackedAtCut
 	c.HealLink(a, b)
@@ -342,7 +343,7 @@ func partitionLeader(md *kmsg.MetadataResponse, p int32) int32 {
 // ISR: asking any one broker could read a formerly cut node's stale image.
 func awaitHealed(t *testing.T, direct []*kgo.Client, timeout time.Duration) {
 	t.Helper()
-	eventually(t, timeout, "every broker sees every ISR complete", func() error {
+	testutil.EventuallyNoError(t, timeout, func() error {
 		var first map[int32][2]int32
 		for i, cl := range direct {
 			md, err := metadataFrom(cl)
@@ -376,7 +377,7 @@ func awaitHealed(t *testing.T, direct []*kgo.Client, timeout time.Duration) {
 			}
 		}
 		return nil
-	})
+	}, "every broker sees every ISR complete")
 }
 
 // quorumLeaderFrom asks one broker (it forwards to the active controller

@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"sluice/internal/testcluster"
+	"sluice/internal/testutil"
 )
 
 const (
@@ -81,7 +82,7 @@ func TestReplicationSurvivesLeaderKillsAndStalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	faults++
-	time.Sleep(2 * lagMaxMs * time.Millisecond)
+	time.Sleep(2 * lagMaxMs * time.Millisecond) // part of the fault: stopped past replica.lag.time.max.ms
 	// While it is stopped the survivors must fence it, move its
 	// leaderships and drop it from every ISR. Clients need longer: a
 	// stopped broker keeps its connections open, so a produce request in
@@ -145,7 +146,7 @@ func startFaultCluster(t *testing.T, proxied bool) (*testcluster.Processes, []st
 	}})
 	addrs := c.Layout.BrokerAddrs()
 	adm := admin(t, addrs)
-	eventually(t, 30*time.Second, "create topic", func() error {
+	testutil.EventuallyNoError(t, 30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		resp, err := adm.CreateTopic(ctx, faultPartitions, 3, nil, faultTopic)
@@ -156,7 +157,7 @@ func startFaultCluster(t *testing.T, proxied bool) (*testcluster.Processes, []st
 			return nil
 		}
 		return resp.Err
-	})
+	}, "create topic")
 	return c, addrs, adm
 }
 
@@ -228,12 +229,12 @@ func (w *workload) ackedValues() map[int32][]string {
 
 func (w *workload) awaitAcked(t *testing.T, n int, timeout time.Duration) {
 	t.Helper()
-	eventually(t, timeout, fmt.Sprintf("%d values acknowledged", n), func() error {
+	testutil.EventuallyNoError(t, timeout, func() error {
 		if got := w.ackedCount(); got < n {
 			return fmt.Errorf("%d acknowledged", got)
 		}
 		return nil
-	})
+	}, "%d values acknowledged", n)
 }
 
 // stop ends production and waits for every record in flight to complete.
@@ -347,6 +348,8 @@ func (g *groupReader) finish(t *testing.T, acked map[int32][]string) (skipped, w
 		}
 		return n
 	}
+	// A poll, not testutil.Eventually: what is still missing after the
+	// minute is counted and judged by the caller.
 	deadline := time.Now().Add(60 * time.Second)
 	for missing() > 0 && time.Now().Before(deadline) {
 		time.Sleep(200 * time.Millisecond)
@@ -363,7 +366,7 @@ func (g *groupReader) finish(t *testing.T, acked map[int32][]string) (skipped, w
 // readBack consumes every partition from its start to its end offset.
 func readBack(t *testing.T, addrs []string, adm *kadm.Client) map[int32][]string {
 	var ends kadm.ListedOffsets
-	eventually(t, 30*time.Second, "end offsets", func() (err error) {
+	testutil.EventuallyNoError(t, 30*time.Second, func() (err error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		ends, err = adm.ListEndOffsets(ctx, faultTopic)
@@ -371,7 +374,7 @@ func readBack(t *testing.T, addrs []string, adm *kadm.Client) map[int32][]string
 			err = ends.Error()
 		}
 		return err
-	})
+	}, "end offsets")
 	parts := make(map[int32]kgo.Offset)
 	for p := range int32(faultPartitions) {
 		parts[p] = kgo.NewOffset().AtStart()
@@ -420,7 +423,7 @@ func admin(t *testing.T, addrs []string) *kadm.Client {
 // awaitLeader returns partition p's leader once it has one.
 func awaitLeader(t *testing.T, adm *kadm.Client, p int32) int32 {
 	var leader int32 = -1
-	eventually(t, 30*time.Second, fmt.Sprintf("leader of partition %d", p), func() error {
+	testutil.EventuallyNoError(t, 30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		md, err := adm.Metadata(ctx, faultTopic)
@@ -433,7 +436,7 @@ func awaitLeader(t *testing.T, adm *kadm.Client, p int32) int32 {
 		}
 		leader = pd.Leader
 		return nil
-	})
+	}, "leader of partition %d", p)
 	return leader
 }
 
@@ -443,7 +446,7 @@ func awaitLeader(t *testing.T, adm *kadm.Client, p int32) int32 {
 // its Metadata there and wait out its timeout).
 func awaitLedWithout(t *testing.T, live []string, gone int32, timeout time.Duration) {
 	t.Helper()
-	eventually(t, timeout, fmt.Sprintf("every partition led and in sync without node %d", gone), func() error {
+	testutil.EventuallyNoError(t, timeout, func() error {
 		cl, err := kgo.NewClient(kgo.SeedBrokers(live...))
 		if err != nil {
 			return err
@@ -461,12 +464,12 @@ func awaitLedWithout(t *testing.T, live []string, gone int32, timeout time.Durat
 			}
 		}
 		return nil
-	})
+	}, "every partition led and in sync without node %d", gone)
 }
 
 // awaitFullISR waits until every partition's ISR holds all its replicas.
 func awaitFullISR(t *testing.T, adm *kadm.Client, timeout time.Duration) {
-	eventually(t, timeout, "every ISR complete", func() error {
+	testutil.EventuallyNoError(t, timeout, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		md, err := adm.Metadata(ctx, faultTopic)
@@ -479,7 +482,7 @@ func awaitFullISR(t *testing.T, adm *kadm.Client, timeout time.Duration) {
 			}
 		}
 		return nil
-	})
+	}, "every ISR complete")
 }
 
 // nodePID finds the running sluice process whose command line names
@@ -515,18 +518,3 @@ func nodePID(t *testing.T, logDir string) int {
 // stamp is the wall-clock time for fault logs, to line them up with the
 // nodes' and clients' logs.
 func stamp() string { return time.Now().UTC().Format("15:04:05.000") }
-
-func eventually(t *testing.T, timeout time.Duration, what string, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still failing after %s: %v", what, timeout, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-}

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/testcluster"
+	"sluice/internal/testutil"
 )
 
 // clusterOverrides shorten the broker session so a killed node is fenced
@@ -20,22 +21,6 @@ import (
 var clusterOverrides = map[string]string{
 	"broker.session.timeout.ms":    "3000",
 	"broker.heartbeat.interval.ms": "500",
-}
-
-// eventually retries fn every 200 ms until it returns nil or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, fn func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: still failing after %s: %v", what, timeout, err)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
 }
 
 // describeQuorumLeader asks addr (any broker) for the quorum's leader.
@@ -82,7 +67,7 @@ func clusterAdmin(t *testing.T, addrs []string) *kadm.Client {
 
 func createTopicEventually(t *testing.T, adm *kadm.Client, name string, partitions int32) {
 	t.Helper()
-	eventually(t, 30*time.Second, "create topic "+name, func() error {
+	testutil.EventuallyNoError(t, 30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		resp, err := adm.CreateTopic(ctx, partitions, 1, nil, name)
@@ -93,7 +78,7 @@ func createTopicEventually(t *testing.T, adm *kadm.Client, name string, partitio
 			return nil
 		}
 		return resp.Err
-	})
+	}, "create topic %s", name)
 }
 
 // partitionLeaders maps each partition of topic to its leader (-1 with
@@ -144,29 +129,29 @@ func TestClusterCombinedKillAndRestart(t *testing.T) {
 	addrs := c.Layout.BrokerAddrs()
 	adm := clusterAdmin(t, addrs)
 	createTopicEventually(t, adm, "before", 3)
-	eventually(t, 10*time.Second, "produce before failover", func() error { return produceEach(t, addrs, "before", 3) })
+	testutil.EventuallyNoError(t, 10*time.Second, func() error { return produceEach(t, addrs, "before", 3) }, "produce before failover")
 
 	var leader int32
-	eventually(t, 10*time.Second, "describe quorum", func() (err error) {
+	testutil.EventuallyNoError(t, 10*time.Second, func() (err error) {
 		leader, err = describeQuorumLeader(addrs[0])
 		if err == nil && leader <= 0 {
 			err = fmt.Errorf("no leader yet")
 		}
 		return err
-	})
+	}, "describe quorum")
 	killed := int(leader) - 1
 	c.Kill(killed)
 	survivor := addrs[(killed+1)%3]
-	eventually(t, 15*time.Second, "a new active controller", func() error {
+	testutil.EventuallyNoError(t, 15*time.Second, func() error {
 		got, err := describeQuorumLeader(survivor)
 		if err == nil && (got == leader || got <= 0) {
 			err = fmt.Errorf("leader is %d", got)
 		}
 		return err
-	})
+	}, "a new active controller")
 	createTopicEventually(t, adm, "after", 1)
 
-	eventually(t, 15*time.Second, "the killed node's partition leaderless", func() error {
+	testutil.EventuallyNoError(t, 15*time.Second, func() error {
 		leaders, errs, err := partitionLeaders(adm, "before")
 		if err != nil {
 			return err
@@ -182,17 +167,17 @@ func TestClusterCombinedKillAndRestart(t *testing.T) {
 			}
 		}
 		return nil
-	})
+	}, "the killed node's partition leaderless")
 
 	c.Start(killed)
-	eventually(t, 20*time.Second, "produce to every partition after the restart", func() error {
+	testutil.EventuallyNoError(t, 20*time.Second, func() error {
 		return produceEach(t, addrs, "before", 3)
-	})
+	}, "produce to every partition after the restart")
 	restarted := clusterAdmin(t, []string{addrs[killed]})
-	eventually(t, 10*time.Second, "the restarted node knows the topic created while it was down", func() error {
+	testutil.EventuallyNoError(t, 10*time.Second, func() error {
 		_, _, err := partitionLeaders(restarted, "after")
 		return err
-	})
+	}, "the restarted node knows the topic created while it was down")
 
 	for i := range 3 {
 		c.Stop(i)
@@ -200,14 +185,14 @@ func TestClusterCombinedKillAndRestart(t *testing.T) {
 	c.StartAll()
 	adm = clusterAdmin(t, addrs)
 	for _, topic := range []string{"before", "after"} {
-		eventually(t, 20*time.Second, "topic "+topic+" after the whole-cluster restart", func() error {
+		testutil.EventuallyNoError(t, 20*time.Second, func() error {
 			_, _, err := partitionLeaders(adm, topic)
 			return err
-		})
+		}, "topic %s after the whole-cluster restart", topic)
 	}
-	eventually(t, 20*time.Second, "produce after the whole-cluster restart", func() error {
+	testutil.EventuallyNoError(t, 20*time.Second, func() error {
 		return produceEach(t, addrs, "before", 3)
-	})
+	}, "produce after the whole-cluster restart")
 }
 
 // TestClusterDedicatedKillAndRestart runs 3 controllers and 3 brokers as
@@ -220,30 +205,30 @@ func TestClusterDedicatedKillAndRestart(t *testing.T) {
 	addrs := c.Layout.BrokerAddrs()
 	adm := clusterAdmin(t, addrs)
 	createTopicEventually(t, adm, "spread", 6)
-	eventually(t, 10*time.Second, "produce before failover", func() error { return produceEach(t, addrs, "spread", 6) })
+	testutil.EventuallyNoError(t, 10*time.Second, func() error { return produceEach(t, addrs, "spread", 6) }, "produce before failover")
 
 	var leader int32
-	eventually(t, 10*time.Second, "describe quorum", func() (err error) {
+	testutil.EventuallyNoError(t, 10*time.Second, func() (err error) {
 		leader, err = describeQuorumLeader(addrs[0])
 		if err == nil && (leader <= 0 || leader > 3) {
 			err = fmt.Errorf("leader %d is not a controller", leader)
 		}
 		return err
-	})
+	}, "describe quorum")
 	c.Kill(int(leader) - 1)
-	eventually(t, 15*time.Second, "a new active controller", func() error {
+	testutil.EventuallyNoError(t, 15*time.Second, func() error {
 		got, err := describeQuorumLeader(addrs[1])
 		if err == nil && (got == leader || got <= 0) {
 			err = fmt.Errorf("leader is %d", got)
 		}
 		return err
-	})
+	}, "a new active controller")
 	createTopicEventually(t, adm, "after-controller-failover", 1)
 	c.Start(int(leader) - 1)
 
 	broker := int32(5)
 	c.Kill(int(broker) - 1)
-	eventually(t, 15*time.Second, "the killed broker's partitions leaderless", func() error {
+	testutil.EventuallyNoError(t, 15*time.Second, func() error {
 		leaders, errs, err := partitionLeaders(adm, "spread")
 		if err != nil {
 			return err
@@ -264,9 +249,9 @@ func TestClusterDedicatedKillAndRestart(t *testing.T) {
 			return errors.New("no partition is leaderless")
 		}
 		return nil
-	})
+	}, "the killed broker's partitions leaderless")
 	c.Start(int(broker) - 1)
-	eventually(t, 20*time.Second, "produce to every partition after the broker's restart", func() error {
+	testutil.EventuallyNoError(t, 20*time.Second, func() error {
 		return produceEach(t, addrs, "spread", 6)
-	})
+	}, "produce to every partition after the broker's restart")
 }

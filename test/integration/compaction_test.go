@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"sluice/internal/testutil"
 )
 
 // TestCompactedTopic runs the log cleaner inside a real server: keyed
@@ -46,7 +48,9 @@ func TestCompactedTopic(t *testing.T) {
 			}
 			latest[string(rec.Key)] = res[0].Record.Offset
 		}
-		time.Sleep(200 * time.Millisecond) // past segment.ms: the next append rolls
+		// Part of the test: the server's real clock passes segment.ms, so
+		// the next append rolls a segment.
+		time.Sleep(200 * time.Millisecond)
 	}
 	// One more record rolls the last round out of the active segment.
 	if err := cl.ProduceSync(ctx, &kgo.Record{Key: []byte("roll"), Value: []byte("x")}).FirstErr(); err != nil {
@@ -59,16 +63,14 @@ func TestCompactedTopic(t *testing.T) {
 	}
 
 	var got map[string][]int64
-	for {
+	deadline, _ := ctx.Deadline()
+	testutil.EventuallyNoError(t, time.Until(deadline), func() error {
 		got = readByKey(t, ctx, srv.addr, topic)
-		if compacted(got, latest) {
-			break
+		if !compacted(got, latest) {
+			return fmt.Errorf("offsets by key %v", got)
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("not compacted in time: %v", got)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	}, "compacted")
 	for k, off := range latest {
 		if k == "k0" {
 			continue

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/testbin"
+	"sluice/internal/testutil"
 )
 
 const groupTopic = "grouped"
@@ -200,17 +202,18 @@ func testGroupRebalanceAndRestart(t *testing.T, balancer func() kgo.GroupBalance
 	srv = startServer(t, dir, port)
 	adm = kadm.NewClient(newClient(t, srv.addr))
 	var after int64
-	for ctx.Err() == nil {
-		offsets, err = adm.FetchOffsets(ctx, "itest")
-		if err == nil {
-			after = 0
-			offsets.Each(func(o kadm.OffsetResponse) { after += o.At })
-			break
+	deadline, _ := ctx.Deadline()
+	testutil.EventuallyNoError(t, time.Until(deadline), func() error {
+		offsets, err := adm.FetchOffsets(ctx, "itest")
+		if err != nil {
+			return err
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		after = 0
+		offsets.Each(func(o kadm.OffsetResponse) { after += o.At })
+		return nil
+	}, "fetch offsets after restart")
 	if after != total+100 {
-		t.Fatalf("after restart committed offsets sum to %d, want %d (err %v)", after, total+100, err)
+		t.Fatalf("after restart committed offsets sum to %d, want %d", after, total+100)
 	}
 	groups, err := adm.DescribeGroups(ctx, "itest")
 	if err != nil {
@@ -238,15 +241,12 @@ func BenchmarkOffsetCommitTenClients(b *testing.B) {
 	for i := range admins {
 		admins[i] = kadm.NewClient(newClientTB(b, addr))
 		// Warm up: find the coordinator, load the shard.
-		for {
+		testutil.Eventually(b, 30*time.Second, func() bool {
 			var offs kadm.Offsets
 			offs.AddOffset(groupTopic, 0, 0, -1)
 			r, err := admins[i].CommitOffsets(ctx, "bench-"+strconv.Itoa(i), offs)
-			if err == nil && r.Ok() {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return err == nil && r.Ok()
+		}, "client %d commits", i)
 	}
 	per := b.N/clients + 1
 	b.ResetTimer()
@@ -299,13 +299,12 @@ func BenchmarkRebalanceAfterLeave(b *testing.B) {
 			}
 			return n
 		}
-		for ctx.Err() == nil && (owned(members) != 20 || !allOwn(members)) {
-			time.Sleep(20 * time.Millisecond)
-		}
+		testutil.Eventually(b, time.Minute, func() bool { return owned(members) == 20 && allOwn(members) }, "10 members own the 20 partitions")
 		start := time.Now()
 		b.StartTimer()
 		members[0].cl.Close()
 		rest := members[1:]
+		// A measurement: a fixed 5 ms poll keeps the sample's resolution.
 		for ctx.Err() == nil && owned(rest) != 20 {
 			time.Sleep(5 * time.Millisecond)
 		}
@@ -396,7 +395,7 @@ func TestGroupsChurnUnderLoad(t *testing.T) {
 				t.Errorf("produce: %v", err)
 				return
 			}
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // the load's pace: writes go on during the churn
 		}
 	}()
 
@@ -413,25 +412,26 @@ func TestGroupsChurnUnderLoad(t *testing.T) {
 				run.seen[v]++
 				run.mu.Unlock()
 			}))
-			time.Sleep(300 * time.Millisecond)
+			// One after another: the next joins once the group has taken
+			// this one in (every member owns partitions).
+			testutil.Eventually(t, time.Minute, func() bool { return allChurnOwn(run.members) }, "group %d takes in member %d", gi, len(run.members))
 		}
 	}
-	time.Sleep(time.Second)
-	// One member of each group leaves while records keep coming.
+	// One member of each group leaves.
 	for _, run := range runs {
 		run.members[0].stop()
 	}
 	<-producerDone
 	for gi, run := range runs {
-		for ctx.Err() == nil {
+		deadline, _ := ctx.Deadline()
+		testutil.EventuallyNoError(t, time.Until(deadline), func() error {
 			run.mu.Lock()
-			n := len(run.seen)
-			run.mu.Unlock()
-			if n == total {
-				break
+			defer run.mu.Unlock()
+			if n := len(run.seen); n != total {
+				return fmt.Errorf("read %d of %d distinct records", n, total)
 			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return nil
+		}, "group %d reads every record", gi)
 		for _, m := range run.members[1:] {
 			m.stop()
 		}
@@ -456,6 +456,18 @@ func TestGroupsChurnUnderLoad(t *testing.T) {
 type churnMember struct {
 	cl   *kgo.Client
 	done chan struct{}
+	// owned counts the partitions it holds.
+	owned atomic.Int32
+}
+
+// allChurnOwn reports whether every member holds partitions.
+func allChurnOwn(ms []*churnMember) bool {
+	for _, m := range ms {
+		if m.owned.Load() == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func startChurnMember(t *testing.T, ctx context.Context, addr, groupID string, record func(string)) *churnMember {
@@ -463,7 +475,10 @@ func startChurnMember(t *testing.T, ctx context.Context, addr, groupID string, r
 	m := &churnMember{done: make(chan struct{})}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup(groupID), kgo.ConsumeTopics(groupTopic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.AutoCommitMarks(), kgo.BlockRebalanceOnPoll(),
-		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, _ map[string][]int32) {
+		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, a map[string][]int32) { m.owned.Add(int32(len(a[groupTopic]))) }),
+		// Without OnPartitionsLost, kgo calls this for lost partitions too.
+		kgo.OnPartitionsRevoked(func(ctx context.Context, cl *kgo.Client, r map[string][]int32) {
+			m.owned.Add(-int32(len(r[groupTopic])))
 			if err := cl.CommitMarkedOffsets(ctx); err != nil {
 				t.Logf("%s: commit on revoke: %v", groupID, err)
 			}
@@ -618,19 +633,21 @@ func TestStaticMemberRestartWithoutRebalance(t *testing.T) {
 	stayer := static("stayer", &stayerOwned, &revokedFromStayer)
 	defer stayer.Close()
 	leaver := static("leaver", &leaverOwned, nil)
-	for ctx.Err() == nil && (leaverOwned.Load() == 0 || stayerOwned.Load()-revokedFromStayer.Load()+leaverOwned.Load() != 4) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.Eventually(t, time.Minute, func() bool {
+		return leaverOwned.Load() != 0 && stayerOwned.Load()-revokedFromStayer.Load()+leaverOwned.Load() == 4
+	}, "both members own the four partitions")
 	revokedBefore := revokedFromStayer.Load()
 	leaver.Close() // a static member does not leave the group on close
 	restarted := static("leaver", &restartedOwned, nil)
 	defer restarted.Close()
-	for ctx.Err() == nil && restartedOwned.Load() != leaverOwned.Load() {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("restarted member owns %d partitions, had %d", restartedOwned.Load(), leaverOwned.Load())
-	}
+	testutil.EventuallyNoError(t, time.Minute, func() error {
+		if got, had := restartedOwned.Load(), leaverOwned.Load(); got != had {
+			return fmt.Errorf("restarted member owns %d partitions, had %d", got, had)
+		}
+		return nil
+	}, "the restarted member gets its partitions back")
+	// A negative: no rebalance may follow, so only a pause can show none
+	// did; a second is ample for one to revoke the other member's.
 	time.Sleep(time.Second)
 	if got := revokedFromStayer.Load(); got != revokedBefore {
 		t.Fatalf("the other member lost %d partitions: the restart rebalanced", got-revokedBefore)

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 	"testing"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"sluice/internal/testutil"
 )
 
 // TestKillWhileProducing kills the server with SIGKILL while an idempotent
@@ -56,18 +59,19 @@ func TestKillWhileProducing(t *testing.T) {
 			})
 			i++
 			if i%50 == 0 {
-				time.Sleep(5 * time.Millisecond)
+				time.Sleep(5 * time.Millisecond) // the load's pace
 			}
 		}
 	}()
 	waitAcks := func(n int) {
 		t.Helper()
-		for ackCount() < n {
-			if ctx.Err() != nil {
-				t.Fatalf("only %d records acknowledged, waiting for %d", ackCount(), n)
+		deadline, _ := ctx.Deadline()
+		testutil.EventuallyNoError(t, time.Until(deadline), func() error {
+			if got := ackCount(); got < n {
+				return fmt.Errorf("only %d records acknowledged", got)
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return nil
+		}, "%d records acknowledged", n)
 	}
 	waitAcks(500)
 	srv.kill()

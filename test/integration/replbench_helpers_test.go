@@ -17,6 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"sluice/internal/testutil"
 )
 
 // benchClientOpts make a franz-go client react to a leader change as fast
@@ -49,19 +51,18 @@ func benchAdmin(b *testing.B, addrs []string) *kadm.Client {
 // the given partitions, replication factor and topic configs.
 func createBenchTopic(b *testing.B, adm *kadm.Client, topic string, partitions int32, rf int16, configs map[string]*string) {
 	b.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testutil.EventuallyNoError(b, 30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
 		resp, err := adm.CreateTopic(ctx, partitions, rf, configs, topic)
-		cancel()
-		if err == nil && (resp.Err == nil || errors.Is(resp.Err, kerr.TopicAlreadyExists)) {
-			return
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			b.Fatalf("create topic %s: %v %v", topic, err, resp.Err)
+		if resp.Err != nil && !errors.Is(resp.Err, kerr.TopicAlreadyExists) {
+			return resp.Err
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return nil
+	}, "create topic %s", topic)
 }
 
 // partitionDetails reads topic's partitions from Metadata.
@@ -142,17 +143,18 @@ func leaderViews(addrs []string, topic string, partition int32) string {
 // replicas in-sync replicas.
 func awaitFullISR(b *testing.B, adm *kadm.Client, topic string, replicas int, timeout time.Duration) map[int32]kadm.PartitionDetail {
 	b.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		parts, err := partitionDetails(adm, topic)
-		if err == nil && fullISR(parts, replicas) {
-			return parts
+	var parts map[int32]kadm.PartitionDetail
+	testutil.EventuallyNoError(b, timeout, func() error {
+		var err error
+		if parts, err = partitionDetails(adm, topic); err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			b.Fatalf("topic %s: not every partition led with %d in-sync replicas after %s: %v %+v", topic, replicas, timeout, err, parts)
+		if !fullISR(parts, replicas) {
+			return fmt.Errorf("partitions %+v", parts)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	}, "topic %s: every partition led with %d in-sync replicas", topic, replicas)
+	return parts
 }
 
 func fullISR(parts map[int32]kadm.PartitionDetail, replicas int) bool {
@@ -180,8 +182,10 @@ type leaderWatch struct {
 	// starts only once the producer runs.
 	acked     chan struct{}
 	ackedOnce sync.Once
-	// last is the broker that acknowledged the latest batch.
-	last int32
+	// last is the broker that acknowledged the latest batch, of batches
+	// acknowledged so far.
+	last    int32
+	batches int
 }
 
 func newLeaderWatch() *leaderWatch {
@@ -202,6 +206,7 @@ func (w *leaderWatch) OnProduceBatchWritten(meta kgo.BrokerMetadata, _ string, _
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.last = meta.NodeID
+	w.batches++
 	if w.armed && meta.NodeID != w.oldLeader && w.at.IsZero() {
 		w.at = now
 		close(w.fired)
@@ -256,11 +261,12 @@ func startPacedProducer(b *testing.B, addrs []string, topic string, partition in
 	return p
 }
 
-// lastBroker is the broker that acknowledged the latest batch.
-func (p *pacedProducer) lastBroker() int32 {
+// lastBroker is the broker that acknowledged the latest batch, and how
+// many batches were acknowledged so far.
+func (p *pacedProducer) lastBroker() (broker int32, batches int) {
 	p.watch.mu.Lock()
 	defer p.watch.mu.Unlock()
-	return p.watch.last
+	return p.watch.last, p.watch.batches
 }
 
 func (p *pacedProducer) stop() {

@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"sluice/internal/testcluster"
+	"sluice/internal/testutil"
 )
 
 // The benchmarks of this file run 3 combined nodes as real processes and
@@ -114,8 +117,11 @@ func startFailoverRound(b *testing.B, adm *kadm.Client, addrs []string) (int32, 
 	for range 10 {
 		partition, leader := pickFailoverPartition(b, adm, addrs)
 		producer := startPacedProducer(b, addrs, failoverTopic, partition)
-		time.Sleep(200 * time.Millisecond)
-		got := producer.lastBroker()
+		// Judge by the broker acknowledging once a few batches went by, not
+		// by the first (which a stale view may have sent elsewhere).
+		_, first := producer.lastBroker()
+		testutil.Eventually(b, 30*time.Second, func() bool { _, n := producer.lastBroker(); return n >= first+20 }, "20 more batches acknowledged on %s-%d", failoverTopic, partition)
+		got, _ := producer.lastBroker()
 		if got == leader {
 			return partition, leader, producer
 		}
@@ -141,21 +147,20 @@ func pickFailoverPartition(b *testing.B, adm *kadm.Client, addrs []string) (int3
 	controller := awaitLeader(b, addrs)
 	// A Metadata answer read just after the election may still name the
 	// previous leader: wait until every broker names the same one.
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		parts, ok := agreedLeaders(addrs, failoverTopic, 3)
-		if !ok {
-			time.Sleep(100 * time.Millisecond)
-			continue
+	var parts map[int32]kadm.PartitionDetail
+	testutil.EventuallyNoError(b, 30*time.Second, func() error {
+		var ok bool
+		if parts, ok = agreedLeaders(addrs, failoverTopic, 3); !ok {
+			return errors.New(leaderViews(addrs, failoverTopic, 0))
 		}
-		for p := range int32(3) {
-			if l := parts[p].Leader; l != controller {
-				return p, l
-			}
+		return nil
+	}, "the brokers agree on the leaders of %s", failoverTopic)
+	for p := range int32(3) {
+		if l := parts[p].Leader; l != controller {
+			return p, l
 		}
-		b.Fatalf("every partition of %s is led by the active controller %d", failoverTopic, controller)
 	}
-	b.Fatalf("the brokers do not agree on the leaders of %s after 30s: %s", failoverTopic, leaderViews(addrs, failoverTopic, 0))
+	b.Fatalf("every partition of %s is led by the active controller %d", failoverTopic, controller)
 	return -1, -1
 }
 
@@ -378,19 +383,18 @@ func pickFollower(b *testing.B, p kadm.PartitionDetail, controller int32) int32 
 	return followers[0]
 }
 
-// awaitISR polls Metadata every 100 ms until node is (in) or is not
+// awaitISR polls Metadata until node is (in) or is not
 // (!in) in partition 0's ISR.
 func awaitISR(b *testing.B, adm *kadm.Client, topic string, node int32, in bool, timeout time.Duration) {
 	b.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
+	testutil.EventuallyNoError(b, timeout, func() error {
 		parts, err := partitionDetails(adm, topic)
-		if err == nil && slices.Contains(parts[0].ISR, node) == in {
-			return
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			b.Fatalf("node %d in the ISR of %s-0 is not %v after %s: %v %+v", node, topic, in, timeout, err, parts)
+		if slices.Contains(parts[0].ISR, node) != in {
+			return fmt.Errorf("partitions %+v", parts)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return nil
+	}, "node %d in the ISR of %s-0 is %v", node, topic, in)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"sluice/internal/testcluster"
+	"sluice/internal/testutil"
 )
 
 // TestReplicationGroupSurvivesCoordinatorStop: in a 3-node in-process
@@ -32,7 +33,7 @@ func TestReplicationGroupSurvivesCoordinatorStop(t *testing.T) {
 	addrs := c.RunningBrokerAddrs()
 	adm := clusterAdmin(t, addrs)
 	const topic, total = "replicated-group", 300
-	eventually(t, 30*time.Second, "create topic", func() error {
+	testutil.EventuallyNoError(t, 30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		resp, err := adm.CreateTopic(ctx, 3, 3, nil, topic)
@@ -43,7 +44,7 @@ func TestReplicationGroupSurvivesCoordinatorStop(t *testing.T) {
 			return nil
 		}
 		return resp.Err
-	})
+	}, "create topic")
 	producer, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DefaultProduceTopic(topic))
 	if err != nil {
 		t.Fatal(err)
@@ -80,7 +81,7 @@ func TestReplicationGroupSurvivesCoordinatorStop(t *testing.T) {
 
 	survivors := c.RunningBrokerAddrs()
 	sadm := clusterAdmin(t, survivors)
-	eventually(t, 30*time.Second, "committed offsets from the new coordinator", func() error {
+	testutil.EventuallyNoError(t, 30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		got, err := sadm.FetchOffsets(ctx, group)
@@ -98,7 +99,7 @@ func TestReplicationGroupSurvivesCoordinatorStop(t *testing.T) {
 			}
 		}
 		return nil
-	})
+	}, "committed offsets from the new coordinator")
 	rest := consumeAndCommit(t, ctx, survivors, topic, group, total-len(first))
 	for _, v := range rest {
 		seen[v]++
