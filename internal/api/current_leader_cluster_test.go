@@ -16,7 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/records"
+	"sluice/internal/records/recordstest"
 	"sluice/internal/testbin"
 	"sluice/internal/testutil"
 )
@@ -84,7 +84,7 @@ func TestCurrentLeaderAcrossACluster(t *testing.T) {
 	pt := kmsg.NewProduceRequestTopic()
 	pt.Topic = topic
 	pp := kmsg.NewProduceRequestTopicPartition()
-	pp.Records = oneRecordBatch(t)
+	pp.Records = recordstest.Batch(t, recordstest.Values(time.Now().UnixMilli(), "v"))
 	pt.Partitions = append(pt.Partitions, pp)
 	produce.Topics = append(produce.Topics, pt)
 	for _, id := range []int32{follower, outsider} {
@@ -170,18 +170,6 @@ func awaitAnswer(ctx context.Context, t *testing.T, addr string, req kmsg.Reques
 func untilDone(ctx context.Context) time.Duration {
 	deadline, _ := ctx.Deadline()
 	return time.Until(deadline)
-}
-
-// oneRecordBatch is a valid, non-idempotent batch of one record.
-func oneRecordBatch(t *testing.T) []byte {
-	t.Helper()
-	b := records.NewBuilder(records.NonIdempotent(records.NoCompression))
-	b.Add(time.Now().UnixMilli(), nil, []byte("v"), nil)
-	out, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // startThreeNodes formats and starts 3 combined sluice nodes on free ports

@@ -15,6 +15,7 @@ import (
 	"sluice/internal/metadata"
 	"sluice/internal/protocol"
 	"sluice/internal/records"
+	"sluice/internal/records/recordstest"
 	"sluice/internal/replication"
 	"sluice/internal/replication/replicationtest"
 	"sluice/internal/testutil"
@@ -123,15 +124,9 @@ func fetch(t *testing.T, r *Registry, req *kmsg.FetchRequest) *kmsg.FetchRespons
 
 func testBatch(t testing.TB, n int) []byte {
 	t.Helper()
-	b := records.NewBuilder(records.NonIdempotent(records.NoCompression))
-	for i := range n {
-		b.Add(dataTestStart.UnixMilli()+int64(i), nil, []byte{byte(i)}, nil)
-	}
-	out, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return recordstest.Batch(t, recordstest.N(n, func(i int) recordstest.Record {
+		return recordstest.Record{Timestamp: dataTestStart.UnixMilli() + int64(i), Value: []byte{byte(i)}}
+	}))
 }
 
 func produceRequest(version, acks int16, topic string, partition int32, batch []byte) *kmsg.ProduceRequest {

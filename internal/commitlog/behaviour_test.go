@@ -2,23 +2,18 @@ package commitlog
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"sync"
 	"testing"
 	"time"
 
 	"sluice/internal/records"
+	"sluice/internal/records/recordstest"
 )
 
 // idempotentBatch is a batch of producer 42 with the given sequence.
 func idempotentBatch(seq int32, n int) []byte {
-	b := makeBatch(batchSpec{records: n, valueSize: 10, timestamp: testStart.UnixMilli()})
-	binary.BigEndian.PutUint64(b[records.OffsetProducerID:], 42)
-	binary.BigEndian.PutUint16(b[records.OffsetProducerEpoch:], 0)
-	binary.BigEndian.PutUint32(b[records.OffsetBaseSequence:], uint32(seq))
-	records.UpdateCRC(b)
-	return b
+	return makeBatch(batchSpec{records: n, valueSize: 10, timestamp: testStart.UnixMilli()}, recordstest.Producer(42, 0, seq))
 }
 
 func TestIdempotentDuplicateWritesNothing(t *testing.T) {

@@ -1,16 +1,14 @@
 package commitlog
 
 import (
-	"encoding/binary"
-	"hash/crc32"
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kmsg"
-
 	"sluice/internal/clock"
 	"sluice/internal/kafka"
+	"sluice/internal/records/recordstest"
 	"sluice/internal/vfs"
 )
 
@@ -26,29 +24,21 @@ type batchSpec struct {
 	timestamp int64 // first record's timestamp; records go up by 1 ms
 }
 
-// makeBatch builds a record batch (magic 2, base offset 0, CRC-32C) with kmsg.
-func makeBatch(spec batchSpec) []byte {
-	var recs []byte
-	for i := 0; i < spec.records; i++ {
-		r := kmsg.Record{TimestampDelta: int32(i), OffsetDelta: int32(i), Key: []byte{byte(i)}, Value: make([]byte, spec.valueSize)}
-		for j := range r.Value {
-			r.Value[j] = byte(i + j)
+// makeBatch builds a plain record batch (base offset 0, partition leader
+// epoch -1): record i has key {i}, valueSize bytes i, i+1... and timestamp
+// spec.timestamp+i.
+func makeBatch(spec batchSpec, opts ...recordstest.Option) []byte {
+	recs := recordstest.N(spec.records, func(i int) recordstest.Record {
+		v := make([]byte, spec.valueSize)
+		for j := range v {
+			v[j] = byte(i + j)
 		}
-		body := r.AppendTo(nil)
-		r.Length = int32(len(body) - 1) // the length varint of 0 is one byte
-		recs = r.AppendTo(recs)
+		return recordstest.Record{Timestamp: spec.timestamp + int64(i), Key: []byte{byte(i)}, Value: v}
+	})
+	out, err := recordstest.Build(recs, append([]recordstest.Option{recordstest.LeaderEpoch(-1)}, opts...)...)
+	if err != nil {
+		panic(fmt.Sprintf("test batch %+v: %v", spec, err))
 	}
-	b := kmsg.RecordBatch{
-		PartitionLeaderEpoch: -1, Magic: 2,
-		LastOffsetDelta: int32(spec.records - 1),
-		FirstTimestamp:  spec.timestamp, MaxTimestamp: spec.timestamp + int64(spec.records-1),
-		ProducerID: -1, ProducerEpoch: -1, FirstSequence: -1,
-		NumRecords: int32(spec.records), Records: recs,
-	}
-	out := b.AppendTo(nil)
-	binary.BigEndian.PutUint32(out[8:], uint32(len(out)-12))
-	crc := crc32.Checksum(out[21:], crc32.MakeTable(crc32.Castagnoli))
-	binary.BigEndian.PutUint32(out[17:], crc)
 	return out
 }
 

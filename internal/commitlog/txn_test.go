@@ -5,33 +5,20 @@ import (
 	"strings"
 	"testing"
 
-	"sluice/internal/records"
+	"sluice/internal/records/recordstest"
 )
 
 func txnBatch(t *testing.T, pid int64, seq int32, n int) []byte {
 	t.Helper()
-	o := records.NonIdempotent(records.NoCompression)
-	o.ProducerID, o.ProducerEpoch, o.BaseSequence, o.Transactional = pid, 0, seq, true
-	b := records.NewBuilder(o)
-	for i := 0; i < n; i++ {
-		b.Add(testStart.UnixMilli(), []byte("k"), []byte("v"), nil)
-	}
-	out, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	recs := recordstest.N(n, func(int) recordstest.Record {
+		return recordstest.Record{Timestamp: testStart.UnixMilli(), Key: []byte("k"), Value: []byte("v")}
+	})
+	return recordstest.Batch(t, recs, recordstest.Producer(pid, 0, seq), recordstest.Transactional())
 }
 
 func marker(t *testing.T, pid int64, commit bool) []byte {
 	t.Helper()
-	o := records.NonIdempotent(records.NoCompression)
-	o.ProducerID, o.ProducerEpoch = pid, 0
-	out, err := records.BuildEndTxnMarker(o, commit, 1, testStart.UnixMilli())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return recordstest.Marker(t, commit, 1, testStart.UnixMilli(), recordstest.Producer(pid, 0, -1))
 }
 
 // TestTransactionIndex appends an aborted and a committed transaction and

@@ -10,7 +10,7 @@ import (
 
 	"sluice/internal/clock"
 	"sluice/internal/kafka"
-	"sluice/internal/records"
+	"sluice/internal/records/recordstest"
 	"sluice/internal/replication/replicationtest"
 	"sluice/internal/vfs"
 )
@@ -45,7 +45,7 @@ func newFixture(t testing.TB, fsys vfs.FS) *fixture {
 	f.logs = replicationtest.NewMemLogs(fsys, f.clk)
 	rm, err := NewReplicaManager(Options{
 		BrokerID: 1, FS: fsys, Logs: f.logs, Clock: f.clk,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
 		DefaultSettings: &TopicSettings{Data: DefaultTopicConfig(), Log: f.logs.Options},
 	})
 	if err != nil {
@@ -75,15 +75,9 @@ func tp(topic string, p int32) kafka.TopicPartition {
 // batch builds a plain batch of n records whose timestamps start at ts.
 func batch(t testing.TB, n int, ts int64) []byte {
 	t.Helper()
-	b := records.NewBuilder(records.NonIdempotent(records.NoCompression))
-	for i := range n {
-		b.Add(ts+int64(i), []byte{byte(i)}, []byte("value"), nil)
-	}
-	out, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return recordstest.Batch(t, recordstest.N(n, func(i int) recordstest.Record {
+		return recordstest.Record{Timestamp: ts + int64(i), Key: []byte{byte(i)}, Value: []byte("value")}
+	}))
 }
 
 func (f *fixture) produce(t *testing.T, acks int16, parts ...AppendPartition) []PartitionAppendResult {

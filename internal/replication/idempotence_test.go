@@ -5,22 +5,14 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/records"
+	"sluice/internal/records/recordstest"
 )
 
 func idempotentBatch(t *testing.T, producerID int64, epoch int16, seq int32, n int) []byte {
 	t.Helper()
-	o := records.NonIdempotent(records.NoCompression)
-	o.ProducerID, o.ProducerEpoch, o.BaseSequence = producerID, epoch, seq
-	b := records.NewBuilder(o)
-	for i := range n {
-		b.Add(testStart.UnixMilli(), nil, []byte{byte(i)}, nil)
-	}
-	out, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
+	return recordstest.Batch(t, recordstest.N(n, func(i int) recordstest.Record {
+		return recordstest.Record{Timestamp: testStart.UnixMilli(), Value: []byte{byte(i)}}
+	}), recordstest.Producer(producerID, epoch, seq))
 }
 
 // TestIdempotentProduce: a retried batch is acknowledged with its original

@@ -12,6 +12,7 @@ import (
 	"sluice/internal/kafka"
 	"sluice/internal/metadata"
 	"sluice/internal/records"
+	"sluice/internal/records/recordstest"
 	"sluice/internal/replication/replicationtest"
 	"sluice/internal/testutil"
 	"sluice/internal/vfs"
@@ -166,17 +167,7 @@ func TestProduceRefusals(t *testing.T) {
 	ts := testStart.UnixMilli()
 	corrupt := batch(t, 2, ts)
 	corrupt[len(corrupt)-1] ^= 0xff
-	txn := func() []byte {
-		o := records.NonIdempotent(records.NoCompression)
-		o.ProducerID, o.ProducerEpoch, o.BaseSequence, o.Transactional = 7, 0, 0, true
-		b := records.NewBuilder(o)
-		b.Add(ts, nil, []byte("v"), nil)
-		out, err := b.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}()
+	txn := recordstest.Batch(t, recordstest.Values(ts, "v"), recordstest.Producer(7, 0, 0), recordstest.Transactional())
 	cases := []struct {
 		name string
 		acks int16

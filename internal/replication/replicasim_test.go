@@ -12,6 +12,7 @@ import (
 
 	"sluice/internal/kafka"
 	"sluice/internal/records"
+	"sluice/internal/records/recordstest"
 	"sluice/internal/testutil"
 )
 
@@ -144,9 +145,7 @@ func (c *simCluster) produceLoop(t *testing.T, p int32, producer int, stop <-cha
 			continue
 		}
 		value := fmt.Sprintf("p%d-%d-%d", p, producer, seq)
-		b := records.NewBuilder(records.NonIdempotent(records.NoCompression))
-		b.Add(time.Now().UnixMilli(), nil, []byte(value), nil)
-		data, err := b.Build()
+		data, err := recordstest.Build(recordstest.Values(time.Now().UnixMilli(), value))
 		if err != nil {
 			t.Errorf("build batch: %v", err)
 			return

@@ -13,7 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/records"
+	"sluice/internal/records/recordstest"
 	"sluice/internal/testcluster"
 	"sluice/internal/testutil"
 )
@@ -182,9 +182,7 @@ func probeIsolated(cl *kgo.Client, p int32, value string) (acked bool, outcome s
 	if err != nil || len(md.Topics) != 1 {
 		return false, fmt.Sprintf("no metadata (%v)", err)
 	}
-	b := records.NewBuilder(records.NonIdempotent(records.NoCompression))
-	b.Add(time.Now().UnixMilli(), nil, []byte(value), nil)
-	batch, err := b.Build()
+	batch, err := recordstest.Build(recordstest.Values(time.Now().UnixMilli(), value))
 	if err != nil {
 		return false, fmt.Sprintf("no batch (%v)", err)
 	}

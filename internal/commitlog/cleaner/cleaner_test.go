@@ -10,6 +10,7 @@ import (
 	"sluice/internal/commitlog"
 	"sluice/internal/commitlog/checkpoint"
 	"sluice/internal/records"
+	"sluice/internal/records/recordstest"
 	"sluice/internal/vfs"
 )
 
@@ -269,13 +270,11 @@ func TestIdempotentProducersLastBatchKeptEmpty(t *testing.T) {
 	defer l.Close()
 	var seq int32
 	produce := func(k, v string) int64 {
-		b := records.NewBuilder(records.BuilderOptions{ProducerID: 7, ProducerEpoch: 0, BaseSequence: seq, LogAppendTimeMs: -1})
-		b.Add(clk.Now().UnixMilli(), []byte(k), []byte(v), nil)
-		b.Add(clk.Now().UnixMilli(), []byte(k), []byte(v+"'"), nil)
-		batch, err := b.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
+		now := clk.Now().UnixMilli()
+		batch := recordstest.Batch(t, []recordstest.Record{
+			{Timestamp: now, Key: []byte(k), Value: []byte(v)},
+			{Timestamp: now, Key: []byte(k), Value: []byte(v + "'")},
+		}, recordstest.Producer(7, 0, seq))
 		info, err := l.Append(batch, 0)
 		if err != nil {
 			t.Fatal(err)

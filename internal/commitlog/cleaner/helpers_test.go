@@ -14,6 +14,7 @@ import (
 	"sluice/internal/commitlog"
 	"sluice/internal/kafka"
 	"sluice/internal/records"
+	"sluice/internal/records/recordstest"
 	"sluice/internal/vfs"
 )
 
@@ -103,18 +104,13 @@ type kv struct {
 // offset of each.
 func appendRecords(t testing.TB, l *commitlog.Log, clk clock.Clock, codec int, recs ...kv) []int64 {
 	t.Helper()
-	b := records.NewBuilder(records.NonIdempotent(codec))
-	for _, r := range recs {
-		var v []byte
-		if !r.tombstone {
-			v = []byte(r.value)
+	batch := recordstest.Batch(t, recordstest.N(len(recs), func(i int) recordstest.Record {
+		r := recordstest.Record{Timestamp: clk.Now().UnixMilli(), Key: []byte(recs[i].key)}
+		if !recs[i].tombstone {
+			r.Value = []byte(recs[i].value)
 		}
-		b.Add(clk.Now().UnixMilli(), []byte(r.key), v, nil)
-	}
-	batch, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
+		return r
+	}), recordstest.Compression(codec))
 	info, err := l.Append(batch, 0)
 	if err != nil {
 		t.Fatalf("append: %v", err)

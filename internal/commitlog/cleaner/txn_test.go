@@ -6,6 +6,7 @@ import (
 	"sluice/internal/clock"
 	"sluice/internal/commitlog"
 	"sluice/internal/records"
+	"sluice/internal/records/recordstest"
 )
 
 func TestAbortedTransactionDataDropsAndDoesNotShadowCommitted(t *testing.T) {
@@ -16,22 +17,17 @@ func TestAbortedTransactionDataDropsAndDoesNotShadowCommitted(t *testing.T) {
 	m := model{}
 	committed := kv{key: "a", value: "committed"}
 	m.apply(appendRecords(t, l, clk, records.NoCompression, committed), committed)
-	txn := records.BuilderOptions{ProducerID: 9, ProducerEpoch: 0, BaseSequence: 0, Transactional: true, LogAppendTimeMs: -1}
-	b := records.NewBuilder(txn)
-	b.Add(clk.Now().UnixMilli(), []byte("a"), []byte("aborted"), nil)
-	b.Add(clk.Now().UnixMilli(), []byte("b"), []byte("aborted"), nil)
-	batch, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
+	txn := []recordstest.Option{recordstest.Producer(9, 0, 0), recordstest.Transactional()}
+	now := clk.Now().UnixMilli()
+	batch := recordstest.Batch(t, []recordstest.Record{
+		{Timestamp: now, Key: []byte("a"), Value: []byte("aborted")},
+		{Timestamp: now, Key: []byte("b"), Value: []byte("aborted")},
+	}, txn...)
 	data, err := l.Append(batch, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	marker, err := records.BuildEndTxnMarker(txn, false, 0, clk.Now().UnixMilli())
-	if err != nil {
-		t.Fatal(err)
-	}
+	marker := recordstest.Marker(t, false, 0, clk.Now().UnixMilli(), txn...)
 	abort, err := l.AppendAsCoordinator(marker, 0)
 	if err != nil {
 		t.Fatal(err)
