@@ -11,6 +11,7 @@ import (
 
 	"go.etcd.io/raft/v3/raftpb"
 
+	"sluice/internal/clock"
 	"sluice/internal/vfs"
 )
 
@@ -113,6 +114,8 @@ type Options struct {
 	Snapshots *SnapshotOptions
 	// Logger receives the voter's and Raft's logs.
 	Logger *slog.Logger
+	// Clock drives the Driver's ticks; nil is the real clock.
+	Clock clock.Clock
 }
 
 func (o Options) timing() Timing {
@@ -122,6 +125,9 @@ func (o Options) timing() Timing {
 func (o Options) withDefaults() (Options, error) {
 	t := o.timing()
 	o.TickInterval, o.ElectionTimeout, o.FetchTimeout, o.ElectionBackoffMax = t.TickInterval, t.ElectionTimeout, t.FetchTimeout, t.ElectionBackoffMax
+	if o.Clock == nil {
+		o.Clock = clock.Real{}
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -161,6 +167,13 @@ type Status struct {
 	// Replicas is, on the leader only, each voter's replication progress
 	// (DescribeQuorum's voter states), in node id order.
 	Replicas []ReplicaProgress
+}
+
+// sameView reports whether two statuses agree on everything but the
+// leader's replica progress.
+func (s Status) sameView(o Status) bool {
+	return s.Leader == o.Leader && s.Epoch == o.Epoch && s.IsLeader == o.IsLeader && s.CommitOffset == o.CommitOffset &&
+		s.AppliedOffset == o.AppliedOffset && s.LogStartOffset == o.LogStartOffset
 }
 
 // ReplicaProgress is what the leader knows of one voter's log.
@@ -215,10 +228,10 @@ type Driver struct {
 	failure   atomic.Pointer[error]
 	// isReplayed is loop-only.
 	isReplayed bool
-	// committed is closed and replaced when the commit offset moves
-	// (CommitChanged); guarded by commitMu.
-	commitMu  sync.Mutex
-	committed chan struct{}
+	// changed is closed and replaced when the status changes
+	// (StatusChanged); guarded by changedMu.
+	changedMu sync.Mutex
+	changed   chan struct{}
 }
 
 // inboxSize bounds queued incoming messages; beyond it they are dropped,
@@ -237,7 +250,7 @@ func New(opts Options) (*Driver, error) {
 		opts: v.opts, log: v.log, voter: v,
 		recvc: make(chan *raftpb.Message, inboxSize), reportc: make(chan peerReport, inboxSize), propc: make(chan proposal),
 		stopc: make(chan struct{}), donec: make(chan struct{}), replayed: make(chan struct{}),
-		committed: make(chan struct{}),
+		changed: make(chan struct{}),
 	}
 	d.publishStatus()
 	return d, nil
@@ -274,12 +287,14 @@ func (d *Driver) Err() error {
 // (Err) stopped the voter. A driver never started is done after Stop.
 func (d *Driver) Done() <-chan struct{} { return d.donec }
 
-// CommitChanged returns a channel closed the next time the commit offset
-// moves, for waiters on new committed entries (who also watch Done).
-func (d *Driver) CommitChanged() <-chan struct{} {
-	d.commitMu.Lock()
-	defer d.commitMu.Unlock()
-	return d.committed
+// StatusChanged returns a channel closed the next time the status changes
+// (leader, epoch, commit, applied or log start offset), so waiters on new
+// committed entries or a leader change need not poll (they also watch
+// Done).
+func (d *Driver) StatusChanged() <-chan struct{} {
+	d.changedMu.Lock()
+	defer d.changedMu.Unlock()
+	return d.changed
 }
 
 // Replayed is closed once every entry committed before the start has been
@@ -369,7 +384,7 @@ func (d *Driver) stoppedErr() error {
 
 func (d *Driver) run() {
 	defer close(d.donec)
-	ticker := time.NewTicker(d.opts.TickInterval)
+	ticker := d.opts.Clock.NewTicker(d.opts.TickInterval)
 	defer ticker.Stop()
 	if len(d.opts.Voters) == 1 && d.opts.Voters[0] == d.opts.NodeID {
 		// A lone voter need not wait out an election timeout.
@@ -389,7 +404,7 @@ func (d *Driver) run() {
 		case <-d.stopc:
 			d.voter.FailPending(ErrStopped)
 			return
-		case <-ticker.C:
+		case <-ticker.C():
 			d.voter.Tick()
 		case m := <-d.recvc:
 			if err := d.voter.Step(m); err != nil {
@@ -416,11 +431,11 @@ func (d *Driver) run() {
 func (d *Driver) publishStatus() {
 	st := d.voter.Status()
 	prev := d.status.Swap(&st)
-	if prev == nil || prev.CommitOffset != st.CommitOffset || prev.LogStartOffset != st.LogStartOffset {
-		d.commitMu.Lock()
-		close(d.committed)
-		d.committed = make(chan struct{})
-		d.commitMu.Unlock()
+	if prev == nil || !prev.sameView(st) {
+		d.changedMu.Lock()
+		close(d.changed)
+		d.changed = make(chan struct{})
+		d.changedMu.Unlock()
 	}
 	if !d.isReplayed && d.voter.Replayed() {
 		d.isReplayed = true

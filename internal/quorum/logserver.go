@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"sluice/internal/clock"
 	"sluice/internal/kafka"
 )
 
@@ -28,13 +29,14 @@ type LogServer struct {
 	store     *LogEntryStore
 	snapshots *checkpointReader // nil without snapshots
 	clusterID string
+	clk       clock.Clock
 	log       *slog.Logger
 }
 
 // NewLogServer serves the log in store, which driver runs; snapshots may be
 // nil when the voter takes none.
 func NewLogServer(driver *Driver, store *LogEntryStore, snapshots *FileSnapshotStore, clusterID string, logger *slog.Logger) *LogServer {
-	s := &LogServer{driver: driver, store: store, clusterID: clusterID, log: logger}
+	s := &LogServer{driver: driver, store: store, clusterID: clusterID, clk: driver.opts.Clock, log: logger}
 	if snapshots != nil {
 		s.snapshots = &checkpointReader{store: snapshots}
 	}
@@ -71,17 +73,21 @@ func (s *LogServer) FetchMetadataLog(ctx context.Context, req *kmsg.FetchRequest
 }
 
 func (s *LogServer) fetchPartition(ctx context.Context, req *kmsg.FetchRequest, p kmsg.FetchRequestTopicPartition, rp *kmsg.FetchResponseTopicPartition) {
-	deadline := time.NewTimer(min(time.Duration(req.MaxWaitMillis)*time.Millisecond, observerMaxWait))
+	deadline := s.clk.NewTimer(min(time.Duration(req.MaxWaitMillis)*time.Millisecond, observerMaxWait))
 	defer deadline.Stop()
 	for {
-		changed := s.driver.CommitChanged()
+		changed := s.driver.StatusChanged()
 		st := s.driver.Status()
 		rp.CurrentLeader.LeaderID, rp.CurrentLeader.LeaderEpoch = st.Leader, int32(st.Epoch)
 		if !st.IsLeader {
 			rp.ErrorCode = kerr.NotLeaderForPartition.Code
 			return
 		}
-		hw, start := st.CommitOffset+1, s.store.LogStartOffset()
+		// The voter's log start (Status), not only the store's: a restart
+		// does not keep the store's, so entries a snapshot covers linger in
+		// its first segment, and an observer behind the snapshot must get
+		// the snapshot rather than those.
+		hw, start := st.CommitOffset+1, max(s.store.LogStartOffset(), st.LogStartOffset)
 		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = hw, hw, start
 		if p.FetchOffset < start {
 			if id, ok := s.latestSnapshotFrom(start); ok {
@@ -107,7 +113,7 @@ func (s *LogServer) fetchPartition(ctx context.Context, req *kmsg.FetchRequest, 
 		}
 		select {
 		case <-changed:
-		case <-deadline.C:
+		case <-deadline.C():
 			return
 		case <-ctx.Done():
 			return

@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.etcd.io/raft/v3/raftpb"
 
+	"sluice/internal/clock"
 	"sluice/internal/kafka"
 	"sluice/internal/records"
 	"sluice/internal/transport"
@@ -50,7 +51,9 @@ type ObserverOptions struct {
 	FetchTimeout time.Duration
 	// SnapshotChunk is the most one FetchSnapshot asks for (0: 1 MiB).
 	SnapshotChunk int32
-	Logger        *slog.Logger
+	// Clock drives the retry backoff; nil is the real clock.
+	Clock  clock.Clock
+	Logger *slog.Logger
 }
 
 // Observer runs the fetch loop; Start and Stop own its goroutine.
@@ -66,6 +69,8 @@ type Observer struct {
 	err      error // why the loop stopped (a bad entry), or nil
 	caughtUp chan struct{}
 	caught   bool
+	// changed is closed and replaced when Status changes.
+	changed chan struct{}
 
 	startOnce sync.Once
 	stopOnce  sync.Once
@@ -82,9 +87,12 @@ func NewObserver(opts ObserverOptions) *Observer {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
 	return &Observer{
 		opts: opts, log: opts.Logger.With("component", "metadata-observer"),
-		leader: -1, caughtUp: make(chan struct{}),
+		leader: -1, caughtUp: make(chan struct{}), changed: make(chan struct{}),
 		stopc: make(chan struct{}), donec: make(chan struct{}),
 	}
 }
@@ -94,6 +102,19 @@ func (o *Observer) Status() Status {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return Status{NodeID: o.opts.NodeID, Leader: o.leader, Epoch: o.epoch, CommitOffset: o.hw - 1, AppliedOffset: o.next - 1}
+}
+
+// StatusChanged returns a channel closed the next time Status changes.
+func (o *Observer) StatusChanged() <-chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.changed
+}
+
+// notifyLocked wakes StatusChanged's waiters; o.mu is held.
+func (o *Observer) notifyLocked() {
+	close(o.changed)
+	o.changed = make(chan struct{})
 }
 
 // Err is why the observer stopped, or nil.
@@ -140,7 +161,7 @@ func (o *Observer) run() {
 	}()
 	ids := slices.Sorted(maps.Keys(o.opts.Voters))
 	next := 0
-	backoff := time.NewTimer(0)
+	backoff := o.opts.Clock.NewTimer(0)
 	defer backoff.Stop()
 	for {
 		target := o.currentLeader()
@@ -168,7 +189,7 @@ func (o *Observer) run() {
 		select {
 		case <-ctx.Done():
 			return
-		case <-backoff.C:
+		case <-backoff.C():
 		}
 	}
 }
@@ -228,7 +249,10 @@ func (o *Observer) fetchOnce(ctx context.Context, target int32) error {
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.hw = rp.HighWatermark
+	if o.hw != rp.HighWatermark {
+		o.hw = rp.HighWatermark
+		o.notifyLocked()
+	}
 	if !o.caught && o.next >= rp.HighWatermark {
 		o.caught = true
 		close(o.caughtUp)
@@ -279,6 +303,7 @@ func (o *Observer) apply(batches []byte, hw int64) error {
 		}
 		o.mu.Lock()
 		o.next = h.BaseOffset + 1
+		o.notifyLocked()
 		o.mu.Unlock()
 		return nil
 	})
@@ -288,8 +313,28 @@ func (o *Observer) apply(batches []byte, hw int64) error {
 func (o *Observer) setLeader(id int32, epoch int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if id == o.leader && (id < 0 || epoch == o.epoch) {
+		return
+	}
 	o.leader = id
 	if id >= 0 {
 		o.epoch = epoch
 	}
+	o.notifyLocked()
 }
+
+// View is a node's view of the metadata quorum: a voter's Driver or a
+// dedicated broker's Observer.
+type View interface {
+	Status() Status
+	// StatusChanged is closed the next time Status changes.
+	StatusChanged() <-chan struct{}
+	// Done is closed once the view has stopped; Err says why.
+	Done() <-chan struct{}
+	Err() error
+}
+
+var (
+	_ View = (*Driver)(nil)
+	_ View = (*Observer)(nil)
+)

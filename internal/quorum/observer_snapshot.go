@@ -59,6 +59,7 @@ func (o *Observer) loadSnapshot(ctx context.Context, addr string, target int32, 
 	}
 	o.mu.Lock()
 	o.next = id.EndOffset
+	o.notifyLocked()
 	o.mu.Unlock()
 	return nil
 }
