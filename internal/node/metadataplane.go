@@ -93,6 +93,7 @@ func (n *Node) openVoter(m *metadataPlane, dir string) error {
 		NodeID:          n.cfg.NodeID(),
 		Voters:          voters,
 		ElectionTimeout: millis(int64(n.cfg.Int(config.ControllerQuorumElectionTimeoutMs))),
+		FetchTimeout:    millis(int64(n.cfg.Int(config.ControllerQuorumFetchTimeoutMs))),
 		FS:              n.fsys,
 		Dir:             dir,
 		Store:           m.store,
