@@ -3,7 +3,6 @@ package node
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -17,20 +16,33 @@ import (
 	"sluice/internal/api"
 	"sluice/internal/clock"
 	"sluice/internal/config"
-	"sluice/internal/controller"
 	"sluice/internal/kafka"
 	"sluice/internal/metadata"
 	"sluice/internal/quorum"
 	"sluice/internal/server"
+	"sluice/internal/testutil"
+	"sluice/internal/transport"
 	"sluice/internal/vfs"
 )
 
 const snapshotTestCluster = "snapshot-test-cluster"
 
-// newSnapshotVoter builds the parts of a voter that snapshots touch (loader,
-// observer tail, single-voter quorum with snapshots on) over the metadata
-// log in dir, as openQuorum does, and starts its quorum.
-func newSnapshotVoter(t *testing.T, dir string, between string) (*Node, func()) {
+// snapshotVoter is the part of a voter that snapshots touch: the metadata
+// plane (loader, metadata log, checkpoints, single-voter driver with the
+// node's snapshot options) and the log server observers fetch from.
+type snapshotVoter struct {
+	meta *metadataPlane
+	logs *quorum.LogServer
+}
+
+func (v *snapshotVoter) driver() *quorum.Driver { return v.meta.driver }
+
+func (v *snapshotVoter) image() *metadata.Image { return v.meta.loader.Image() }
+
+// newSnapshotVoter opens the metadata log in dir as openVoter does, with
+// snapshots every between bytes, starts its single-voter quorum and waits
+// until it leads; the returned stop is also a cleanup.
+func newSnapshotVoter(t *testing.T, dir string, between string) (*snapshotVoter, func()) {
 	t.Helper()
 	cfg, err := config.Parse("", map[string]string{"metadata.log.max.record.bytes.between.snapshots": between})
 	if err != nil {
@@ -38,66 +50,55 @@ func newSnapshotVoter(t *testing.T, dir string, between string) (*Node, func()) 
 	}
 	logger := slog.New(slog.DiscardHandler)
 	n := &Node{cfg: cfg, logger: logger, fsys: vfs.Default, clk: clock.Real{}, clusterID: snapshotTestCluster}
-	n.loader = metadata.NewLoader(logger)
-	n.tail = newCommittedTail(metadataTailBytes)
-	if n.store, err = quorum.OpenLogEntryStore(n.fsys, dir, n.clk, logger); err != nil {
+	m := &metadataPlane{loader: metadata.NewLoader(logger)}
+	if m.store, err = quorum.OpenLogEntryStore(n.fsys, dir, n.clk, logger); err != nil {
 		t.Fatal(err)
 	}
-	n.driver, err = quorum.New(quorum.Options{
-		NodeID: 0, Voters: []int32{0}, TickInterval: 10 * time.Millisecond, FS: n.fsys, Dir: dir, Store: n.store,
-		Apply: func(c quorum.Committed) error {
-			if err := n.loader.Apply(c.Offset, c.Epoch, c.Data); err != nil {
-				return err
-			}
-			return n.tail.add(c.Offset, c.Epoch, c.Data)
-		},
-		Snapshots: n.snapshotOptions(dir),
-		Logger:    logger,
+	m.snaps = quorum.NewFileSnapshotStore(n.fsys, dir, logger)
+	m.driver, err = quorum.New(quorum.Options{
+		NodeID: 0, Voters: []int32{0}, TickInterval: 10 * time.Millisecond, FS: n.fsys, Dir: dir, Store: m.store,
+		Apply: m.apply, Snapshots: n.snapshotOptions(m), Logger: logger, Clock: n.clk,
 	})
+	if err != nil {
+		_ = m.store.Close()
+		t.Fatal(err)
+	}
+	v := &snapshotVoter{meta: m, logs: quorum.NewLogServer(m.driver, m.store, m.snaps, snapshotTestCluster, logger)}
+	m.driver.Start()
+	stop := sync.OnceFunc(func() {
+		if err := m.stopQuorum(); err != nil {
+			t.Error(err)
+		}
+	})
+	t.Cleanup(stop)
+	testutil.Eventually(t, 5*time.Second, func() bool { return m.driver.Status().IsLeader }, "single voter leads")
+	return v, stop
+}
+
+// proposeTopics commits the bootstrap records (when first is 0) and count
+// topics of one partition each, one entry per topic, and waits until the
+// voter has published the status after the last (so any snapshot it took
+// is on disk).
+func proposeTopics(t *testing.T, v *snapshotVoter, first, count int) {
+	t.Helper()
+	last, err := commitTopics(v.driver(), first, count)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n.driver.Start()
-	stop := sync.OnceFunc(func() { stopSnapshotVoter(t, n) })
-	t.Cleanup(stop)
-	deadline := time.Now().Add(5 * time.Second)
-	for !n.driver.Status().IsLeader {
-		if time.Now().After(deadline) {
-			t.Fatal("single voter did not lead")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return n, stop
+	testutil.Eventually(t, 5*time.Second, func() bool { return v.driver().Status().AppliedOffset >= last },
+		"voter status shows offset %d applied", last)
 }
 
-func stopSnapshotVoter(t *testing.T, n *Node) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := n.driver.Stop(ctx); err != nil {
-		t.Error(err)
-	}
-	if err := n.store.Close(); err != nil {
-		t.Error(err)
-	}
-}
-
-// proposeTopics commits the bootstrap records (when first) and count
-// topics of one partition each, one entry per topic.
-func proposeTopics(t *testing.T, n *Node, first, count int) {
-	t.Helper()
-	if err := commitTopics(n, first, count); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func commitTopics(n *Node, first, count int) error {
+func commitTopics(d *quorum.Driver, first, count int) (int64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	last := int64(-1)
 	if first == 0 {
-		if _, err := n.driver.Propose(ctx, metadata.EncodeRecords(metadata.BootstrapRecords(snapshotTestCluster, 21))); err != nil {
-			return err
+		off, err := d.Propose(ctx, metadata.EncodeRecords(metadata.BootstrapRecords(snapshotTestCluster, 21)))
+		if err != nil {
+			return -1, err
 		}
+		last = off
 	}
 	for i := first; i < first+count; i++ {
 		id := kafka.UUID{0: byte(i >> 8), 1: byte(i), 15: 7}
@@ -105,31 +106,39 @@ func commitTopics(n *Node, first, count int) error {
 			&metadata.TopicRecord{Name: fmt.Sprintf("topic-%04d", i), TopicID: id},
 			&metadata.PartitionRecord{TopicID: id, Partition: 0, Replicas: []int32{0}, ISR: []int32{0}, Leader: 0},
 		}
-		if _, err := n.driver.Propose(ctx, metadata.EncodeRecords(recs)); err != nil {
-			return fmt.Errorf("topic %d: %w", i, err)
+		off, err := d.Propose(ctx, metadata.EncodeRecords(recs))
+		if err != nil {
+			return -1, fmt.Errorf("topic %d: %w", i, err)
 		}
+		last = off
 	}
-	return nil
+	return last, nil
 }
 
 // compactedVoter is a voter whose log has been compacted behind a snapshot.
-func compactedVoter(t *testing.T, dir string, topics int) (*Node, func()) {
+func compactedVoter(t *testing.T, dir string, topics int) (*snapshotVoter, func()) {
 	t.Helper()
-	n, stop := newSnapshotVoter(t, dir, "256")
-	proposeTopics(t, n, 0, topics)
-	if st := n.driver.Status(); st.LogStartOffset <= 0 {
-		t.Fatalf("log not compacted after %d topics with snapshots every 256 bytes: %+v", topics, st)
+	v, stop := newSnapshotVoter(t, dir, "256")
+	proposeTopics(t, v, 0, topics)
+	if st := v.driver().Status(); st.LogStartOffset <= 0 || v.meta.store.LogStartOffset() <= 0 {
+		t.Fatalf("log not compacted after %d topics with snapshots every 256 bytes: %+v, store start %d", topics, st, v.meta.store.LogStartOffset())
 	}
-	return n, stop
+	return v, stop
 }
 
-func TestMetadataFetchBelowLogStartAnswersSnapshotID(t *testing.T) {
-	n, _ := compactedVoter(t, filepath.Join(t.TempDir(), "__cluster_metadata-0"), 60)
-	latest, ok, err := n.snapshots.store.LatestID()
+func latestSnapshot(t *testing.T, v *snapshotVoter) quorum.SnapshotID {
+	t.Helper()
+	id, ok, err := v.meta.snaps.LatestID()
 	if err != nil || !ok {
 		t.Fatalf("no snapshot: %v", err)
 	}
-	resp, err := n.FetchMetadataLog(t.Context(), metadataFetch(0))
+	return id
+}
+
+func TestMetadataFetchBelowLogStartAnswersSnapshotID(t *testing.T) {
+	v, _ := compactedVoter(t, filepath.Join(t.TempDir(), "__cluster_metadata-0"), 60)
+	latest := latestSnapshot(t, v)
+	resp, err := v.logs.FetchMetadataLog(t.Context(), metadataFetch(0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +150,7 @@ func TestMetadataFetchBelowLogStartAnswersSnapshotID(t *testing.T) {
 		t.Fatalf("log start %d, want in (0, %d]", rp.LogStartOffset, latest.EndOffset)
 	}
 	// From the snapshot's end on the log is served.
-	resp, err = n.FetchMetadataLog(t.Context(), metadataFetch(latest.EndOffset))
+	resp, err = v.logs.FetchMetadataLog(t.Context(), metadataFetch(latest.EndOffset))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +164,7 @@ func metadataFetch(offset int64) *kmsg.FetchRequest {
 	req.Version = 16
 	req.MaxWaitMillis = 1
 	t := kmsg.NewFetchRequestTopic()
-	t.Topic, t.TopicID = controller.MetadataTopic, metadataTopicID
+	t.Topic, t.TopicID = quorum.MetadataTopic, kafka.MetadataTopicID()
 	p := kmsg.NewFetchRequestTopicPartition()
 	p.FetchOffset, p.PartitionMaxBytes = offset, 1<<20
 	t.Partitions = append(t.Partitions, p)
@@ -167,7 +176,7 @@ func snapshotFetch(id quorum.SnapshotID, position int64, maxBytes int32) *kmsg.F
 	req := kmsg.NewPtrFetchSnapshotRequest()
 	req.MaxBytes = maxBytes
 	t := kmsg.NewFetchSnapshotRequestTopic()
-	t.Topic = controller.MetadataTopic
+	t.Topic = quorum.MetadataTopic
 	p := kmsg.NewFetchSnapshotRequestTopicPartition()
 	p.CurrentLeaderEpoch = -1
 	p.SnapshotID.EndOffset, p.SnapshotID.Epoch, p.Position = id.EndOffset, id.Epoch, position
@@ -177,18 +186,15 @@ func snapshotFetch(id quorum.SnapshotID, position int64, maxBytes int32) *kmsg.F
 }
 
 func TestFetchSnapshotServesTheCheckpointInChunks(t *testing.T) {
-	n, _ := compactedVoter(t, filepath.Join(t.TempDir(), "__cluster_metadata-0"), 40)
-	id, _, err := n.snapshots.store.LatestID()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := n.snapshots.store.ReadCheckpoint(id)
+	v, _ := compactedVoter(t, filepath.Join(t.TempDir(), "__cluster_metadata-0"), 40)
+	id := latestSnapshot(t, v)
+	want, err := v.meta.snaps.ReadCheckpoint(id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []byte
 	for len(got) < len(want) {
-		resp, err := n.FetchSnapshot(t.Context(), snapshotFetch(id, int64(len(got)), 100))
+		resp, err := v.logs.FetchSnapshot(t.Context(), snapshotFetch(id, int64(len(got)), 100))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,7 +209,7 @@ func TestFetchSnapshotServesTheCheckpointInChunks(t *testing.T) {
 	}
 	partitionError := func(req *kmsg.FetchSnapshotRequest) int16 {
 		t.Helper()
-		resp, err := n.FetchSnapshot(t.Context(), req)
+		resp, err := v.logs.FetchSnapshot(t.Context(), req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -216,7 +222,7 @@ func TestFetchSnapshotServesTheCheckpointInChunks(t *testing.T) {
 	wrongCluster := snapshotFetch(id, 0, 100)
 	wrongCluster.ClusterID = &other
 	staleEpoch := snapshotFetch(id, 0, 100)
-	staleEpoch.Topics[0].Partitions[0].CurrentLeaderEpoch = int32(n.driver.Status().Epoch) - 1
+	staleEpoch.Topics[0].Partitions[0].CurrentLeaderEpoch = int32(v.driver().Status().Epoch) - 1
 	for name, c := range map[string]struct {
 		req  *kmsg.FetchSnapshotRequest
 		code int16
@@ -235,43 +241,44 @@ func TestFetchSnapshotServesTheCheckpointInChunks(t *testing.T) {
 
 func TestRestartedVoterLoadsSnapshotAndKeepsEveryTopic(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "__cluster_metadata-0")
-	n, stop := compactedVoter(t, dir, 50)
-	before := n.Image()
+	v, stop := compactedVoter(t, dir, 50)
+	before := v.image()
 	stop()
 
 	again, _ := newSnapshotVoter(t, dir, "256")
-	deadline := time.Now().Add(5 * time.Second)
-	for again.Image().Offset() < before.Offset() {
-		if time.Now().After(deadline) {
-			t.Fatalf("restarted voter at offset %d, want %d", again.Image().Offset(), before.Offset())
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if got, want := len(again.Image().TopicNames()), len(before.TopicNames()); got != want || got != 50 {
+	testutil.Eventually(t, 5*time.Second, func() bool { return again.image().Offset() >= before.Offset() },
+		"restarted voter reaches offset %d", before.Offset())
+	if got, want := len(again.image().TopicNames()), len(before.TopicNames()); got != want || got != 50 {
 		t.Fatalf("restarted voter has %d topics, had %d (want 50)", got, want)
 	}
-	// Observers are not served the compacted entries: the tail starts
-	// after the snapshot the restart loaded.
-	id, _, err := again.snapshots.store.LatestID()
+	// Observers are not served the compacted entries: the metadata log
+	// starts after the snapshot the restart loaded, and a fetch below it is
+	// answered with that snapshot.
+	id := latestSnapshot(t, again)
+	resp, err := again.logs.FetchMetadataLog(t.Context(), metadataFetch(0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if start := again.tail.startOffset(); start <= 0 || start > id.EndOffset {
-		t.Fatalf("observer tail starts at %d after a restart from snapshot %+v", start, id)
+	rp := resp.Topics[0].Partitions[0]
+	if rp.LogStartOffset <= 0 || rp.LogStartOffset > id.EndOffset {
+		t.Fatalf("metadata log starts at %d after a restart from snapshot %+v", rp.LogStartOffset, id)
+	}
+	if rp.ErrorCode != 0 || rp.SnapshotID.EndOffset != id.EndOffset || rp.SnapshotID.Epoch != id.Epoch || len(rp.RecordBatches) != 0 {
+		t.Fatalf("fetch at 0 after a restart: error %d snapshot %+v, %d bytes; want snapshot %+v, no records", rp.ErrorCode, rp.SnapshotID, len(rp.RecordBatches), id)
 	}
 	proposeTopics(t, again, 50, 1)
-	if _, ok := again.Image().Topic("topic-0050"); !ok {
+	if _, ok := again.image().Topic("topic-0050"); !ok {
 		t.Fatal("a topic created after the restart is missing")
 	}
 }
 
-// serveController serves n's controller API set (metadata Fetch and
-// FetchSnapshot) on a CONTROLLER listener of its own and returns its address.
-func serveController(t *testing.T, n *Node) string {
+// serveController serves v's log server (metadata Fetch and FetchSnapshot)
+// on a CONTROLLER listener of its own, as the node's controller registry
+// does, and returns its address.
+func serveController(t *testing.T, v *snapshotVoter) string {
 	t.Helper()
-	rel := api.WithFetchSnapshot(api.ControllerRelease())
-	reg, err := api.NewRegistry(api.Deps{Release: &rel, ClusterID: snapshotTestCluster},
-		append(api.ControllerHandlers(nil, n), api.FetchSnapshotHandler(n))...)
+	reg, err := api.NewRegistry(api.ControllerListenerRelease(), api.RegistryInfo{ClusterID: snapshotTestCluster},
+		api.ControllerHandlers(api.ControllerDeps{MetadataLog: v.logs}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,12 +299,10 @@ func serveController(t *testing.T, n *Node) string {
 	return srv.Addr("CONTROLLER").String()
 }
 
-// startObserver runs an observer of the controller at addr into a fresh
-// loader; restored receives the offset of every snapshot it restores.
-func startObserver(t *testing.T, addr string, chunk int32) (*metadataObserver, *metadata.Loader, <-chan int64) {
-	t.Helper()
-	restored := make(chan int64, 1024)
-	loader := metadata.NewLoader(slog.New(slog.DiscardHandler), func(d *metadata.Delta, im *metadata.Image) {
+// observerLoader is a fresh loader for an observer; restored receives the
+// offset of every snapshot it restores.
+func observerLoader(restored chan<- int64) *metadata.Loader {
+	return metadata.NewLoader(slog.New(slog.DiscardHandler), func(d *metadata.Delta, im *metadata.Image) {
 		if d.Base().Offset() < 0 && im.Offset() > 0 {
 			select {
 			case restored <- im.Offset():
@@ -305,24 +310,41 @@ func startObserver(t *testing.T, addr string, chunk int32) (*metadataObserver, *
 			}
 		}
 	})
-	obs := newMetadataObserver(9, map[int32]string{0: addr}, loader, time.Second, slog.New(slog.DiscardHandler))
-	obs.snapshotChunk = chunk
-	obs.start()
-	t.Cleanup(obs.stop)
-	return obs, loader, restored
+}
+
+// startObserver runs an observer of the controller at addr into loader,
+// over a pool of its own.
+func startObserver(t *testing.T, addr string, chunk int32, loader *metadata.Loader) *quorum.Observer {
+	t.Helper()
+	peers := transport.NewPool("snapshot-test-observer")
+	obs := quorum.NewObserver(quorum.ObserverOptions{
+		NodeID:        9,
+		Voters:        map[int32]string{0: addr},
+		Peers:         peers,
+		Apply:         func(c quorum.Committed) error { return loader.Apply(c.Offset, c.Epoch, c.Data) },
+		Restore:       loader.Restore,
+		FetchTimeout:  time.Second,
+		SnapshotChunk: chunk,
+		Logger:        slog.New(slog.DiscardHandler),
+	})
+	obs.Start()
+	t.Cleanup(func() {
+		obs.Stop()
+		peers.Close()
+	})
+	return obs
 }
 
 // awaitObserver waits until the observer's image is the voter's.
-func awaitObserver(t *testing.T, obs *metadataObserver, loader *metadata.Loader, n *Node, topics int) {
+func awaitObserver(t *testing.T, obs *quorum.Observer, loader *metadata.Loader, v *snapshotVoter, topics int) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for loader.Image().Offset() < n.Image().Offset() {
-		if time.Now().After(deadline) {
-			t.Fatalf("observer at %d, voter at %d (observer error %v)", loader.Image().Offset(), n.Image().Offset(), obs.Err())
+	testutil.EventuallyNoError(t, 15*time.Second, func() error {
+		if got, want := loader.Image().Offset(), v.image().Offset(); got < want {
+			return fmt.Errorf("observer at %d, voter at %d (observer error %v)", got, want, obs.Err())
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if got, want := loader.Image().TopicNames(), n.Image().TopicNames(); len(got) != topics || len(got) != len(want) {
+		return nil
+	}, "observer reaches the voter's offset")
+	if got, want := loader.Image().TopicNames(), v.image().TopicNames(); len(got) != topics || len(got) != len(want) {
 		t.Fatalf("observer has %d topics, voter %d (want %d)", len(got), len(want), topics)
 	}
 }
@@ -331,8 +353,10 @@ func awaitObserver(t *testing.T, obs *metadataObserver, loader *metadata.Loader,
 // against a voter whose log was compacted: it must pull the snapshot with
 // FetchSnapshot over a real CONTROLLER listener, then the entries after it.
 func TestObserverCatchesUpFromSnapshot(t *testing.T) {
-	n, _ := compactedVoter(t, filepath.Join(t.TempDir(), "__cluster_metadata-0"), 60)
-	obs, loader, restored := startObserver(t, serveController(t, n), snapshotChunkBytes)
+	v, _ := compactedVoter(t, filepath.Join(t.TempDir(), "__cluster_metadata-0"), 60)
+	restored := make(chan int64, 1024)
+	loader := observerLoader(restored)
+	obs := startObserver(t, serveController(t, v), 0, loader) // the default chunk
 	select {
 	case <-obs.CaughtUp():
 	case <-time.After(15 * time.Second):
@@ -340,41 +364,39 @@ func TestObserverCatchesUpFromSnapshot(t *testing.T) {
 	}
 	select {
 	case off := <-restored:
-		if off < n.driver.Status().LogStartOffset-1 {
-			t.Fatalf("restored at %d, below the log start %d", off, n.driver.Status().LogStartOffset)
+		if start := v.driver().Status().LogStartOffset; off < start-1 {
+			t.Fatalf("restored at %d, below the log start %d", off, start)
 		}
 	default:
 		t.Fatal("the observer caught up without restoring a snapshot")
 	}
 	// New entries after the snapshot arrive as entries.
-	proposeTopics(t, n, 60, 3)
-	awaitObserver(t, obs, loader, n, 63)
+	proposeTopics(t, v, 60, 3)
+	awaitObserver(t, obs, loader, v, 63)
 }
 
 // TestObserverFallenBehindRestoresAgain: an observer that already has an
 // image but stopped while the voter compacted past it must restore the
-// newer snapshot over its image and continue; a snapshot id the voter no
-// longer has is errSnapshotChanged, so the observer fetches again.
+// newer snapshot over its image and continue.
 func TestObserverFallenBehindRestoresAgain(t *testing.T) {
-	n, _ := compactedVoter(t, filepath.Join(t.TempDir(), "__cluster_metadata-0"), 40)
-	addr := serveController(t, n)
-	obs, loader, restored := startObserver(t, addr, 64)
-	awaitObserver(t, obs, loader, n, 40)
-	obs.stop()
+	v, _ := compactedVoter(t, filepath.Join(t.TempDir(), "__cluster_metadata-0"), 40)
+	addr := serveController(t, v)
+	restored := make(chan int64, 1024)
+	loader := observerLoader(restored)
+	obs := startObserver(t, addr, 64, loader)
+	awaitObserver(t, obs, loader, v, 40)
+	obs.Stop()
 	for len(restored) > 0 {
 		<-restored
 	}
 	behind := loader.Image().Offset()
 
-	proposeTopics(t, n, 40, 60)
-	if st := n.driver.Status(); st.LogStartOffset <= behind+1 {
-		t.Fatalf("log start %d not past the observer's offset %d", st.LogStartOffset, behind)
+	proposeTopics(t, v, 40, 60)
+	if start := v.driver().Status().LogStartOffset; start <= behind+1 {
+		t.Fatalf("log start %d not past the observer's offset %d", start, behind)
 	}
-	again := newMetadataObserver(9, map[int32]string{0: addr}, loader, time.Second, slog.New(slog.DiscardHandler))
-	again.snapshotChunk = 64
-	again.start()
-	t.Cleanup(again.stop)
-	awaitObserver(t, again, loader, n, 100)
+	again := startObserver(t, addr, 64, loader)
+	awaitObserver(t, again, loader, v, 100)
 	select {
 	case off := <-restored:
 		if off <= behind {
@@ -382,18 +404,5 @@ func TestObserverFallenBehindRestoresAgain(t *testing.T) {
 		}
 	default:
 		t.Fatal("the observer caught up from behind the log start without a snapshot")
-	}
-
-	latest, _, err := n.snapshots.store.LatestID()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl, err := again.client(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stale := quorum.SnapshotID{EndOffset: latest.EndOffset - 1, Epoch: latest.Epoch}
-	if err := again.loadSnapshot(t.Context(), cl, 0, stale); !errors.Is(err, errSnapshotChanged) {
-		t.Fatalf("pulling a replaced snapshot: %v, want errSnapshotChanged", err)
 	}
 }
