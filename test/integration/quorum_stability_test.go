@@ -52,10 +52,6 @@ const (
 // directories and files on every broker) must not hold up the Raft loop so
 // long that a follower loses its leader or the leader its quorum (issue 13).
 func TestQuorumStableUnderLargeCreateTopics(t *testing.T) {
-	t.Skip("issue 13: metadata subscribers still run on the Raft loop (node.onMetadata -> " +
-		"ReplicaManager.ApplyDelta creates the logs there); on 605b15a and 2b2b98c this failed 3 " +
-		"runs of 6: followers lost their leader for seconds, once the leader changed. Enable once " +
-		"images are delivered off the Raft loop.")
 	c := testcluster.StartProcesses(t, binaryPath, testcluster.Options{Nodes: 3, Overrides: map[string]string{
 		"controller.quorum.election.timeout.ms": "300",
 		"controller.quorum.fetch.timeout.ms":    "600",
