@@ -5,9 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"sluice/internal/commitlog/logdir"
 	"sluice/internal/config"
 	"sluice/internal/kafka"
-	"sluice/internal/node"
 	"sluice/internal/vfs"
 )
 
@@ -37,7 +37,7 @@ func newFormatCommand() *cobra.Command {
 			if cfg.IsSet(config.MetadataLogDir) {
 				dirs = append(dirs, cfg.String(config.MetadataLogDir))
 			}
-			if err := node.Format(vfs.Default, dirs, clusterID, cfg.NodeID(), ignoreFormatted); err != nil {
+			if err := logdir.Format(vfs.Default, dirs, clusterID, cfg.NodeID(), ignoreFormatted); err != nil {
 				return err
 			}
 			for _, d := range dirs {

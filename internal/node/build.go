@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"sluice/internal/broker"
+	"sluice/internal/commitlog/logdir"
 	"sluice/internal/config"
 	"sluice/internal/controller"
 	"sluice/internal/controller/quorumctl"
@@ -17,12 +18,12 @@ import (
 // data plane, the listeners and the console.
 func (n *Node) build() error {
 	metaDir := metadataLogDir(n.cfg)
-	dirs := allDirs(n.cfg.LogDirs(), metaDir)
+	dirs := logdir.AllDirs(n.cfg.LogDirs(), metaDir)
 	var err error
-	if n.locks, err = lockDirs(dirs); err != nil {
+	if n.locks, err = logdir.Lock(dirs); err != nil {
 		return err
 	}
-	if n.clusterID, err = ensureFormatted(n.fsys, dirs, n.cfg.NodeID(), n.cfg.SingleNode()); err != nil {
+	if n.clusterID, err = logdir.EnsureFormatted(n.fsys, dirs, n.cfg.NodeID(), n.cfg.SingleNode()); err != nil {
 		return err
 	}
 	if n.storage, err = n.newStorage(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"sluice/internal/broker"
+	"sluice/internal/commitlog/logdir"
 	"sluice/internal/commitlog/metafile"
 	"sluice/internal/config"
 	"sluice/internal/vfs"
@@ -60,25 +61,25 @@ func TestNewFormatsLocksAndCloses(t *testing.T) {
 
 func TestNewRefusesForeignDirs(t *testing.T) {
 	dir := t.TempDir()
-	if err := Format(vfs.Default, []string{dir}, "AAAAAAAAAAAAAAAAAAAAAQ", 2, false); err != nil {
+	if err := logdir.Format(vfs.Default, []string{dir}, "AAAAAAAAAAAAAAAAAAAAAQ", 2, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := New(testConfig(t, dir, nil), nil, nil); err == nil || !strings.Contains(err.Error(), "node id 2 does not match node.id 1") {
 		t.Fatalf("another node's dir: %v", err)
 	}
-	if err := Format(vfs.Default, []string{dir}, "AAAAAAAAAAAAAAAAAAAAAQ", 1, false); err == nil {
+	if err := logdir.Format(vfs.Default, []string{dir}, "AAAAAAAAAAAAAAAAAAAAAQ", 1, false); err == nil {
 		t.Fatal("formatting a formatted dir succeeded")
 	}
-	if err := Format(vfs.Default, []string{t.TempDir()}, "not-a-uuid", 1, false); err == nil {
+	if err := logdir.Format(vfs.Default, []string{t.TempDir()}, "not-a-uuid", 1, false); err == nil {
 		t.Fatal("a malformed cluster id was accepted")
 	}
 
 	// Two dirs of different clusters.
 	a, b := t.TempDir(), t.TempDir()
-	if err := Format(vfs.Default, []string{a}, "AAAAAAAAAAAAAAAAAAAAAQ", 1, false); err != nil {
+	if err := logdir.Format(vfs.Default, []string{a}, "AAAAAAAAAAAAAAAAAAAAAQ", 1, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := Format(vfs.Default, []string{b}, "AAAAAAAAAAAAAAAAAAAAAg", 1, false); err != nil {
+	if err := logdir.Format(vfs.Default, []string{b}, "AAAAAAAAAAAAAAAAAAAAAg", 1, false); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := New(testConfig(t, a, map[string]string{"log.dirs": a + "," + b}), nil, nil); err == nil || !strings.Contains(err.Error(), "does not match") {

@@ -19,6 +19,7 @@ import (
 
 	"sluice/internal/broker"
 	"sluice/internal/clock"
+	"sluice/internal/commitlog/logdir"
 	"sluice/internal/config"
 	"sluice/internal/console"
 	"sluice/internal/controller/quorumctl"
@@ -42,7 +43,7 @@ type Node struct {
 	clk       clock.Clock
 	clusterID string
 
-	locks   *dirLocks
+	locks   *logdir.Locks
 	storage *storage
 	meta    *metadataPlane
 	// ctrl runs controller operations on a voter (nil on a dedicated
@@ -209,7 +210,7 @@ func (n *Node) close() error {
 	}
 	add("stop console", n.stopConsole())
 	if n.locks != nil {
-		n.locks.release()
+		n.locks.Release()
 	}
 	return errors.Join(errs...)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"sluice/internal/commitlog/logdir"
 	"sluice/internal/config"
 	"sluice/internal/kafka"
 	"sluice/internal/quorum"
@@ -38,7 +39,7 @@ func freePorts(t *testing.T, n int) []int {
 func controllerNode(t *testing.T, id int32, port int, voters, clusterID string) *Node {
 	t.Helper()
 	dir := t.TempDir()
-	if err := Format(vfs.Default, []string{dir}, clusterID, id, false); err != nil {
+	if err := logdir.Format(vfs.Default, []string{dir}, clusterID, id, false); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := config.Parse("", map[string]string{

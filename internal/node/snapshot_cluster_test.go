@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"sluice/internal/commitlog/logdir"
 	"sluice/internal/config"
 	"sluice/internal/kafka"
 	"sluice/internal/metadata"
@@ -235,7 +236,7 @@ func startSnapshotCluster(t *testing.T, controllers, brokers int, overrides map[
 func (c *snapshotCluster) format(t *testing.T, i int) {
 	t.Helper()
 	m := c.nodes[i]
-	if err := Format(vfs.Default, []string{m.dir}, c.clusterID, m.id, false); err != nil {
+	if err := logdir.Format(vfs.Default, []string{m.dir}, c.clusterID, m.id, false); err != nil {
 		t.Fatal(err)
 	}
 }

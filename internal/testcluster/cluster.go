@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"sluice/internal/commitlog/logdir"
 	"sluice/internal/config"
 	"sluice/internal/kafka"
 	"sluice/internal/node"
@@ -95,7 +96,7 @@ func NewLayout(dir string, opts Options) (*Layout, error) {
 			ControllerAddr: fmt.Sprintf("127.0.0.1:%d", ports[2*i+1]),
 			LogDir:         filepath.Join(dir, fmt.Sprintf("node-%d", i+1)),
 		}
-		if err := node.Format(vfs.Default, []string{nl.LogDir}, l.ClusterID, nl.ID, false); err != nil {
+		if err := logdir.Format(vfs.Default, []string{nl.LogDir}, l.ClusterID, nl.ID, false); err != nil {
 			return nil, fmt.Errorf("format node %d: %w", nl.ID, err)
 		}
 		l.Nodes = append(l.Nodes, nl)

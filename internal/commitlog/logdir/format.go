@@ -1,4 +1,8 @@
-package node
+// Package logdir prepares a node's log directories: it formats them
+// (meta.properties, as kafka-storage format does), checks at start-up that
+// they belong to one cluster and node, and locks them so two processes
+// never run on one directory (Kafka's LogManager does both).
+package logdir
 
 import (
 	"errors"
@@ -56,13 +60,13 @@ func writeMetaProperties(fsys vfs.FS, dir, clusterID string, nodeID int32) error
 	return nil
 }
 
-// ensureFormatted checks the directories' meta.properties at start-up and
+// EnsureFormatted checks the directories' meta.properties at start-up and
 // returns the cluster id they agree on. Directories of another cluster or
 // node are refused. Unformatted directories are formatted with the cluster's
 // id; when none is formatted, autoFormat (a single-voter combined node)
 // formats them all with a new cluster id, otherwise start-up stops and asks
 // for `sluice storage format`, as Kafka does.
-func ensureFormatted(fsys vfs.FS, dirs []string, nodeID int32, autoFormat bool) (string, error) {
+func EnsureFormatted(fsys vfs.FS, dirs []string, nodeID int32, autoFormat bool) (string, error) {
 	clusterID := ""
 	var unformatted []string
 	for _, dir := range dirs {
@@ -104,8 +108,8 @@ func ensureFormatted(fsys vfs.FS, dirs []string, nodeID int32, autoFormat bool) 
 	return clusterID, nil
 }
 
-// allDirs is log.dirs plus the metadata log dir when it is separate.
-func allDirs(logDirs []string, metadataDir string) []string {
+// AllDirs is log.dirs plus the metadata log dir when it is separate.
+func AllDirs(logDirs []string, metadataDir string) []string {
 	out := slices.Clone(logDirs)
 	if !slices.Contains(out, metadataDir) {
 		out = append(out, metadataDir)

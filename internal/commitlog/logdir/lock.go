@@ -1,4 +1,4 @@
-package node
+package logdir
 
 import (
 	"errors"
@@ -12,28 +12,30 @@ import (
 // never run on one directory.
 const lockFileName = ".lock"
 
-// dirLocks holds an exclusive flock on each log dir's .lock file. The lock
+// Locks holds an exclusive flock on each log dir's .lock file. The lock
 // is an operating-system resource, not storage data, so it bypasses vfs.
-type dirLocks struct {
+type Locks struct {
 	files []*os.File
 }
 
-func lockDirs(dirs []string) (*dirLocks, error) {
-	l := &dirLocks{}
+// Lock takes an exclusive flock on each directory's .lock file, creating
+// the directory when missing.
+func Lock(dirs []string) (*Locks, error) {
+	l := &Locks{}
 	for _, dir := range dirs {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			l.release()
+			l.Release()
 			return nil, fmt.Errorf("create log dir %s: %w", dir, err)
 		}
 		path := filepath.Join(dir, lockFileName)
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 		if err != nil {
-			l.release()
+			l.Release()
 			return nil, fmt.Errorf("open %s: %w", path, err)
 		}
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 			f.Close()
-			l.release()
+			l.Release()
 			if errors.Is(err, syscall.EWOULDBLOCK) {
 				return nil, fmt.Errorf("log dir %s is in use by another process (%s is locked)", dir, path)
 			}
@@ -44,7 +46,8 @@ func lockDirs(dirs []string) (*dirLocks, error) {
 	return l, nil
 }
 
-func (l *dirLocks) release() {
+// Release drops every lock.
+func (l *Locks) Release() {
 	for _, f := range l.files {
 		f.Close() // closing the descriptor drops the flock
 	}
