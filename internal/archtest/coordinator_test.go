@@ -1,11 +1,9 @@
 package archtest
 
 import (
-	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -63,57 +61,6 @@ func TestCoordinatorLayers(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestGroupStateMachineIsPure: the classic group state machine starts no
-// goroutine, reads no clock and does no I/O; the runtime drives it.
-func TestGroupStateMachineIsPure(t *testing.T) {
-	dir := filepath.Join("..", "coordinator", "group")
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	forbidden := []string{"os", "net", "sync", "sync/atomic", "log/slog", "sluice/internal/clock", "sluice/internal/vfs"}
-	timeFuncs := []string{"Now", "Since", "Until", "Sleep", "After", "AfterFunc", "NewTimer", "NewTicker", "Tick"}
-	fset := token.NewFileSet()
-	checked := 0
-	for _, p := range files {
-		if strings.HasSuffix(p, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, p, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checked++
-		timeName := ""
-		for _, imp := range f.Imports {
-			ip, _ := strconv.Unquote(imp.Path.Value)
-			if slices.Contains(forbidden, ip) || strings.HasPrefix(ip, "sluice/internal/coordinator/") {
-				t.Errorf("%s imports %s", p, ip)
-			}
-			if ip == "time" {
-				timeName = path.Base(ip)
-				if imp.Name != nil {
-					timeName = imp.Name.Name
-				}
-			}
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.GoStmt:
-				t.Errorf("%s: go statement", fset.Position(n.Pos()))
-			case *ast.SelectorExpr:
-				if id, ok := n.X.(*ast.Ident); ok && timeName != "" && id.Name == timeName && slices.Contains(timeFuncs, n.Sel.Name) {
-					t.Errorf("%s: time.%s (the caller passes the time in)", fset.Position(n.Pos()), n.Sel.Name)
-				}
-			}
-			return true
-		})
-	}
-	if checked == 0 {
-		t.Fatalf("no Go files in %s", dir)
 	}
 }
 
