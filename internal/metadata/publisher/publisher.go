@@ -65,9 +65,14 @@ func New(logger *slog.Logger, subs ...Subscriber) *Publisher {
 }
 
 // Enqueue is the Loader's subscriber: it queues the image and returns at
-// once. Before Start it drops the image: Start delivers the whole current
-// image first.
+// once. Before Start it drops the image (Start delivers the whole current
+// image first), and after Stop too.
 func (p *Publisher) Enqueue(delta *metadata.Delta, image *metadata.Image) {
+	select {
+	case <-p.stopc:
+		return
+	default:
+	}
 	p.mu.Lock()
 	if !p.started {
 		p.mu.Unlock()
