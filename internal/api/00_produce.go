@@ -49,15 +49,10 @@ const produceMinServedVersion = 3
 // adminClientID may write to internal topics, as in Kafka.
 const adminClientID = "__admin_client"
 
-func newProduceHandler(_ *Registry, deps Deps) (Handler, bool) {
-	if deps.DataPlane == nil || deps.DataPlane.Partitions == nil {
-		return Handler{}, false
-	}
-	dp := deps.DataPlane.Partitions
-	var images imageSource
-	if deps.ControlPlane != nil {
-		images = deps.ControlPlane
-	}
+// newProduceHandler serves Produce on d's partitions; leaders (nil: none)
+// names current leaders in KIP-951 answers.
+func newProduceHandler(d *DataPlaneDeps, leaders MetadataView) Handler {
+	dp := d.Partitions
 	return Handler{
 		Key:        0,
 		MinVersion: 0,
@@ -72,12 +67,12 @@ func newProduceHandler(_ *Registry, deps Deps) (Handler, bool) {
 			}
 			resp := handleProduce(ctx, dp, body, req.Header.ClientIDString())
 			if out, ok := resp.Body().(*kmsg.ProduceResponse); ok {
-				leaders := newCurrentLeaders(images, req.Conn.Listener)
+				leaders := newCurrentLeaders(leaders, req.Conn.Listener)
 				addProduceCurrentLeaders(out, &leaders)
 			}
 			return resp
 		},
-	}, true
+	}
 }
 
 // producePartitionRef remembers where a partition's answer goes.

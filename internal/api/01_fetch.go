@@ -34,6 +34,13 @@ package api
 // lists the node_endpoints of the leaders so named that are live on the
 // request's listener (current_leader.go), ordered by node id. Partitions
 // refused before reading (unknown topic id) carry neither, as in Kafka.
+//
+// On a CONTROLLER listener Fetch serves only the metadata log
+// (newMetadataLogFetchHandler, versions 4-16): observers pull
+// __cluster_metadata-0 from the active controller, committed entries only
+// (others answer NOT_LEADER_OR_FOLLOWER with the leader they know); any
+// other partition is UNKNOWN_TOPIC_OR_PARTITION. Sessions (KIP-227) are not
+// kept there: every fetch is a full one.
 
 import (
 	"context"
@@ -53,24 +60,19 @@ const defaultFetchMaxBytes = 55 << 20
 
 type fetchHandler struct {
 	dp       DataPlane
-	images   imageSource
+	leaders  MetadataView
 	sessions *fetchSessionCache
 	maxBytes int32
 }
 
-func newFetchHandler(_ *Registry, deps Deps) (Handler, bool) {
-	if deps.DataPlane == nil || deps.DataPlane.Partitions == nil {
-		return Handler{}, false
-	}
-	d := deps.DataPlane
+// newFetchHandler serves Fetch on d's partitions; leaders (nil: none) names
+// current leaders in KIP-951 answers.
+func newFetchHandler(d *DataPlaneDeps, leaders MetadataView) Handler {
 	maxBytes := d.FetchMaxBytes
 	if maxBytes <= 0 {
 		maxBytes = defaultFetchMaxBytes
 	}
-	h := &fetchHandler{dp: d.Partitions, sessions: newFetchSessionCache(d.FetchSessionCacheSlots, d.FetchSessionEviction, d.clock()), maxBytes: maxBytes}
-	if deps.ControlPlane != nil {
-		h.images = deps.ControlPlane
-	}
+	h := &fetchHandler{dp: d.Partitions, leaders: leaders, sessions: newFetchSessionCache(d.FetchSessionCacheSlots, d.FetchSessionEviction, d.clock()), maxBytes: maxBytes}
 	return Handler{
 		Key:        1,
 		MinVersion: fetchwire.MinVersion,
@@ -82,7 +84,27 @@ func newFetchHandler(_ *Registry, deps Deps) (Handler, bool) {
 			}
 			return h.handle(ctx, body, req.Conn.Listener)
 		},
-	}, true
+	}
+}
+
+// newMetadataLogFetchHandler serves Fetch on CONTROLLER listeners, where
+// the only partition is the metadata log.
+func newMetadataLogFetchHandler(logs MetadataLogServer) Handler {
+	return Handler{
+		Key:        1,
+		MinVersion: 4,
+		MaxVersion: 16,
+		Handle: func(ctx context.Context, req *Request) Response {
+			body := req.Body.(*kmsg.FetchRequest)
+			resp, err := logs.FetchMetadataLog(ctx, body)
+			if err != nil {
+				resp = kmsg.NewPtrFetchResponse()
+				resp.ErrorCode = ControllerErrorCode(err)
+			}
+			resp.SetVersion(body.Version)
+			return Reply(resp)
+		},
+	}
 }
 
 func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest, listener string) Response {
@@ -149,7 +171,7 @@ func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest, liste
 
 	answers := make([]fetchwire.Partition, len(fc.parts))
 	outcomes := make([]partitionOutcome, len(fc.parts))
-	leaders := newCurrentLeaders(h.images, listener)
+	leaders := newCurrentLeaders(h.leaders, listener)
 	for i, sp := range fc.parts {
 		answers[i], outcomes[i] = h.partitionAnswer(sp, fetchAt[i], results, req.IsolationLevel, usesTopicIDs)
 		if req.Version >= 16 && fetchAt[i] >= 0 && tellsCurrentLeader(answers[i].ErrorCode) {

@@ -32,11 +32,7 @@ import (
 // consumerReplicaID is the replica id of client requests.
 const consumerReplicaID int32 = -1
 
-func newListOffsetsHandler(_ *Registry, deps Deps) (Handler, bool) {
-	if deps.DataPlane == nil || deps.DataPlane.Partitions == nil {
-		return Handler{}, false
-	}
-	dp := deps.DataPlane.Partitions
+func newListOffsetsHandler(dp DataPlane) Handler {
 	return Handler{
 		Key:        2,
 		MinVersion: 1,
@@ -48,7 +44,7 @@ func newListOffsetsHandler(_ *Registry, deps Deps) (Handler, bool) {
 			}
 			return Reply(handleListOffsets(dp, body))
 		},
-	}, true
+	}
 }
 
 func handleListOffsets(dp DataPlane, req *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse {

@@ -42,11 +42,7 @@ const (
 	allClusterOperations int32 = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12 | 1<<13 | 1<<14
 )
 
-func newMetadataHandler(_ *Registry, deps Deps) (Handler, bool) {
-	if deps.ControlPlane == nil {
-		return Handler{}, false
-	}
-	cp := deps.ControlPlane
+func newMetadataHandler(cfg *config.Config, view MetadataView, admin AdminController) Handler {
 	return Handler{
 		Key:        3,
 		MinVersion: 0,
@@ -56,26 +52,26 @@ func newMetadataHandler(_ *Registry, deps Deps) (Handler, bool) {
 			if !ok {
 				return Reply(kmsg.NewPtrMetadataResponse())
 			}
-			return Reply(metadataResponse(ctx, cp, req.Conn.Listener, body))
+			return Reply(metadataResponse(ctx, cfg, view, admin, req.Conn.Listener, body))
 		},
-	}, true
+	}
 }
 
-func metadataResponse(ctx context.Context, cp ControlPlane, listener string, req *kmsg.MetadataRequest) *kmsg.MetadataResponse {
+func metadataResponse(ctx context.Context, cfg *config.Config, view MetadataView, admin AdminController, listener string, req *kmsg.MetadataRequest) *kmsg.MetadataResponse {
 	resp := kmsg.NewPtrMetadataResponse()
 	resp.SetVersion(req.Version)
 	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
-	autoCreate := cp.Config().Bool(config.AutoCreateTopicsEnable) && !allTopics &&
+	autoCreate := cfg.Bool(config.AutoCreateTopicsEnable) && !allTopics &&
 		(req.Version < 4 || req.AllowAutoTopicCreation)
 
 	var created []string
 	if autoCreate {
-		created = autoCreateTopics(ctx, cp, req.Topics)
+		created = autoCreateTopics(ctx, view.Image(), admin, req.Topics)
 	}
-	im := cp.Image()
+	im := view.Image()
 	clusterID := im.ClusterID()
 	resp.ClusterID = &clusterID
-	resp.ControllerID = liveControllerID(im, cp.NodeID())
+	resp.ControllerID = liveControllerID(im, cfg.NodeID())
 	if req.Version >= 8 && req.Version <= 10 && req.IncludeClusterAuthorizedOperations {
 		resp.AuthorizedOperations = allClusterOperations
 	}
@@ -214,8 +210,7 @@ func liveControllerID(im *metadata.Image, self int32) int32 {
 // autoCreateTopics creates the requested topics that do not exist, have a
 // valid name and are not internal, with the broker's defaults, and returns
 // the names created.
-func autoCreateTopics(ctx context.Context, cp ControlPlane, topics []kmsg.MetadataRequestTopic) []string {
-	im := cp.Image()
+func autoCreateTopics(ctx context.Context, im *metadata.Image, admin AdminController, topics []kmsg.MetadataRequestTopic) []string {
 	create := kmsg.NewPtrCreateTopicsRequest()
 	create.Version = 7
 	for _, rt := range topics {
@@ -236,7 +231,7 @@ func autoCreateTopics(ctx context.Context, cp ControlPlane, topics []kmsg.Metada
 	if len(create.Topics) == 0 {
 		return nil
 	}
-	resp, err := cp.CreateTopics(ctx, create)
+	resp, err := admin.CreateTopics(ctx, create)
 	if err != nil {
 		return nil
 	}

@@ -21,17 +21,13 @@ import (
 	"sluice/internal/kafka"
 )
 
-func newOffsetCommitHandler(_ *Registry, deps Deps) (Handler, bool) {
-	gd, ok := groupDeps(deps)
-	if !ok {
-		return Handler{}, false
-	}
+func newOffsetCommitHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 8, MinVersion: 2, MaxVersion: 10,
 		Handle: func(ctx context.Context, req *Request) Response {
 			return Reply(offsetCommit(ctx, gd, req.Body.(*kmsg.OffsetCommitRequest)))
 		},
-	}, true
+	}
 }
 
 func offsetCommit(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {

@@ -24,17 +24,13 @@ import (
 	"sluice/internal/metadata"
 )
 
-func newOffsetFetchHandler(_ *Registry, deps Deps) (Handler, bool) {
-	gd, ok := groupDeps(deps)
-	if !ok {
-		return Handler{}, false
-	}
+func newOffsetFetchHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 9, MinVersion: 1, MaxVersion: 10,
 		Handle: func(ctx context.Context, req *Request) Response {
 			return Reply(offsetFetch(ctx, gd, req.Body.(*kmsg.OffsetFetchRequest)))
 		},
-	}, true
+	}
 }
 
 // fetchTopic is one requested topic: its name (empty for an unknown id)

@@ -30,11 +30,7 @@ const (
 // transactionsUnsupported is the message a transactional producer sees.
 const transactionsUnsupported = "Sluice does not serve transactions yet: transactional.id is not supported (see docs/compatibility.md)"
 
-func newFindCoordinatorHandler(_ *Registry, deps Deps) (Handler, bool) {
-	gd, ok := groupDeps(deps)
-	if !ok {
-		return Handler{}, false
-	}
+func newFindCoordinatorHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 10, MinVersion: 0, MaxVersion: 6,
 		Handle: func(ctx context.Context, req *Request) Response {
@@ -45,7 +41,7 @@ func newFindCoordinatorHandler(_ *Registry, deps Deps) (Handler, bool) {
 			}
 			return Reply(findCoordinator(ctx, gd.Coordinator, listener, body))
 		},
-	}, true
+	}
 }
 
 func findCoordinator(ctx context.Context, gp GroupPlane, listener string, req *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {

@@ -17,18 +17,14 @@ import (
 	"sluice/internal/coordinator/group"
 )
 
-func newJoinGroupHandler(_ *Registry, deps Deps) (Handler, bool) {
-	gd, ok := groupDeps(deps)
-	if !ok {
-		return Handler{}, false
-	}
+func newJoinGroupHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 11, MinVersion: 0, MaxVersion: 9,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.JoinGroupRequest)
 			return Reply(joinGroup(ctx, gd.Coordinator, req, body))
 		},
-	}, true
+	}
 }
 
 func joinGroup(ctx context.Context, gp GroupPlane, r *Request, req *kmsg.JoinGroupRequest) *kmsg.JoinGroupResponse {

@@ -10,11 +10,7 @@ import (
 	"sluice/internal/coordinator/group"
 )
 
-func newHeartbeatHandler(_ *Registry, deps Deps) (Handler, bool) {
-	gd, ok := groupDeps(deps)
-	if !ok {
-		return Handler{}, false
-	}
+func newHeartbeatHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 12, MinVersion: 0, MaxVersion: 4,
 		Handle: func(ctx context.Context, req *Request) Response {
@@ -26,5 +22,5 @@ func newHeartbeatHandler(_ *Registry, deps Deps) (Handler, bool) {
 			})
 			return Reply(resp)
 		},
-	}, true
+	}
 }

@@ -15,17 +15,13 @@ import (
 	"sluice/internal/coordinator/group"
 )
 
-func newLeaveGroupHandler(_ *Registry, deps Deps) (Handler, bool) {
-	gd, ok := groupDeps(deps)
-	if !ok {
-		return Handler{}, false
-	}
+func newLeaveGroupHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 13, MinVersion: 0, MaxVersion: 5,
 		Handle: func(ctx context.Context, req *Request) Response {
 			return Reply(leaveGroup(ctx, gd.Coordinator, req.Body.(*kmsg.LeaveGroupRequest)))
 		},
-	}, true
+	}
 }
 
 func leaveGroup(ctx context.Context, gp GroupPlane, req *kmsg.LeaveGroupRequest) *kmsg.LeaveGroupResponse {

@@ -14,17 +14,13 @@ import (
 	"sluice/internal/coordinator/group"
 )
 
-func newSyncGroupHandler(_ *Registry, deps Deps) (Handler, bool) {
-	gd, ok := groupDeps(deps)
-	if !ok {
-		return Handler{}, false
-	}
+func newSyncGroupHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 14, MinVersion: 0, MaxVersion: 5,
 		Handle: func(ctx context.Context, req *Request) Response {
 			return Reply(syncGroup(ctx, gd.Coordinator, req.Body.(*kmsg.SyncGroupRequest)))
 		},
-	}, true
+	}
 }
 
 func syncGroup(ctx context.Context, gp GroupPlane, req *kmsg.SyncGroupRequest) *kmsg.SyncGroupResponse {

@@ -17,17 +17,13 @@ import (
 	"sluice/internal/coordinator/group"
 )
 
-func newDescribeGroupsHandler(_ *Registry, deps Deps) (Handler, bool) {
-	gd, ok := groupDeps(deps)
-	if !ok {
-		return Handler{}, false
-	}
+func newDescribeGroupsHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 15, MinVersion: 0, MaxVersion: 6,
 		Handle: func(ctx context.Context, req *Request) Response {
 			return Reply(describeGroups(ctx, gd.Coordinator, req.Body.(*kmsg.DescribeGroupsRequest)))
 		},
-	}, true
+	}
 }
 
 func describeGroups(ctx context.Context, gp GroupPlane, req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {

@@ -15,17 +15,13 @@ import (
 
 const classicGroupType = "classic"
 
-func newListGroupsHandler(_ *Registry, deps Deps) (Handler, bool) {
-	gd, ok := groupDeps(deps)
-	if !ok {
-		return Handler{}, false
-	}
+func newListGroupsHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 16, MinVersion: 0, MaxVersion: 5,
 		Handle: func(ctx context.Context, req *Request) Response {
 			return Reply(listGroups(ctx, gd.Coordinator, req.Body.(*kmsg.ListGroupsRequest)))
 		},
-	}, true
+	}
 }
 
 func listGroups(ctx context.Context, gp GroupPlane, req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {

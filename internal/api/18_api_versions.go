@@ -14,9 +14,9 @@ package api
 // always v0 (protocol.ResponseHeaderFlexible).
 //
 // Deviations: ThrottleMillis is always 0 (no quotas yet). Without a
-// FeatureSource in Deps no finalized features are reported and the epoch is
-// -1 (unknown); without a ClusterID in Deps a v5 client's identity claim is
-// not checked. Kafka always knows both.
+// FeatureSource in RegistryInfo no finalized features are reported and the
+// epoch is -1 (unknown); without a ClusterID there a v5 client's identity
+// claim is not checked. Kafka always knows both.
 
 import (
 	"context"
@@ -30,7 +30,9 @@ import (
 // name and version (ApiVersionsRequest.isValid).
 var clientSoftwarePattern = regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$`)
 
-func newApiVersionsHandler(r *Registry, _ Deps) (Handler, bool) {
+// newApiVersionsHandler is added by NewRegistry to every registry: it
+// answers from r's vector and identity.
+func newApiVersionsHandler(r *Registry) Handler {
 	return Handler{
 		Key:        18,
 		MinVersion: 0,
@@ -38,7 +40,7 @@ func newApiVersionsHandler(r *Registry, _ Deps) (Handler, bool) {
 		Handle: func(_ context.Context, req *Request) Response {
 			return Reply(r.apiVersionsResponse(req))
 		},
-	}, true
+	}
 }
 
 func (r *Registry) apiVersionsResponse(req *Request) *kmsg.ApiVersionsResponse {

@@ -21,31 +21,29 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/config"
 )
 
-func newCreateTopicsHandler(_ *Registry, deps Deps) (Handler, bool) {
-	if deps.ControlPlane == nil {
-		return Handler{}, false
-	}
-	cp := deps.ControlPlane
+func newCreateTopicsHandler(cfg *config.Config, admin AdminController) Handler {
 	return Handler{
 		Key:        19,
 		MinVersion: 2,
 		MaxVersion: 7,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.CreateTopicsRequest)
-			return Reply(createTopics(ctx, cp, body))
+			return Reply(createTopics(ctx, cfg, admin, body))
 		},
-	}, true
+	}
 }
 
-func createTopics(ctx context.Context, cp ControlPlane, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
+func createTopics(ctx context.Context, cfg *config.Config, admin AdminController, req *kmsg.CreateTopicsRequest) *kmsg.CreateTopicsResponse {
 	ctx, cancel := requestTimeout(ctx, req.TimeoutMillis)
 	defer cancel()
-	resp, err := cp.CreateTopics(ctx, req)
+	resp, err := admin.CreateTopics(ctx, req)
 	if err != nil {
 		resp = kmsg.NewPtrCreateTopicsResponse()
-		code, msg := ControlPlaneErrorCode(err), errorMessage(err)
+		code, msg := ControllerErrorCode(err), errorMessage(err)
 		for _, t := range req.Topics {
 			rt := kmsg.NewCreateTopicsResponseTopic()
 			rt.Topic, rt.ErrorCode, rt.ErrorMessage = t.Topic, code, msg
@@ -74,7 +72,7 @@ func createTopics(ctx context.Context, cp ControlPlane, req *kmsg.CreateTopicsRe
 			rt.Configs = []kmsg.CreateTopicsResponseTopicConfig{}
 			continue
 		}
-		for _, e := range cp.Config().DescribeTopic(requested[rt.Topic], nil) {
+		for _, e := range cfg.DescribeTopic(requested[rt.Topic], nil) {
 			c := kmsg.NewCreateTopicsResponseTopicConfig()
 			c.Name, c.Value, c.ReadOnly, c.Source, c.IsSensitive = e.Name, e.Value, e.ReadOnly, int8(e.Source), e.Sensitive
 			rt.Configs = append(rt.Configs, c)

@@ -20,35 +20,31 @@ import (
 	"sluice/internal/config"
 )
 
-func newDeleteTopicsHandler(_ *Registry, deps Deps) (Handler, bool) {
-	if deps.ControlPlane == nil {
-		return Handler{}, false
-	}
-	cp := deps.ControlPlane
+func newDeleteTopicsHandler(cfg *config.Config, admin AdminController) Handler {
 	return Handler{
 		Key:        20,
 		MinVersion: 1,
 		MaxVersion: 6,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.DeleteTopicsRequest)
-			return Reply(deleteTopics(ctx, cp, body))
+			return Reply(deleteTopics(ctx, cfg, admin, body))
 		},
-	}, true
+	}
 }
 
-func deleteTopics(ctx context.Context, cp ControlPlane, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
+func deleteTopics(ctx context.Context, cfg *config.Config, admin AdminController, req *kmsg.DeleteTopicsRequest) *kmsg.DeleteTopicsResponse {
 	ctx, cancel := requestTimeout(ctx, req.TimeoutMillis)
 	defer cancel()
 	var resp *kmsg.DeleteTopicsResponse
 	var err error
-	if cp.Config().Bool(config.DeleteTopicEnable) {
-		resp, err = cp.DeleteTopics(ctx, req)
+	if cfg.Bool(config.DeleteTopicEnable) {
+		resp, err = admin.DeleteTopics(ctx, req)
 	} else {
 		err = kerr.TopicDeletionDisabled
 	}
 	if err != nil {
 		resp = kmsg.NewPtrDeleteTopicsResponse()
-		code, msg := ControlPlaneErrorCode(err), errorMessage(err)
+		code, msg := ControllerErrorCode(err), errorMessage(err)
 		add := func(name *string, id [16]byte) {
 			rt := kmsg.NewDeleteTopicsResponseTopic()
 			rt.Topic, rt.TopicID, rt.ErrorCode, rt.ErrorMessage = name, id, code, msg

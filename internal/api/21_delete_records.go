@@ -23,11 +23,7 @@ import (
 	"sluice/internal/kafka"
 )
 
-func newDeleteRecordsHandler(_ *Registry, deps Deps) (Handler, bool) {
-	if deps.DataPlane == nil || deps.DataPlane.Partitions == nil {
-		return Handler{}, false
-	}
-	dp := deps.DataPlane.Partitions
+func newDeleteRecordsHandler(dp DataPlane) Handler {
 	return Handler{
 		Key:        21,
 		MinVersion: 0,
@@ -56,5 +52,5 @@ func newDeleteRecordsHandler(_ *Registry, deps Deps) (Handler, bool) {
 			}
 			return Reply(resp)
 		},
-	}, true
+	}
 }

@@ -28,23 +28,19 @@ const (
 	noProducerEpoch int16 = -1
 )
 
-func newInitProducerIDHandler(_ *Registry, deps Deps) (Handler, bool) {
-	if deps.ControlPlane == nil {
-		return Handler{}, false
-	}
-	cp := deps.ControlPlane
+func newInitProducerIDHandler(ids ProducerIDSource) Handler {
 	return Handler{
 		Key:        22,
 		MinVersion: 0,
 		MaxVersion: 5,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.InitProducerIDRequest)
-			return Reply(initProducerID(ctx, cp, body))
+			return Reply(initProducerID(ctx, ids, body))
 		},
-	}, true
+	}
 }
 
-func initProducerID(ctx context.Context, cp ControlPlane, req *kmsg.InitProducerIDRequest) *kmsg.InitProducerIDResponse {
+func initProducerID(ctx context.Context, ids ProducerIDSource, req *kmsg.InitProducerIDRequest) *kmsg.InitProducerIDResponse {
 	resp := kmsg.NewPtrInitProducerIDResponse()
 	resp.SetVersion(req.Version)
 	resp.ProducerID, resp.ProducerEpoch = noProducerID, noProducerEpoch
@@ -60,9 +56,9 @@ func initProducerID(ctx context.Context, cp ControlPlane, req *kmsg.InitProducer
 		}
 		return resp
 	}
-	id, err := cp.NextProducerID(ctx)
+	id, err := ids.NextProducerID(ctx)
 	if err != nil {
-		resp.ErrorCode = ControlPlaneErrorCode(err)
+		resp.ErrorCode = ControllerErrorCode(err)
 		return resp
 	}
 	resp.ProducerID, resp.ProducerEpoch = id, 0

@@ -23,11 +23,7 @@ import (
 	"sluice/internal/kafka"
 )
 
-func newOffsetForLeaderEpochHandler(_ *Registry, deps Deps) (Handler, bool) {
-	if deps.DataPlane == nil || deps.DataPlane.Partitions == nil {
-		return Handler{}, false
-	}
-	dp := deps.DataPlane.Partitions
+func newOffsetForLeaderEpochHandler(dp DataPlane) Handler {
 	return Handler{
 		Key:        23,
 		MinVersion: 2,
@@ -57,5 +53,5 @@ func newOffsetForLeaderEpochHandler(_ *Registry, deps Deps) (Handler, bool) {
 			}
 			return Reply(resp)
 		},
-	}, true
+	}
 }

@@ -27,28 +27,24 @@ import (
 	"sluice/internal/metadata"
 )
 
-func newDescribeConfigsHandler(_ *Registry, deps Deps) (Handler, bool) {
-	if deps.ControlPlane == nil {
-		return Handler{}, false
-	}
-	cp := deps.ControlPlane
+func newDescribeConfigsHandler(cfg *config.Config, view MetadataView) Handler {
 	return Handler{
 		Key:        32,
 		MinVersion: 1,
 		MaxVersion: 4,
 		Handle: func(_ context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.DescribeConfigsRequest)
-			return Reply(describeConfigs(cp, body))
+			return Reply(describeConfigs(cfg, view, body))
 		},
-	}, true
+	}
 }
 
-func describeConfigs(cp ControlPlane, req *kmsg.DescribeConfigsRequest) *kmsg.DescribeConfigsResponse {
+func describeConfigs(static *config.Config, view MetadataView, req *kmsg.DescribeConfigsRequest) *kmsg.DescribeConfigsResponse {
 	resp := kmsg.NewPtrDescribeConfigsResponse()
 	resp.SetVersion(req.Version)
-	im := cp.Image()
-	cfg := effectiveBrokerConfig(cp, im)
-	self := strconv.Itoa(int(cp.NodeID()))
+	im := view.Image()
+	cfg := effectiveBrokerConfig(static, im)
+	self := strconv.Itoa(int(static.NodeID()))
 	for _, r := range req.Resources {
 		rr := kmsg.NewDescribeConfigsResponseResource()
 		rr.ResourceType, rr.ResourceName = r.ResourceType, r.ResourceName
@@ -112,9 +108,8 @@ func describeConfigEntry(req *kmsg.DescribeConfigsRequest, e config.ConfigEntry)
 // layers of the metadata log on top. Values the controller accepted are
 // valid, so an error here means the log holds keys this build refuses; the
 // static configuration is then the best answer.
-func effectiveBrokerConfig(cp ControlPlane, im *metadata.Image) *config.Config {
-	static := cp.Config()
-	perBroker := im.Configs(metadata.ConfigResource{Type: metadata.ConfigResourceBroker, Name: strconv.Itoa(int(cp.NodeID()))})
+func effectiveBrokerConfig(static *config.Config, im *metadata.Image) *config.Config {
+	perBroker := im.Configs(metadata.ConfigResource{Type: metadata.ConfigResourceBroker, Name: strconv.Itoa(int(static.NodeID()))})
 	clusterDefault := im.Configs(metadata.ConfigResource{Type: metadata.ConfigResourceBroker, Name: ""})
 	if len(perBroker) == 0 && len(clusterDefault) == 0 {
 		return static

@@ -17,21 +17,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func newAlterConfigsHandler(_ *Registry, deps Deps) (Handler, bool) {
-	if deps.ControlPlane == nil {
-		return Handler{}, false
-	}
-	cp := deps.ControlPlane
+func newAlterConfigsHandler(admin AdminController) Handler {
 	return Handler{
 		Key:        33,
 		MinVersion: 0,
 		MaxVersion: 2,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.AlterConfigsRequest)
-			resp, err := cp.AlterConfigs(ctx, body)
+			resp, err := admin.AlterConfigs(ctx, body)
 			if err != nil {
 				resp = kmsg.NewPtrAlterConfigsResponse()
-				code, msg := ControlPlaneErrorCode(err), errorMessage(err)
+				code, msg := ControllerErrorCode(err), errorMessage(err)
 				for _, r := range body.Resources {
 					rr := kmsg.NewAlterConfigsResponseResource()
 					rr.ResourceType, rr.ResourceName, rr.ErrorCode, rr.ErrorMessage = r.ResourceType, r.ResourceName, code, msg
@@ -41,5 +37,5 @@ func newAlterConfigsHandler(_ *Registry, deps Deps) (Handler, bool) {
 			resp.SetVersion(body.Version)
 			return Reply(resp)
 		},
-	}, true
+	}
 }

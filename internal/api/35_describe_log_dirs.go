@@ -20,20 +20,16 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func newDescribeLogDirsHandler(_ *Registry, deps Deps) (Handler, bool) {
-	if deps.ControlPlane == nil {
-		return Handler{}, false
-	}
-	cp := deps.ControlPlane
+func newDescribeLogDirsHandler(dirs LogDirSource) Handler {
 	return Handler{
 		Key:        35,
 		MinVersion: 1,
 		MaxVersion: 5,
 		Handle: func(_ context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.DescribeLogDirsRequest)
-			return Reply(describeLogDirs(cp.LogDirs(), body))
+			return Reply(describeLogDirs(dirs.LogDirs(), body))
 		},
-	}, true
+	}
 }
 
 func describeLogDirs(dirs []LogDirDescription, req *kmsg.DescribeLogDirsRequest) *kmsg.DescribeLogDirsResponse {

@@ -16,29 +16,25 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func newCreatePartitionsHandler(_ *Registry, deps Deps) (Handler, bool) {
-	if deps.ControlPlane == nil {
-		return Handler{}, false
-	}
-	cp := deps.ControlPlane
+func newCreatePartitionsHandler(admin AdminController) Handler {
 	return Handler{
 		Key:        37,
 		MinVersion: 0,
 		MaxVersion: 3,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.CreatePartitionsRequest)
-			return Reply(createPartitions(ctx, cp, body))
+			return Reply(createPartitions(ctx, admin, body))
 		},
-	}, true
+	}
 }
 
-func createPartitions(ctx context.Context, cp ControlPlane, req *kmsg.CreatePartitionsRequest) *kmsg.CreatePartitionsResponse {
+func createPartitions(ctx context.Context, admin AdminController, req *kmsg.CreatePartitionsRequest) *kmsg.CreatePartitionsResponse {
 	ctx, cancel := requestTimeout(ctx, req.TimeoutMillis)
 	defer cancel()
-	resp, err := cp.CreatePartitions(ctx, req)
+	resp, err := admin.CreatePartitions(ctx, req)
 	if err != nil {
 		resp = kmsg.NewPtrCreatePartitionsResponse()
-		code, msg := ControlPlaneErrorCode(err), errorMessage(err)
+		code, msg := ControllerErrorCode(err), errorMessage(err)
 		for _, t := range req.Topics {
 			rt := kmsg.NewCreatePartitionsResponseTopic()
 			rt.Topic, rt.ErrorCode, rt.ErrorMessage = t.Topic, code, msg

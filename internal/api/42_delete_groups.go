@@ -12,11 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func newDeleteGroupsHandler(_ *Registry, deps Deps) (Handler, bool) {
-	gd, ok := groupDeps(deps)
-	if !ok {
-		return Handler{}, false
-	}
+func newDeleteGroupsHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 42, MinVersion: 0, MaxVersion: 3,
 		Handle: func(ctx context.Context, req *Request) Response {
@@ -35,5 +31,5 @@ func newDeleteGroupsHandler(_ *Registry, deps Deps) (Handler, bool) {
 			}
 			return Reply(resp)
 		},
-	}, true
+	}
 }

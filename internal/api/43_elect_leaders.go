@@ -16,23 +16,18 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// LeaderElector runs ElectLeaders on the active controller (the node).
-type LeaderElector interface {
-	ElectLeaders(ctx context.Context, req *kmsg.ElectLeadersRequest) (*kmsg.ElectLeadersResponse, error)
-}
-
-// ElectLeadersHandler serves ElectLeaders through e; the node passes it to
-// NewRegistry for its broker and controller registries.
-func ElectLeadersHandler(e LeaderElector) Handler {
+// newElectLeadersHandler serves ElectLeaders through the active controller,
+// on broker and CONTROLLER listeners alike.
+func newElectLeadersHandler(admin AdminController) Handler {
 	return Handler{
 		Key:        43,
 		MinVersion: 0,
 		MaxVersion: 2,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.ElectLeadersRequest)
-			resp, err := e.ElectLeaders(ctx, body)
+			resp, err := admin.ElectLeaders(ctx, body)
 			if err != nil {
-				resp = electLeadersFailed(body, ControlPlaneErrorCode(err))
+				resp = electLeadersFailed(body, ControllerErrorCode(err))
 			}
 			resp.SetVersion(body.Version)
 			return Reply(resp)

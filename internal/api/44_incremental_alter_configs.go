@@ -16,21 +16,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func newIncrementalAlterConfigsHandler(_ *Registry, deps Deps) (Handler, bool) {
-	if deps.ControlPlane == nil {
-		return Handler{}, false
-	}
-	cp := deps.ControlPlane
+func newIncrementalAlterConfigsHandler(admin AdminController) Handler {
 	return Handler{
 		Key:        44,
 		MinVersion: 0,
 		MaxVersion: 1,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.IncrementalAlterConfigsRequest)
-			resp, err := cp.IncrementalAlterConfigs(ctx, body)
+			resp, err := admin.IncrementalAlterConfigs(ctx, body)
 			if err != nil {
 				resp = kmsg.NewPtrIncrementalAlterConfigsResponse()
-				code, msg := ControlPlaneErrorCode(err), errorMessage(err)
+				code, msg := ControllerErrorCode(err), errorMessage(err)
 				for _, r := range body.Resources {
 					rr := kmsg.NewIncrementalAlterConfigsResponseResource()
 					rr.ResourceType, rr.ResourceName, rr.ErrorCode, rr.ErrorMessage = r.ResourceType, r.ResourceName, code, msg
@@ -40,5 +36,5 @@ func newIncrementalAlterConfigsHandler(_ *Registry, deps Deps) (Handler, bool) {
 			resp.SetVersion(body.Version)
 			return Reply(resp)
 		},
-	}, true
+	}
 }

@@ -26,39 +26,27 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// PartitionReassigner runs the reassignment operations on the active
-// controller. The node implements it beside ControlPlane; a ControlPlane
-// that does not leaves keys 45 and 46 unserved.
-type PartitionReassigner interface {
-	AlterPartitionReassignments(ctx context.Context, req *kmsg.AlterPartitionAssignmentsRequest) (*kmsg.AlterPartitionAssignmentsResponse, error)
-	ListPartitionReassignments(ctx context.Context, req *kmsg.ListPartitionReassignmentsRequest) (*kmsg.ListPartitionReassignmentsResponse, error)
-}
-
-func newAlterPartitionReassignmentsHandler(_ *Registry, deps Deps) (Handler, bool) {
-	pr, ok := deps.ControlPlane.(PartitionReassigner)
-	if !ok {
-		return Handler{}, false
-	}
+func newAlterPartitionReassignmentsHandler(admin AdminController) Handler {
 	return Handler{
 		Key:        45,
 		MinVersion: 0,
 		MaxVersion: 1,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.AlterPartitionAssignmentsRequest)
-			return Reply(alterPartitionReassignments(ctx, pr, body))
+			return Reply(alterPartitionReassignments(ctx, admin, body))
 		},
-	}, true
+	}
 }
 
-func alterPartitionReassignments(ctx context.Context, pr PartitionReassigner, req *kmsg.AlterPartitionAssignmentsRequest) *kmsg.AlterPartitionAssignmentsResponse {
+func alterPartitionReassignments(ctx context.Context, admin AdminController, req *kmsg.AlterPartitionAssignmentsRequest) *kmsg.AlterPartitionAssignmentsResponse {
 	ctx, cancel := requestTimeout(ctx, req.TimeoutMillis)
 	defer cancel()
-	resp, err := pr.AlterPartitionReassignments(ctx, req)
+	resp, err := admin.AlterPartitionReassignments(ctx, req)
 	if err != nil {
 		// Kafka answers a request that failed as a whole with the
 		// top-level error and no partitions.
 		resp = kmsg.NewPtrAlterPartitionAssignmentsResponse()
-		resp.ErrorCode, resp.ErrorMessage = ControlPlaneErrorCode(err), errorMessage(err)
+		resp.ErrorCode, resp.ErrorMessage = ControllerErrorCode(err), errorMessage(err)
 		resp.AllowReplicationFactorChange = req.Version < 1 || req.AllowReplicationFactorChange
 	}
 	resp.SetVersion(req.Version)

@@ -11,15 +11,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// reassigningControlPlane adds the reassignment operations to the fake
-// control plane, run by the real controller; failWith makes them fail as a
-// node that lost the controller role would.
-type reassigningControlPlane struct {
-	*fakeControlPlane
+// reassigningController is the fake controller whose reassignment
+// operations, run by the real controller, failWith makes fail as a node
+// that lost the controller role would.
+type reassigningController struct {
+	*fakeController
 	failWith error
 }
 
-func (f *reassigningControlPlane) AlterPartitionReassignments(_ context.Context, req *kmsg.AlterPartitionAssignmentsRequest) (*kmsg.AlterPartitionAssignmentsResponse, error) {
+func (f *reassigningController) AlterPartitionReassignments(_ context.Context, req *kmsg.AlterPartitionAssignmentsRequest) (*kmsg.AlterPartitionAssignmentsResponse, error) {
 	if f.failWith != nil {
 		return nil, f.failWith
 	}
@@ -28,7 +28,7 @@ func (f *reassigningControlPlane) AlterPartitionReassignments(_ context.Context,
 	return resp, nil
 }
 
-func (f *reassigningControlPlane) ListPartitionReassignments(_ context.Context, req *kmsg.ListPartitionReassignmentsRequest) (*kmsg.ListPartitionReassignmentsResponse, error) {
+func (f *reassigningController) ListPartitionReassignments(_ context.Context, req *kmsg.ListPartitionReassignmentsRequest) (*kmsg.ListPartitionReassignmentsResponse, error) {
 	if f.failWith != nil {
 		return nil, f.failWith
 	}
@@ -36,15 +36,17 @@ func (f *reassigningControlPlane) ListPartitionReassignments(_ context.Context, 
 }
 
 func TestPartitionReassignmentHandlers(t *testing.T) {
-	cp := &reassigningControlPlane{fakeControlPlane: newFakeControlPlane(t, 1, 2)}
+	cp := &reassigningController{fakeController: newFakeController(t, 1, 2)}
 	cp.createTopic("t", 1)
-	r, err := NewRegistry(Deps{ControlPlane: cp})
+	deps := cp.brokerDeps()
+	deps.Admin = cp
+	r, err := NewRegistry(BrokerRelease(), RegistryInfo{}, BrokerHandlers(deps))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range []int16{45, 46} {
 		if _, ok := r.Supported(key); !ok {
-			t.Fatalf("key %d not served with a PartitionReassigner", key)
+			t.Fatalf("key %d not served with an AdminController", key)
 		}
 	}
 	st, _ := cp.image.Topic("t")
@@ -87,15 +89,17 @@ func TestPartitionReassignmentHandlers(t *testing.T) {
 	}
 }
 
-// A ControlPlane without the reassignment operations leaves the keys out.
-func TestPartitionReassignmentNeedsAReassigner(t *testing.T) {
-	r, err := NewRegistry(Deps{ControlPlane: newFakeControlPlane(t, 1)})
+// Without an AdminController the reassignment keys are left out.
+func TestPartitionReassignmentNeedsAnAdminController(t *testing.T) {
+	deps := newFakeController(t, 1).brokerDeps()
+	deps.Admin = nil
+	r, err := NewRegistry(BrokerRelease(), RegistryInfo{}, BrokerHandlers(deps))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range []int16{45, 46} {
 		if _, ok := r.Supported(key); ok {
-			t.Fatalf("key %d served without a PartitionReassigner", key)
+			t.Fatalf("key %d served without an AdminController", key)
 		}
 	}
 }

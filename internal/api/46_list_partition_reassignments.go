@@ -18,29 +18,25 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func newListPartitionReassignmentsHandler(_ *Registry, deps Deps) (Handler, bool) {
-	pr, ok := deps.ControlPlane.(PartitionReassigner)
-	if !ok {
-		return Handler{}, false
-	}
+func newListPartitionReassignmentsHandler(admin AdminController) Handler {
 	return Handler{
 		Key:        46,
 		MinVersion: 0,
 		MaxVersion: 0,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.ListPartitionReassignmentsRequest)
-			return Reply(listPartitionReassignments(ctx, pr, body))
+			return Reply(listPartitionReassignments(ctx, admin, body))
 		},
-	}, true
+	}
 }
 
-func listPartitionReassignments(ctx context.Context, pr PartitionReassigner, req *kmsg.ListPartitionReassignmentsRequest) *kmsg.ListPartitionReassignmentsResponse {
+func listPartitionReassignments(ctx context.Context, admin AdminController, req *kmsg.ListPartitionReassignmentsRequest) *kmsg.ListPartitionReassignmentsResponse {
 	ctx, cancel := requestTimeout(ctx, req.TimeoutMillis)
 	defer cancel()
-	resp, err := pr.ListPartitionReassignments(ctx, req)
+	resp, err := admin.ListPartitionReassignments(ctx, req)
 	if err != nil {
 		resp = kmsg.NewPtrListPartitionReassignmentsResponse()
-		resp.ErrorCode, resp.ErrorMessage = ControlPlaneErrorCode(err), errorMessage(err)
+		resp.ErrorCode, resp.ErrorMessage = ControllerErrorCode(err), errorMessage(err)
 	}
 	resp.SetVersion(req.Version)
 	return resp

@@ -15,17 +15,13 @@ import (
 	"sluice/internal/kafka"
 )
 
-func newOffsetDeleteHandler(_ *Registry, deps Deps) (Handler, bool) {
-	gd, ok := groupDeps(deps)
-	if !ok {
-		return Handler{}, false
-	}
+func newOffsetDeleteHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 47, MinVersion: 0, MaxVersion: 0,
 		Handle: func(ctx context.Context, req *Request) Response {
 			return Reply(offsetDelete(ctx, gd, req.Body.(*kmsg.OffsetDeleteRequest)))
 		},
-	}, true
+	}
 }
 
 func offsetDelete(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {

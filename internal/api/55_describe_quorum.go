@@ -5,7 +5,7 @@ package api
 // --bootstrap-controller); a broker forwards it to the active controller,
 // as Kafka's does, so kafka-metadata-quorum works through either. On a
 // CONTROLLER listener only the leader answers; another voter answers
-// NOT_LEADER_OR_FOLLOWER at the partition (NotQuorumLeader), as Kafka's
+// NOT_LEADER_OR_FOLLOWER at the partition (notQuorumLeader), as Kafka's
 // raft client does, and the admin client retries at the active controller.
 //
 // Behaviour as Kafka's: only __cluster_metadata-0 is described (another
@@ -25,6 +25,7 @@ package api
 
 import (
 	"context"
+	"errors"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -33,33 +34,42 @@ import (
 // metadataTopic is the metadata log's topic.
 const metadataTopic = "__cluster_metadata"
 
-// QuorumDescriber answers DescribeQuorum for __cluster_metadata-0 (the node:
-// the active controller describes, others forward).
-type QuorumDescriber interface {
-	DescribeQuorum(ctx context.Context, req *kmsg.DescribeQuorumRequest) (*kmsg.DescribeQuorumResponse, error)
+// newDescribeQuorumHandler serves DescribeQuorum on broker listeners: the
+// active controller describes the quorum, reached locally or forwarded.
+func newDescribeQuorumHandler(admin AdminController) Handler {
+	return Handler{Key: 55, MinVersion: 0, MaxVersion: 2, Handle: describeQuorum(admin.DescribeQuorum)}
 }
 
-// DescribeQuorumHandler serves DescribeQuorum through q; the node passes it
-// to NewRegistry with its broker and controller registries.
-func DescribeQuorumHandler(q QuorumDescriber) Handler {
-	return Handler{
-		Key:        55,
-		MinVersion: 0,
-		MaxVersion: 2,
-		Handle: func(ctx context.Context, req *Request) Response {
-			body := req.Body.(*kmsg.DescribeQuorumRequest)
-			if !describesMetadataPartition(body) {
-				return Reply(unknownQuorumPartition(body))
-			}
-			resp, err := q.DescribeQuorum(ctx, body)
-			if err != nil {
-				resp = kmsg.NewPtrDescribeQuorumResponse()
-				resp.ErrorCode = ControlPlaneErrorCode(err)
-				resp.ErrorMessage = errorMessage(err)
-			}
-			resp.SetVersion(body.Version)
-			return Reply(resp)
-		},
+// newControllerDescribeQuorumHandler serves DescribeQuorum on CONTROLLER
+// listeners: this voter describes the quorum when it leads it; otherwise
+// (its DescribeQuorum fails with ErrNotController) it answers
+// NOT_LEADER_OR_FOLLOWER with the leader it knows.
+func newControllerDescribeQuorumHandler(q QuorumControl) Handler {
+	describe := func(ctx context.Context, req *kmsg.DescribeQuorumRequest) (*kmsg.DescribeQuorumResponse, error) {
+		resp, err := q.DescribeQuorum(ctx, req)
+		if errors.Is(err, ErrNotController) {
+			return notQuorumLeader(req, q.Leader()), nil
+		}
+		return resp, err
+	}
+	return Handler{Key: 55, MinVersion: 0, MaxVersion: 2, Handle: describeQuorum(describe)}
+}
+
+// describeQuorum answers only __cluster_metadata-0, through describe.
+func describeQuorum(describe func(context.Context, *kmsg.DescribeQuorumRequest) (*kmsg.DescribeQuorumResponse, error)) func(context.Context, *Request) Response {
+	return func(ctx context.Context, req *Request) Response {
+		body := req.Body.(*kmsg.DescribeQuorumRequest)
+		if !describesMetadataPartition(body) {
+			return Reply(unknownQuorumPartition(body))
+		}
+		resp, err := describe(ctx, body)
+		if err != nil {
+			resp = kmsg.NewPtrDescribeQuorumResponse()
+			resp.ErrorCode = ControllerErrorCode(err)
+			resp.ErrorMessage = errorMessage(err)
+		}
+		resp.SetVersion(body.Version)
+		return Reply(resp)
 	}
 }
 
@@ -88,9 +98,9 @@ func unknownQuorumPartition(req *kmsg.DescribeQuorumRequest) *kmsg.DescribeQuoru
 	return resp
 }
 
-// NotQuorumLeader is a non-leader voter's answer: NOT_LEADER_OR_FOLLOWER on
+// notQuorumLeader is a non-leader voter's answer: NOT_LEADER_OR_FOLLOWER on
 // __cluster_metadata-0, with the leader it knows (-1: none).
-func NotQuorumLeader(req *kmsg.DescribeQuorumRequest, leader int32) *kmsg.DescribeQuorumResponse {
+func notQuorumLeader(req *kmsg.DescribeQuorumRequest, leader int32) *kmsg.DescribeQuorumResponse {
 	resp := kmsg.NewPtrDescribeQuorumResponse()
 	resp.SetVersion(req.Version)
 	rt := kmsg.NewDescribeQuorumResponseTopic()

@@ -13,7 +13,7 @@ import (
 func TestNotQuorumLeaderShape(t *testing.T) {
 	req := kmsg.NewPtrDescribeQuorumRequest()
 	req.SetVersion(2)
-	resp := NotQuorumLeader(req, 3)
+	resp := notQuorumLeader(req, 3)
 	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || resp.Topics[0].Topic != metadataTopic || len(resp.Topics[0].Partitions) != 1 {
 		t.Fatalf("shape: %+v", resp)
 	}

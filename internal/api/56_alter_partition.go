@@ -13,46 +13,27 @@ package api
 
 import (
 	"context"
-	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// ISRAlterer is the node as the AlterPartition handler sees it: the active
-// controller computes and commits the change; any other node fails with an
-// error wrapping ErrNotController.
-type ISRAlterer interface {
-	AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error)
-}
-
-// AlterPartitionHandler serves AlterPartition through a; the node passes it
-// to NewRegistry with the controller registry, whose release comes from
-// WithAlterPartition.
-func AlterPartitionHandler(a ISRAlterer) Handler {
+// newAlterPartitionHandler serves AlterPartition on CONTROLLER listeners:
+// the active controller computes and commits the change; any other node
+// fails with an error wrapping ErrNotController.
+func newAlterPartitionHandler(b BrokerControl) Handler {
 	return Handler{
 		Key:        56,
 		MinVersion: 0,
 		MaxVersion: 3,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.AlterPartitionRequest)
-			resp, err := a.AlterPartition(ctx, body)
+			resp, err := b.AlterPartition(ctx, body)
 			if err != nil {
 				resp = kmsg.NewPtrAlterPartitionResponse()
-				resp.ErrorCode = ControlPlaneErrorCode(err)
+				resp.ErrorCode = ControllerErrorCode(err)
 			}
 			resp.SetVersion(body.Version)
 			return Reply(resp)
 		},
 	}
-}
-
-// WithAlterPartition returns rel advertising AlterPartition v0-3 (the
-// controller's vector; brokers do not serve it).
-func WithAlterPartition(rel Release) Release {
-	rel.APIs = slices.Clone(rel.APIs)
-	if !slices.ContainsFunc(rel.APIs, func(a VersionRange) bool { return a.Key == 56 }) {
-		rel.APIs = append(rel.APIs, VersionRange{Key: 56, Min: 0, Max: 3})
-	}
-	slices.SortFunc(rel.APIs, func(a, b VersionRange) int { return int(a.Key) - int(b.Key) })
-	return rel
 }

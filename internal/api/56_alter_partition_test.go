@@ -10,7 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// stubAlterer is a BrokerControl that only alters partitions.
 type stubAlterer struct {
+	BrokerControl
 	resp *kmsg.AlterPartitionResponse
 	err  error
 }
@@ -22,7 +24,7 @@ func (s stubAlterer) AlterPartition(context.Context, *kmsg.AlterPartitionRequest
 func TestAlterPartitionHandler(t *testing.T) {
 	req := kmsg.NewPtrAlterPartitionRequest()
 	req.Version = 3
-	h := AlterPartitionHandler(stubAlterer{err: fmt.Errorf("node 2: %w", ErrNotController)})
+	h := newAlterPartitionHandler(stubAlterer{err: fmt.Errorf("node 2: %w", ErrNotController)})
 	resp := h.Handle(t.Context(), &Request{Body: req}).body.(*kmsg.AlterPartitionResponse)
 	if resp.ErrorCode != kerr.NotController.Code || resp.Version != 3 {
 		t.Fatalf("not the controller: code %d version %d, want NOT_CONTROLLER at v3", resp.ErrorCode, resp.Version)
@@ -30,14 +32,14 @@ func TestAlterPartitionHandler(t *testing.T) {
 	ok := kmsg.NewPtrAlterPartitionResponse()
 	ok.Topics = []kmsg.AlterPartitionResponseTopic{{Topic: "t"}}
 	req.Version = 1
-	resp = AlterPartitionHandler(stubAlterer{resp: ok}).Handle(t.Context(), &Request{Body: req}).body.(*kmsg.AlterPartitionResponse)
+	resp = newAlterPartitionHandler(stubAlterer{resp: ok}).Handle(t.Context(), &Request{Body: req}).body.(*kmsg.AlterPartitionResponse)
 	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || resp.Version != 1 {
 		t.Fatalf("controller answer not passed through: %+v", resp)
 	}
 }
 
-func TestWithAlterPartition(t *testing.T) {
-	rel := WithAlterPartition(ControllerRelease())
+func TestControllerListenerReleaseAddsAlterPartition(t *testing.T) {
+	rel := ControllerListenerRelease()
 	i := slices.IndexFunc(rel.APIs, func(a VersionRange) bool { return a.Key == 56 })
 	if i < 0 || rel.APIs[i].Max != 3 {
 		t.Fatalf("key 56 not advertised v0-3: %+v", rel.APIs)

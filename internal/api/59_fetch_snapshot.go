@@ -22,7 +22,6 @@ package api
 
 import (
 	"context"
-	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -31,17 +30,10 @@ import (
 // fetchSnapshotKey is FetchSnapshot's api key.
 const fetchSnapshotKey = 59
 
-// SnapshotServer answers a FetchSnapshot of __cluster_metadata-0 (the node:
-// the active controller reads its newest checkpoint). The request has been
-// checked to name exactly that partition.
-type SnapshotServer interface {
-	FetchSnapshot(ctx context.Context, req *kmsg.FetchSnapshotRequest) (*kmsg.FetchSnapshotResponse, error)
-}
-
-// FetchSnapshotHandler serves FetchSnapshot through s; the node passes it to
-// NewRegistry with the controller registry, whose release comes from
-// WithFetchSnapshot.
-func FetchSnapshotHandler(s SnapshotServer) Handler {
+// newFetchSnapshotHandler serves FetchSnapshot on CONTROLLER listeners:
+// logs reads the active controller's newest checkpoint once the request
+// has been checked to name exactly __cluster_metadata-0.
+func newFetchSnapshotHandler(logs MetadataLogServer) Handler {
 	return Handler{
 		Key:        fetchSnapshotKey,
 		MinVersion: 0,
@@ -57,9 +49,9 @@ func FetchSnapshotHandler(s SnapshotServer) Handler {
 				resp = unknownSnapshotPartition(body)
 			default:
 				var err error
-				if resp, err = s.FetchSnapshot(ctx, body); err != nil {
+				if resp, err = logs.FetchSnapshot(ctx, body); err != nil {
 					resp = kmsg.NewPtrFetchSnapshotResponse()
-					resp.ErrorCode = ControlPlaneErrorCode(err)
+					resp.ErrorCode = ControllerErrorCode(err)
 				}
 			}
 			resp.SetVersion(body.Version)
@@ -81,15 +73,4 @@ func unknownSnapshotPartition(req *kmsg.FetchSnapshotRequest) *kmsg.FetchSnapsho
 	rt.Partitions = append(rt.Partitions, rp)
 	resp.Topics = append(resp.Topics, rt)
 	return resp
-}
-
-// WithFetchSnapshot returns rel advertising FetchSnapshot v0-1 (the
-// controller's vector; brokers do not serve it).
-func WithFetchSnapshot(rel Release) Release {
-	rel.APIs = slices.Clone(rel.APIs)
-	if !slices.ContainsFunc(rel.APIs, func(a VersionRange) bool { return a.Key == fetchSnapshotKey }) {
-		rel.APIs = append(rel.APIs, VersionRange{Key: fetchSnapshotKey, Min: 0, Max: 1})
-	}
-	slices.SortFunc(rel.APIs, func(a, b VersionRange) int { return int(a.Key) - int(b.Key) })
-	return rel
 }

@@ -10,7 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
+// stubSnapshots is a MetadataLogServer that only serves snapshots.
 type stubSnapshots struct {
+	MetadataLogServer
 	calls int
 	resp  *kmsg.FetchSnapshotResponse
 	err   error
@@ -41,7 +43,7 @@ func snapshotTopic(name string, partitions ...int32) kmsg.FetchSnapshotRequestTo
 
 func TestFetchSnapshotHandlerChecksTheShape(t *testing.T) {
 	s := &stubSnapshots{}
-	h := FetchSnapshotHandler(s)
+	h := newFetchSnapshotHandler(s)
 	serve := func(req *kmsg.FetchSnapshotRequest) *kmsg.FetchSnapshotResponse {
 		return h.Handle(t.Context(), &Request{Body: req}).body.(*kmsg.FetchSnapshotResponse)
 	}
@@ -74,19 +76,19 @@ func TestFetchSnapshotHandlerPassesThrough(t *testing.T) {
 	ok.Topics = []kmsg.FetchSnapshotResponseTopic{{Topic: metadataTopic}}
 	s := &stubSnapshots{resp: ok}
 	req := fetchSnapshotRequest(1, snapshotTopic(metadataTopic, 0))
-	resp := FetchSnapshotHandler(s).Handle(t.Context(), &Request{Body: req}).body.(*kmsg.FetchSnapshotResponse)
+	resp := newFetchSnapshotHandler(s).Handle(t.Context(), &Request{Body: req}).body.(*kmsg.FetchSnapshotResponse)
 	if s.calls != 1 || resp != ok || resp.Version != 1 {
 		t.Fatalf("answer not passed through: calls %d, %+v", s.calls, resp)
 	}
 	s = &stubSnapshots{err: fmt.Errorf("node 2: %w", ErrNotController)}
-	resp = FetchSnapshotHandler(s).Handle(t.Context(), &Request{Body: req}).body.(*kmsg.FetchSnapshotResponse)
+	resp = newFetchSnapshotHandler(s).Handle(t.Context(), &Request{Body: req}).body.(*kmsg.FetchSnapshotResponse)
 	if resp.ErrorCode != kerr.NotController.Code {
 		t.Fatalf("error %d, want NOT_CONTROLLER", resp.ErrorCode)
 	}
 }
 
-func TestWithFetchSnapshot(t *testing.T) {
-	rel := WithFetchSnapshot(WithAlterPartition(ControllerRelease()))
+func TestControllerListenerReleaseAddsFetchSnapshot(t *testing.T) {
+	rel := ControllerListenerRelease()
 	i := slices.IndexFunc(rel.APIs, func(a VersionRange) bool { return a.Key == 59 })
 	if i < 0 || rel.APIs[i].Min != 0 || rel.APIs[i].Max != 1 {
 		t.Fatalf("key 59 not advertised v0-1: %+v", rel.APIs)
@@ -97,7 +99,7 @@ func TestWithFetchSnapshot(t *testing.T) {
 	if slices.ContainsFunc(PinnedRelease().APIs, func(a VersionRange) bool { return a.Key == 59 }) {
 		t.Fatal("the broker vector must not gain FetchSnapshot")
 	}
-	r, err := NewRegistry(Deps{Release: &rel}, FetchSnapshotHandler(&stubSnapshots{}))
+	r, err := NewRegistry(rel, RegistryInfo{}, ControllerHandlers(ControllerDeps{MetadataLog: &stubSnapshots{}}))
 	if err != nil {
 		t.Fatal(err)
 	}

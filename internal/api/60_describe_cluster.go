@@ -10,10 +10,10 @@ package api
 // operation: no authorizer), INT32_MIN otherwise.
 //
 // Behaviour as Kafka's controller (KIP-919, `--bootstrap-controller`), on a
-// CONTROLLER listener of a ControlPlane that is a ControllerDirectory:
-// endpoint type 2 is answered with the voters' endpoints on that listener
-// and the quorum leader as controller id (-1 while there is none); type 1
-// (and v0, which means type 1) is UNSUPPORTED_ENDPOINT_TYPE.
+// CONTROLLER listener (newDescribeControllersHandler): endpoint type 2 is
+// answered with the voters' endpoints on that listener and the quorum
+// leader as controller id (-1 while there is none); type 1 (and v0, which
+// means type 1) is UNSUPPORTED_ENDPOINT_TYPE.
 //
 // Deviations: the broker listener's controller id choice is 03_metadata.go's;
 // the controllers' endpoints come from controller.quorum.voters (Kafka reads
@@ -25,6 +25,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/config"
+	"sluice/internal/metadata"
 )
 
 // endpointTypeBrokers and endpointTypeControllers are KIP-919's values.
@@ -33,27 +36,37 @@ const (
 	endpointTypeControllers int8 = 2
 )
 
-func newDescribeClusterHandler(_ *Registry, deps Deps) (Handler, bool) {
-	if deps.ControlPlane == nil {
-		return Handler{}, false
-	}
-	cp := deps.ControlPlane
+// newDescribeClusterHandler serves DescribeCluster on broker listeners: the
+// brokers, with this node (node.id in cfg) as controller id when it is live.
+func newDescribeClusterHandler(cfg *config.Config, view MetadataView) Handler {
 	return Handler{
 		Key:        60,
 		MinVersion: 0,
 		MaxVersion: 2,
 		Handle: func(_ context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.DescribeClusterRequest)
-			return Reply(describeCluster(cp, req.Conn.Listener, body))
+			return Reply(describeCluster(cfg.NodeID(), view, req.Conn.Listener, body))
 		},
-	}, true
+	}
 }
 
-// ControllerDirectory is implemented by a ControlPlane that serves
-// CONTROLLER listeners: DescribeCluster there describes the controllers.
+// newDescribeControllersHandler serves DescribeCluster on CONTROLLER
+// listeners: the controllers, from dir.
+func newDescribeControllersHandler(view MetadataView, dir ControllerDirectory) Handler {
+	return Handler{
+		Key:        60,
+		MinVersion: 0,
+		MaxVersion: 2,
+		Handle: func(_ context.Context, req *Request) Response {
+			body := req.Body.(*kmsg.DescribeClusterRequest)
+			return Reply(describeControllers(view, dir, req.Conn.Listener, body))
+		},
+	}
+}
+
+// ControllerDirectory lists the controllers for DescribeCluster on a
+// CONTROLLER listener.
 type ControllerDirectory interface {
-	// IsControllerListener reports whether the listener is a CONTROLLER one.
-	IsControllerListener(name string) bool
 	// Controllers returns the quorum leader (-1: none known) and every
 	// voter's endpoint on the listener, in node id order.
 	Controllers(listener string) (leader int32, endpoints []ControllerEndpoint)
@@ -66,23 +79,26 @@ type ControllerEndpoint struct {
 	Port   int32
 }
 
-func describeCluster(cp ControlPlane, listener string, req *kmsg.DescribeClusterRequest) *kmsg.DescribeClusterResponse {
+// describeClusterResponse is the part of the answer both listeners share.
+func describeClusterResponse(im *metadata.Image, req *kmsg.DescribeClusterRequest) *kmsg.DescribeClusterResponse {
 	resp := kmsg.NewPtrDescribeClusterResponse()
 	resp.SetVersion(req.Version)
 	resp.EndpointType = endpointTypeBrokers
 	if req.Version >= 1 {
 		resp.EndpointType = req.EndpointType
 	}
-	im := cp.Image()
 	resp.ClusterID = im.ClusterID()
 	resp.ClusterAuthorizedOperations = authorizedOperationsOmitted
 	if req.IncludeClusterAuthorizedOperations {
 		resp.ClusterAuthorizedOperations = allClusterOperations
 	}
-	if dir, ok := cp.(ControllerDirectory); ok && dir.IsControllerListener(listener) {
-		return describeControllers(dir, listener, resp)
-	}
-	resp.ControllerID = liveControllerID(im, cp.NodeID())
+	return resp
+}
+
+func describeCluster(self int32, view MetadataView, listener string, req *kmsg.DescribeClusterRequest) *kmsg.DescribeClusterResponse {
+	im := view.Image()
+	resp := describeClusterResponse(im, req)
+	resp.ControllerID = liveControllerID(im, self)
 	if req.Version >= 1 && req.EndpointType != endpointTypeBrokers {
 		resp.ErrorCode = kerr.UnsupportedEndpointType.Code
 		if req.EndpointType == endpointTypeControllers {
@@ -106,7 +122,8 @@ func describeCluster(cp ControlPlane, listener string, req *kmsg.DescribeCluster
 
 // describeControllers answers on a CONTROLLER listener, as Kafka's
 // controller does: only endpoint type 2 is served there.
-func describeControllers(dir ControllerDirectory, listener string, resp *kmsg.DescribeClusterResponse) *kmsg.DescribeClusterResponse {
+func describeControllers(view MetadataView, dir ControllerDirectory, listener string, req *kmsg.DescribeClusterRequest) *kmsg.DescribeClusterResponse {
+	resp := describeClusterResponse(view.Image(), req)
 	leader, endpoints := dir.Controllers(listener)
 	resp.ControllerID = leader
 	if resp.EndpointType != endpointTypeControllers {

@@ -7,14 +7,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// controllerDirectory is a fakeControlPlane whose "CONTROLLER" listener is
-// a controller one, with voters 1-3 and leader 2.
+// controllerDirectory lists voters 1-3 with leader 2.
 type controllerDirectory struct {
-	*fakeControlPlane
 	leader int32
 }
-
-func (controllerDirectory) IsControllerListener(name string) bool { return name == "CONTROLLER" }
 
 func (d controllerDirectory) Controllers(string) (int32, []ControllerEndpoint) {
 	return d.leader, []ControllerEndpoint{{NodeID: 1, Host: "c1", Port: 9093}, {NodeID: 2, Host: "c2", Port: 9093}, {NodeID: 3, Host: "c3", Port: 9093}}
@@ -25,11 +21,12 @@ func (d controllerDirectory) Controllers(string) (int32, []ControllerEndpoint) {
 // endpoints are not served there, and a broker listener of the same node
 // still describes the brokers.
 func TestDescribeClusterOnControllerListener(t *testing.T) {
-	dir := controllerDirectory{fakeControlPlane: newFakeControlPlane(t, 4), leader: 2}
+	f := newFakeController(t, 4)
+	dir := controllerDirectory{leader: 2}
 	req := kmsg.NewPtrDescribeClusterRequest()
 	req.SetVersion(1)
 	req.EndpointType = endpointTypeControllers
-	resp := describeCluster(dir, "CONTROLLER", req)
+	resp := describeControllers(f, dir, "CONTROLLER", req)
 	if resp.ErrorCode != 0 || resp.ControllerID != 2 || resp.EndpointType != endpointTypeControllers || resp.ClusterID != "test-cluster" {
 		t.Fatalf("controllers: %+v", resp)
 	}
@@ -41,14 +38,14 @@ func TestDescribeClusterOnControllerListener(t *testing.T) {
 		req := kmsg.NewPtrDescribeClusterRequest()
 		req.SetVersion(v)
 		req.EndpointType = endpointTypeBrokers
-		resp := describeCluster(dir, "CONTROLLER", req)
+		resp := describeControllers(f, dir, "CONTROLLER", req)
 		if resp.ErrorCode != kerr.UnsupportedEndpointType.Code || len(resp.Brokers) != 0 {
 			t.Fatalf("v%d broker endpoints on a controller listener: %+v", v, resp)
 		}
 	}
 
 	req.EndpointType = endpointTypeBrokers
-	resp = describeCluster(dir, "PLAINTEXT", req)
+	resp = describeCluster(f.cfg.NodeID(), f, "PLAINTEXT", req)
 	if resp.ErrorCode != 0 || len(resp.Brokers) != 1 || resp.Brokers[0].NodeID != 4 {
 		t.Fatalf("brokers on the broker listener: %+v", resp)
 	}

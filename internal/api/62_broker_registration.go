@@ -1,7 +1,7 @@
 package api
 
 // BrokerRegistration (key 62), versions 0-4: served on the CONTROLLER
-// listener only (ControllerRelease), as in Kafka.
+// listener only (ControllerListenerRelease), as in Kafka.
 //
 // Behaviour as Kafka's controller: a broker registers fenced with a new
 // epoch; a live registration of another incarnation is refused
@@ -17,17 +17,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func newBrokerRegistrationHandler(cp ControllerPlane) Handler {
+func newBrokerRegistrationHandler(b BrokerControl) Handler {
 	return Handler{
 		Key:        62,
 		MinVersion: 0,
 		MaxVersion: 4,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.BrokerRegistrationRequest)
-			resp, err := cp.BrokerRegistration(ctx, body)
+			resp, err := b.BrokerRegistration(ctx, body)
 			if err != nil {
 				resp = kmsg.NewPtrBrokerRegistrationResponse()
-				resp.ErrorCode = ControlPlaneErrorCode(err)
+				resp.ErrorCode = ControllerErrorCode(err)
 				resp.BrokerEpoch = -1
 			}
 			resp.SetVersion(body.Version)

@@ -1,7 +1,7 @@
 package api
 
 // BrokerHeartbeat (key 63), versions 0-1: served on the CONTROLLER listener
-// only (ControllerRelease), as in Kafka.
+// only (ControllerListenerRelease), as in Kafka.
 //
 // Behaviour as Kafka's controller: the heartbeat keeps the broker's session;
 // a fenced broker whose metadata offset reached its registration is
@@ -20,17 +20,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func newBrokerHeartbeatHandler(cp ControllerPlane) Handler {
+func newBrokerHeartbeatHandler(b BrokerControl) Handler {
 	return Handler{
 		Key:        63,
 		MinVersion: 0,
 		MaxVersion: 1,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.BrokerHeartbeatRequest)
-			resp, err := cp.BrokerHeartbeat(ctx, body)
+			resp, err := b.BrokerHeartbeat(ctx, body)
 			if err != nil {
 				resp = kmsg.NewPtrBrokerHeartbeatResponse()
-				resp.ErrorCode = ControlPlaneErrorCode(err)
+				resp.ErrorCode = ControllerErrorCode(err)
 				resp.IsFenced = true
 			}
 			resp.SetVersion(body.Version)

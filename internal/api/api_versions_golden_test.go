@@ -18,7 +18,7 @@ import (
 // With a handler registered for every key Kafka serves and Kafka's finalized
 // features, Sluice's answer must be the same bytes.
 
-func registryLikeKafka(t *testing.T, deps Deps) *Registry {
+func registryLikeKafka(t *testing.T, info RegistryInfo) *Registry {
 	t.Helper()
 	rel := PinnedRelease()
 	var handlers []Handler
@@ -28,8 +28,8 @@ func registryLikeKafka(t *testing.T, deps Deps) *Registry {
 		}
 		handlers = append(handlers, fakeHandler(v.Key, 0, kmsg.RequestForKey(v.Key).MaxVersion()))
 	}
-	deps.Features = StaticFeatures{Epoch: rel.FinalizedEpoch, Levels: rel.Finalized}
-	r, err := NewRegistry(deps, handlers...)
+	info.Features = StaticFeatures{Epoch: rel.FinalizedEpoch, Levels: rel.Finalized}
+	r, err := NewRegistry(BrokerRelease(), info, handlers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func apiVersionsRequest(version int16) *kmsg.ApiVersionsRequest {
 }
 
 func TestApiVersionsMatchesKafkaBytes(t *testing.T) {
-	r := registryLikeKafka(t, Deps{})
+	r := registryLikeKafka(t, RegistryInfo{})
 	for _, v := range []int16{0, 1, 2, 3, 4, 5, 127} {
 		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
 			got := answerFrame(t, r, apiVersionsRequest(v))
@@ -82,7 +82,7 @@ func TestApiVersionsMatchesKafkaBytes(t *testing.T) {
 }
 
 func TestApiVersionsV5IdentityMatchesKafkaBytes(t *testing.T) {
-	r := registryLikeKafka(t, Deps{ClusterID: "sluice-test-cluster", NodeID: 1})
+	r := registryLikeKafka(t, RegistryInfo{ClusterID: "sluice-test-cluster", NodeID: 1})
 	wrong := "wrong-cluster"
 	for _, tc := range []struct {
 		file      string

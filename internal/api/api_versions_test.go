@@ -20,7 +20,7 @@ func fakeHandler(key, minV, maxV int16) Handler {
 
 func newTestRegistry(t *testing.T, features FeatureSource, extra ...Handler) *Registry {
 	t.Helper()
-	r, err := NewRegistry(Deps{Features: features}, extra...)
+	r, err := NewRegistry(BrokerRelease(), RegistryInfo{Features: features}, extra)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestRegistryRejectsBadHandlers(t *testing.T) {
 		"unknown key":       fakeHandler(999, 0, 0),
 		"missing handle fn": {Key: 3, MinVersion: 0, MaxVersion: 1},
 	} {
-		if _, err := NewRegistry(Deps{}, h); err == nil {
+		if _, err := NewRegistry(BrokerRelease(), RegistryInfo{}, []Handler{h}); err == nil {
 			t.Errorf("%s: NewRegistry accepted %+v", name, h)
 		}
 	}

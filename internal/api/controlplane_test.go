@@ -14,9 +14,11 @@ import (
 	"sluice/internal/metadata"
 )
 
-// fakeControlPlane runs the real controller against an in-memory image,
-// applying records at once (no quorum).
-type fakeControlPlane struct {
+// fakeController is the node's control side as the handlers see it
+// (MetadataView, AdminController, ProducerIDSource, LogDirSource): it runs
+// the real controller against an in-memory image, applying records at once
+// (no quorum).
+type fakeController struct {
 	t       *testing.T
 	cfg     *config.Config
 	image   *metadata.Image
@@ -38,9 +40,9 @@ func (p topicPolicy) Validate(res metadata.ConfigResource, configs map[string]st
 func (topicPolicy) IsList(metadata.ConfigResourceType, string) bool    { return false }
 func (topicPolicy) Default(metadata.ConfigResourceType, string) string { return "" }
 
-func newFakeControlPlane(t *testing.T, brokers ...int32) *fakeControlPlane {
+func newFakeController(t *testing.T, brokers ...int32) *fakeController {
 	cfg := config.Defaults()
-	f := &fakeControlPlane{t: t, cfg: cfg, image: metadata.EmptyImage()}
+	f := &fakeController{t: t, cfg: cfg, image: metadata.EmptyImage()}
 	ids := 0
 	f.ctrl = controller.New(controller.Options{
 		NumPartitions: 1, DefaultReplicationFactor: 1, Configs: topicPolicy{cfg},
@@ -55,7 +57,7 @@ func newFakeControlPlane(t *testing.T, brokers ...int32) *fakeControlPlane {
 	return f
 }
 
-func (f *fakeControlPlane) apply(recs ...metadata.Record) {
+func (f *fakeController) apply(recs ...metadata.Record) {
 	f.t.Helper()
 	d := metadata.NewDelta(f.image)
 	for _, r := range recs {
@@ -66,12 +68,15 @@ func (f *fakeControlPlane) apply(recs ...metadata.Record) {
 	f.image = d.Apply()
 }
 
-func (f *fakeControlPlane) NodeID() int32                { return 1 }
-func (f *fakeControlPlane) Config() *config.Config       { return f.cfg }
-func (f *fakeControlPlane) Image() *metadata.Image       { return f.image }
-func (f *fakeControlPlane) LogDirs() []LogDirDescription { return f.logDirs }
+func (f *fakeController) Image() *metadata.Image       { return f.image }
+func (f *fakeController) LogDirs() []LogDirDescription { return f.logDirs }
 
-func (f *fakeControlPlane) CreateTopics(_ context.Context, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
+// brokerDeps is a broker listener's control side, all of it this fake.
+func (f *fakeController) brokerDeps() BrokerDeps {
+	return BrokerDeps{Config: f.cfg, Metadata: f, Admin: f, ProducerIDs: f, LogDirs: f}
+}
+
+func (f *fakeController) CreateTopics(_ context.Context, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
 	if f.failOps != nil {
 		return nil, f.failOps
 	}
@@ -80,36 +85,57 @@ func (f *fakeControlPlane) CreateTopics(_ context.Context, req *kmsg.CreateTopic
 	return resp, nil
 }
 
-func (f *fakeControlPlane) DeleteTopics(_ context.Context, req *kmsg.DeleteTopicsRequest) (*kmsg.DeleteTopicsResponse, error) {
+func (f *fakeController) DeleteTopics(_ context.Context, req *kmsg.DeleteTopicsRequest) (*kmsg.DeleteTopicsResponse, error) {
 	recs, resp := f.ctrl.DeleteTopics(f.image, req)
 	f.apply(recs...)
 	return resp, f.failOps
 }
 
-func (f *fakeControlPlane) CreatePartitions(_ context.Context, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
+func (f *fakeController) CreatePartitions(_ context.Context, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
 	recs, resp := f.ctrl.CreatePartitions(f.image, req)
 	f.apply(recs...)
 	return resp, f.failOps
 }
 
-func (f *fakeControlPlane) AlterConfigs(_ context.Context, req *kmsg.AlterConfigsRequest) (*kmsg.AlterConfigsResponse, error) {
+func (f *fakeController) AlterConfigs(_ context.Context, req *kmsg.AlterConfigsRequest) (*kmsg.AlterConfigsResponse, error) {
 	recs, resp := f.ctrl.AlterConfigs(f.image, req)
 	f.apply(recs...)
 	return resp, f.failOps
 }
 
-func (f *fakeControlPlane) IncrementalAlterConfigs(_ context.Context, req *kmsg.IncrementalAlterConfigsRequest) (*kmsg.IncrementalAlterConfigsResponse, error) {
+func (f *fakeController) IncrementalAlterConfigs(_ context.Context, req *kmsg.IncrementalAlterConfigsRequest) (*kmsg.IncrementalAlterConfigsResponse, error) {
 	recs, resp := f.ctrl.IncrementalAlterConfigs(f.image, req)
 	f.apply(recs...)
 	return resp, f.failOps
 }
 
-func (f *fakeControlPlane) NextProducerID(context.Context) (int64, error) {
+func (f *fakeController) ElectLeaders(_ context.Context, req *kmsg.ElectLeadersRequest) (*kmsg.ElectLeadersResponse, error) {
+	recs, resp := f.ctrl.ElectLeaders(f.image, req)
+	f.apply(recs...)
+	return resp, f.failOps
+}
+
+func (f *fakeController) AlterPartitionReassignments(_ context.Context, req *kmsg.AlterPartitionAssignmentsRequest) (*kmsg.AlterPartitionAssignmentsResponse, error) {
+	recs, resp := f.ctrl.AlterPartitionReassignments(f.image, req)
+	f.apply(recs...)
+	return resp, f.failOps
+}
+
+func (f *fakeController) ListPartitionReassignments(_ context.Context, req *kmsg.ListPartitionReassignmentsRequest) (*kmsg.ListPartitionReassignmentsResponse, error) {
+	return f.ctrl.ListPartitionReassignments(f.image, req), f.failOps
+}
+
+// DescribeQuorum fails: the fake has no quorum.
+func (f *fakeController) DescribeQuorum(context.Context, *kmsg.DescribeQuorumRequest) (*kmsg.DescribeQuorumResponse, error) {
+	return nil, fmt.Errorf("fake controller: %w", ErrNotController)
+}
+
+func (f *fakeController) NextProducerID(context.Context) (int64, error) {
 	f.nextPID++
 	return f.nextPID, f.failOps
 }
 
-func (f *fakeControlPlane) createTopic(name string, partitions int32) {
+func (f *fakeController) createTopic(name string, partitions int32) {
 	req := kmsg.NewPtrCreateTopicsRequest()
 	rt := kmsg.NewCreateTopicsRequestTopic()
 	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, partitions, 1
@@ -134,23 +160,23 @@ func metadataRequest(version int16, auto bool, topics ...string) *kmsg.MetadataR
 }
 
 func TestMetadataTopicsBrokersAndErrors(t *testing.T) {
-	f := newFakeControlPlane(t, 1, 2)
+	f := newFakeController(t, 1, 2)
 	f.createTopic("a", 2)
 	ctx := context.Background()
 
-	resp := metadataResponse(ctx, f, "PLAINTEXT", metadataRequest(12, false))
+	resp := metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", metadataRequest(12, false))
 	if len(resp.Brokers) != 2 || resp.ControllerID != 1 || *resp.ClusterID != "test-cluster" {
 		t.Fatalf("brokers %+v controller %d cluster %v", resp.Brokers, resp.ControllerID, resp.ClusterID)
 	}
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 2 || resp.Topics[0].AuthorizedOperations != authorizedOperationsOmitted {
 		t.Fatalf("all topics: %+v", resp.Topics)
 	}
-	if resp := metadataResponse(ctx, f, "OTHER", metadataRequest(12, false, "a")); len(resp.Brokers) != 0 ||
+	if resp := metadataResponse(ctx, f.cfg, f, f, "OTHER", metadataRequest(12, false, "a")); len(resp.Brokers) != 0 ||
 		resp.Topics[0].Partitions[0].ErrorCode != kerr.LeaderNotAvailable.Code || len(resp.Topics[0].Partitions[0].OfflineReplicas) != 1 {
 		t.Fatalf("a listener no broker has: %+v", resp)
 	}
 
-	resp = metadataResponse(ctx, f, "PLAINTEXT", metadataRequest(12, false, "missing", "bad/name", "a"))
+	resp = metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", metadataRequest(12, false, "missing", "bad/name", "a"))
 	want := []int16{kerr.UnknownTopicOrPartition.Code, kerr.InvalidTopicException.Code, 0}
 	for i, w := range want {
 		if resp.Topics[i].ErrorCode != w {
@@ -162,43 +188,43 @@ func TestMetadataTopicsBrokersAndErrors(t *testing.T) {
 	byID.SetVersion(12)
 	id, _ := f.image.Topic("a")
 	byID.Topics = []kmsg.MetadataRequestTopic{{TopicID: id.ID}, {TopicID: [16]byte{1}}}
-	resp = metadataResponse(ctx, f, "PLAINTEXT", byID)
+	resp = metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", byID)
 	if *resp.Topics[0].Topic != "a" || resp.Topics[1].ErrorCode != kerr.UnknownTopicID.Code {
 		t.Fatalf("by id: %+v", resp.Topics)
 	}
 }
 
 func TestMetadataAutoCreation(t *testing.T) {
-	f := newFakeControlPlane(t, 1)
+	f := newFakeController(t, 1)
 	ctx := context.Background()
 	// v4+ asks; below v4 auto-creation is implied.
-	resp := metadataResponse(ctx, f, "PLAINTEXT", metadataRequest(12, false, "x"))
+	resp := metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", metadataRequest(12, false, "x"))
 	if resp.Topics[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("not allowed: %+v", resp.Topics[0])
 	}
-	resp = metadataResponse(ctx, f, "PLAINTEXT", metadataRequest(12, true, "x", "__consumer_offsets"))
+	resp = metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", metadataRequest(12, true, "x", "__consumer_offsets"))
 	if resp.Topics[0].ErrorCode != kerr.LeaderNotAvailable.Code || resp.Topics[1].ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("auto-created: %+v", resp.Topics)
 	}
-	resp = metadataResponse(ctx, f, "PLAINTEXT", metadataRequest(3, false, "y"))
+	resp = metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", metadataRequest(3, false, "y"))
 	if resp.Topics[0].ErrorCode != kerr.LeaderNotAvailable.Code {
 		t.Fatalf("v3 auto-creation: %+v", resp.Topics[0])
 	}
-	resp = metadataResponse(ctx, f, "PLAINTEXT", metadataRequest(12, true, "x"))
+	resp = metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", metadataRequest(12, true, "x"))
 	if resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) != 1 {
 		t.Fatalf("after auto-creation: %+v", resp.Topics[0])
 	}
 }
 
 func TestCreateTopicsConfigsAndErrors(t *testing.T) {
-	f := newFakeControlPlane(t, 1)
+	f := newFakeController(t, 1)
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.SetVersion(7)
 	rt := kmsg.NewCreateTopicsRequestTopic()
 	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "t", -1, -1
 	rt.Configs = []kmsg.CreateTopicsRequestTopicConfig{{Name: "cleanup.policy", Value: kmsg.StringPtr("compact")}}
 	req.Topics = append(req.Topics, rt)
-	resp := createTopics(context.Background(), f, req)
+	resp := createTopics(context.Background(), f.cfg, f, req)
 	got := resp.Topics[0]
 	if got.ErrorCode != 0 || got.NumPartitions != 1 || got.TopicID == [16]byte{} {
 		t.Fatalf("create: %+v", got)
@@ -214,14 +240,14 @@ func TestCreateTopicsConfigsAndErrors(t *testing.T) {
 	}
 
 	f.failOps = context.DeadlineExceeded
-	resp = createTopics(context.Background(), f, req)
+	resp = createTopics(context.Background(), f.cfg, f, req)
 	if resp.Topics[0].ErrorCode != kerr.RequestTimedOut.Code {
 		t.Fatalf("timeout: %+v", resp.Topics[0])
 	}
 }
 
 func TestDescribeConfigsResources(t *testing.T) {
-	f := newFakeControlPlane(t, 1)
+	f := newFakeController(t, 1)
 	f.createTopic("t", 1)
 	req := kmsg.NewPtrDescribeConfigsRequest()
 	req.SetVersion(4)
@@ -234,7 +260,7 @@ func TestDescribeConfigsResources(t *testing.T) {
 	add(kmsg.ConfigResourceTypeBroker, "1")
 	add(kmsg.ConfigResourceTypeBroker, "2")
 	add(kmsg.ConfigResourceTypeBrokerLogger, "1")
-	resp := describeConfigs(f, req)
+	resp := describeConfigs(f.cfg, f, req)
 	codes := []int16{0, kerr.UnknownTopicOrPartition.Code, 0, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code}
 	for i, c := range codes {
 		if resp.Resources[i].ErrorCode != c {
@@ -255,7 +281,7 @@ func TestDescribeConfigsResources(t *testing.T) {
 }
 
 func TestInitProducerID(t *testing.T) {
-	f := newFakeControlPlane(t, 1)
+	f := newFakeController(t, 1)
 	ctx := context.Background()
 	req := kmsg.NewPtrInitProducerIDRequest()
 	req.SetVersion(5)
@@ -277,16 +303,16 @@ func TestInitProducerID(t *testing.T) {
 }
 
 func TestDescribeClusterAndLogDirs(t *testing.T) {
-	f := newFakeControlPlane(t, 1, 2)
+	f := newFakeController(t, 1, 2)
 	req := kmsg.NewPtrDescribeClusterRequest()
 	req.SetVersion(2)
 	req.EndpointType = endpointTypeBrokers
-	resp := describeCluster(f, "PLAINTEXT", req)
+	resp := describeCluster(f.cfg.NodeID(), f, "PLAINTEXT", req)
 	if resp.ErrorCode != 0 || len(resp.Brokers) != 2 || resp.ClusterID != "test-cluster" || resp.ControllerID != 1 {
 		t.Fatalf("describe cluster: %+v", resp)
 	}
 	req.EndpointType = endpointTypeControllers
-	if resp := describeCluster(f, "PLAINTEXT", req); resp.ErrorCode != kerr.UnsupportedEndpointType.Code {
+	if resp := describeCluster(f.cfg.NodeID(), f, "PLAINTEXT", req); resp.ErrorCode != kerr.UnsupportedEndpointType.Code {
 		t.Fatalf("controllers endpoint: %+v", resp)
 	}
 
@@ -308,7 +334,7 @@ func TestDescribeClusterAndLogDirs(t *testing.T) {
 }
 
 func TestDeleteTopicsDisabled(t *testing.T) {
-	f := newFakeControlPlane(t, 1)
+	f := newFakeController(t, 1)
 	f.createTopic("t", 1)
 	cfg, err := config.Parse("", map[string]string{"delete.topic.enable": "false"})
 	if err != nil {
@@ -318,7 +344,7 @@ func TestDeleteTopicsDisabled(t *testing.T) {
 	req := kmsg.NewPtrDeleteTopicsRequest()
 	req.SetVersion(6)
 	req.Topics = []kmsg.DeleteTopicsRequestTopic{{Topic: kmsg.StringPtr("t")}}
-	resp := deleteTopics(context.Background(), f, req)
+	resp := deleteTopics(context.Background(), f.cfg, f, req)
 	if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != kerr.TopicDeletionDisabled.Code {
 		t.Fatalf("deletion disabled: %+v", resp.Topics)
 	}
@@ -327,7 +353,7 @@ func TestDeleteTopicsDisabled(t *testing.T) {
 	}
 }
 
-func TestControlPlaneErrorCode(t *testing.T) {
+func TestControllerErrorCode(t *testing.T) {
 	cases := []struct {
 		err  error
 		want int16
@@ -338,7 +364,7 @@ func TestControlPlaneErrorCode(t *testing.T) {
 		{fmt.Errorf("disk on fire"), kerr.UnknownServerError.Code},
 	}
 	for _, c := range cases {
-		if got := ControlPlaneErrorCode(c.err); got != c.want {
+		if got := ControllerErrorCode(c.err); got != c.want {
 			t.Errorf("%v: code %d, want %d", c.err, got, c.want)
 		}
 	}

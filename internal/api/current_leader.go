@@ -16,11 +16,6 @@ import (
 	"sluice/internal/metadata"
 )
 
-// imageSource publishes the latest metadata image (ControlPlane implements it).
-type imageSource interface {
-	Image() *metadata.Image
-}
-
 // leaderEndpoint is one node endpoint of a KIP-951 answer.
 type leaderEndpoint struct {
 	NodeID int32
@@ -33,7 +28,7 @@ type leaderEndpoint struct {
 // no image source it names no leader (-1/-1), for brokers assembled without
 // metadata (tests of the data plane alone).
 type currentLeaders struct {
-	src      imageSource
+	src      MetadataView
 	listener string
 	// image is loaded at the first question, so an answer without errors
 	// costs nothing, and then kept, so every partition of one answer is
@@ -44,7 +39,7 @@ type currentLeaders struct {
 
 // newCurrentLeaders returns a value, kept on the caller's stack: a Fetch or
 // Produce without errors allocates nothing for KIP-951.
-func newCurrentLeaders(src imageSource, listener string) currentLeaders {
+func newCurrentLeaders(src MetadataView, listener string) currentLeaders {
 	return currentLeaders{src: src, listener: listener}
 }
 

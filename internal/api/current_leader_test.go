@@ -42,14 +42,16 @@ func movedLeaderRegistry(t *testing.T) *Registry {
 		}
 	})
 
-	cp := newFakeControlPlane(t, 1, 2, 3)
+	cp := newFakeController(t, 1, 2, 3)
 	cp.apply(
 		&metadata.TopicRecord{Name: "t", TopicID: topicTID},
 		&metadata.PartitionRecord{TopicID: topicTID, Partition: 0, Replicas: []int32{2, 1, 3}, ISR: []int32{2, 1, 3}, Leader: 2, LeaderEpoch: 4},
 		&metadata.PartitionRecord{TopicID: topicTID, Partition: 1, Replicas: []int32{3, 1, 2}, ISR: []int32{3, 1, 2}, Leader: 3, LeaderEpoch: 6},
 		&metadata.FenceBrokerRecord{BrokerID: 3, BrokerEpoch: 1},
 	)
-	r, err := NewRegistry(Deps{ControlPlane: cp, DataPlane: &DataPlaneDeps{Partitions: rm, FetchSessionCacheSlots: 1000, Clock: clk}})
+	deps := cp.brokerDeps()
+	deps.Data = &DataPlaneDeps{Partitions: rm, FetchSessionCacheSlots: 1000, Clock: clk}
+	r, err := NewRegistry(BrokerRelease(), RegistryInfo{}, BrokerHandlers(deps))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,12 +135,14 @@ func TestFetchFencedLeaderEpochNamesCurrentLeader(t *testing.T) {
 	// Broker 1 leads "t" at epoch 3 (dataPlaneRegistry); the control plane's
 	// image agrees and registers broker 1 on PLAINTEXT.
 	_, rm := dataPlaneWithManager(t, 1000)
-	cp := newFakeControlPlane(t, 1)
+	cp := newFakeController(t, 1)
 	cp.apply(
 		&metadata.TopicRecord{Name: "t", TopicID: topicTID},
 		&metadata.PartitionRecord{TopicID: topicTID, Partition: 0, Replicas: []int32{1}, ISR: []int32{1}, Leader: 1, LeaderEpoch: 3},
 	)
-	r, err := NewRegistry(Deps{ControlPlane: cp, DataPlane: &DataPlaneDeps{Partitions: rm, FetchSessionCacheSlots: 1000}})
+	deps := cp.brokerDeps()
+	deps.Data = &DataPlaneDeps{Partitions: rm, FetchSessionCacheSlots: 1000}
+	r, err := NewRegistry(BrokerRelease(), RegistryInfo{}, BrokerHandlers(deps))
 	if err != nil {
 		t.Fatal(err)
 	}

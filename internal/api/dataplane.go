@@ -32,7 +32,7 @@ var _ DataPlane = (*replication.ReplicaManager)(nil)
 // errorCode is the Kafka error code of a data-plane error (0 for nil).
 func errorCode(err error) int16 { return replication.ErrorCode(err) }
 
-// DataPlaneDeps is the Deps field of the data-plane handlers.
+// DataPlaneDeps is what the data-plane handlers need (BrokerDeps.Data).
 type DataPlaneDeps struct {
 	// Partitions is the broker's replica manager; nil leaves the data-plane
 	// APIs unregistered.

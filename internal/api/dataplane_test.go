@@ -61,7 +61,9 @@ func dataPlaneWithManager(t testing.TB, sessionSlots int) (*Registry, *replicati
 			t.Errorf("close logs: %v", err)
 		}
 	})
-	r, err := NewRegistry(Deps{DataPlane: &DataPlaneDeps{Partitions: rm, FetchSessionCacheSlots: sessionSlots, Clock: clk}})
+	r, err := NewRegistry(BrokerRelease(), RegistryInfo{}, BrokerHandlers(BrokerDeps{
+		Data: &DataPlaneDeps{Partitions: rm, FetchSessionCacheSlots: sessionSlots, Clock: clk},
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,7 +23,7 @@ func FuzzServe(f *testing.F) {
 			handlers = append(handlers, fakeHandler(v.Key, v.Min, v.Max))
 		}
 	}
-	r, err := NewRegistry(Deps{}, handlers...)
+	r, err := NewRegistry(BrokerRelease(), RegistryInfo{}, handlers)
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -35,7 +35,7 @@ type GroupPlane interface {
 
 var _ GroupPlane = (*groupcoord.GroupCoordinator)(nil)
 
-// GroupPlaneDeps is the Deps field of the group handlers.
+// GroupPlaneDeps is what the group handlers need (BrokerDeps.Groups).
 type GroupPlaneDeps struct {
 	// Coordinator serves the groups; nil leaves the group APIs out.
 	Coordinator GroupPlane
@@ -50,13 +50,6 @@ func (d *GroupPlaneDeps) image() *metadata.Image {
 		return metadata.EmptyImage()
 	}
 	return d.Image()
-}
-
-func groupDeps(deps Deps) (*GroupPlaneDeps, bool) {
-	if deps.Groups == nil || deps.Groups.Coordinator == nil {
-		return nil, false
-	}
-	return deps.Groups, true
 }
 
 // partitionExists reports whether the metadata knows the partition.

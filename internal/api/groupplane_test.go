@@ -51,7 +51,7 @@ func (l *memOffsetsLog) Read(_ context.Context, partition int32, offset int64, _
 // groupFixture is a registry serving the group APIs over a real
 // coordinator, a fake control plane's image and an in-memory offsets log.
 type groupFixture struct {
-	f     *fakeControlPlane
+	f     *fakeController
 	mu    sync.Mutex
 	coord *groupcoord.GroupCoordinator
 	reg   *Registry
@@ -59,7 +59,7 @@ type groupFixture struct {
 
 func newGroupFixture(t *testing.T) *groupFixture {
 	t.Helper()
-	gf := &groupFixture{f: newFakeControlPlane(t, 1)}
+	gf := &groupFixture{f: newFakeController(t, 1)}
 	gf.f.createTopic("t", 2)
 	image := func() *metadata.Image {
 		gf.mu.Lock()
@@ -84,7 +84,9 @@ func newGroupFixture(t *testing.T) *groupFixture {
 	}
 	t.Cleanup(c.Close)
 	gf.coord = c
-	gf.reg, err = NewRegistry(Deps{Groups: &GroupPlaneDeps{Coordinator: c, Image: image}})
+	gf.reg, err = NewRegistry(BrokerRelease(), RegistryInfo{}, BrokerHandlers(BrokerDeps{
+		Groups: &GroupPlaneDeps{Coordinator: c, Image: image},
+	}))
 	if err != nil {
 		t.Fatal(err)
 	}

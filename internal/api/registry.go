@@ -10,29 +10,17 @@ import (
 	"sluice/internal/protocol"
 )
 
-// Deps is everything the handlers need. Fields are added as APIs are; a
-// handler whose dependencies are absent is not registered, so its key is
-// neither served nor advertised.
-type Deps struct {
-	// Release is the Kafka release to imitate; nil means PinnedRelease().
-	Release *Release
-	// Features reports the cluster's finalized features; nil reports none,
-	// with an unknown epoch.
-	Features FeatureSource
-	// ClusterID and NodeID identify this broker to ApiVersions v5 clients
+// RegistryInfo is what ApiVersions reports of this node besides the
+// vector.
+type RegistryInfo struct {
+	// ClusterID and NodeID identify this node to ApiVersions v5 clients
 	// (KIP-1242); an empty ClusterID means unknown, and then a client's
 	// claim of identity is not checked.
 	ClusterID string
 	NodeID    int32
-	// ControlPlane serves the control-plane APIs (Metadata, CreateTopics,
-	// DescribeConfigs...; controlplane.go); nil leaves them out.
-	ControlPlane ControlPlane
-	// DataPlane serves Produce, Fetch, ListOffsets, DeleteRecords and
-	// OffsetForLeaderEpoch (dataplane.go); nil leaves them out.
-	DataPlane *DataPlaneDeps
-	// Groups serves the group APIs (FindCoordinator, JoinGroup,
-	// OffsetCommit...; groupplane.go); nil leaves them out.
-	Groups *GroupPlaneDeps
+	// Features reports the cluster's finalized features; nil reports none,
+	// with an unknown epoch.
+	Features FeatureSource
 }
 
 // FeatureSource reports the finalized KIP-584 features and their epoch (the
@@ -50,23 +38,6 @@ type StaticFeatures struct {
 // FinalizedFeatures implements FeatureSource.
 func (s StaticFeatures) FinalizedFeatures() (int64, []FinalizedFeature) { return s.Epoch, s.Levels }
 
-// handlerConstructors lists every API file's constructor. Adding an API is one
-// file and one line here. A constructor returns false when Deps lacks what the
-// handler needs.
-func handlerConstructors() []func(*Registry, Deps) (Handler, bool) {
-	return []func(*Registry, Deps) (Handler, bool){
-		newApiVersionsHandler,
-		newMetadataHandler, newCreateTopicsHandler, newDeleteTopicsHandler, newCreatePartitionsHandler,
-		newDescribeConfigsHandler, newAlterConfigsHandler, newIncrementalAlterConfigsHandler,
-		newDescribeClusterHandler, newDescribeLogDirsHandler, newInitProducerIDHandler,
-		newProduceHandler, newFetchHandler, newListOffsetsHandler, newDeleteRecordsHandler, newOffsetForLeaderEpochHandler,
-		newFindCoordinatorHandler, newJoinGroupHandler, newHeartbeatHandler, newLeaveGroupHandler, newSyncGroupHandler,
-		newOffsetCommitHandler, newOffsetFetchHandler, newDescribeGroupsHandler, newListGroupsHandler,
-		newDeleteGroupsHandler, newOffsetDeleteHandler,
-		newAlterPartitionReassignmentsHandler, newListPartitionReassignmentsHandler,
-	}
-}
-
 // Registry routes requests to handlers and knows the advertised versions.
 // It is immutable once built and safe for concurrent use.
 type Registry struct {
@@ -79,28 +50,19 @@ type Registry struct {
 	served     map[int16]VersionRange
 }
 
-// NewRegistry builds the registry from the handlers whose dependencies deps
-// provides, plus extra handlers (tests, or APIs wired from outside).
-func NewRegistry(deps Deps, extra ...Handler) (*Registry, error) {
+// NewRegistry builds the registry of one kind of listener: release is the
+// vector it advertises (BrokerRelease, ControllerListenerRelease) and
+// handlers its handler set (BrokerHandlers, ControllerHandlers); ApiVersions
+// is added here, as every listener serves it.
+func NewRegistry(release Release, info RegistryInfo, handlers []Handler) (*Registry, error) {
 	r := &Registry{
-		features:  deps.Features,
-		clusterID: deps.ClusterID,
-		nodeID:    deps.NodeID,
+		release:   release,
+		clusterID: info.ClusterID,
+		nodeID:    info.NodeID,
+		features:  info.Features,
 		handlers:  make(map[int16]Handler),
 	}
-	if deps.Release != nil {
-		r.release = *deps.Release
-	} else {
-		r.release = PinnedRelease()
-	}
-	var all []Handler
-	for _, construct := range handlerConstructors() {
-		if h, ok := construct(r, deps); ok {
-			all = append(all, h)
-		}
-	}
-	all = append(all, extra...)
-	for _, h := range all {
+	for _, h := range append([]Handler{newApiVersionsHandler(r)}, handlers...) {
 		if err := r.add(h); err != nil {
 			return nil, err
 		}
@@ -125,7 +87,7 @@ func (r *Registry) add(h Handler) error {
 			h.Key, h.MinVersion, h.MaxVersion, req.MaxVersion())
 	}
 	if !slices.ContainsFunc(r.release.APIs, func(v VersionRange) bool { return v.Key == h.Key }) {
-		return fmt.Errorf("api key %d is not in Kafka %s's broker vector", h.Key, r.release.Name)
+		return fmt.Errorf("api key %d is not in the listener's vector (Kafka %s)", h.Key, r.release.Name)
 	}
 	r.handlers[h.Key] = h
 	return nil

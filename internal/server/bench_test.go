@@ -17,8 +17,8 @@ import (
 // BenchmarkMetadataRoundTrip measures the server's per-request overhead:
 // one connection, a trivial handler, request written and answer read.
 func BenchmarkMetadataRoundTrip(b *testing.B) {
-	reg, err := api.NewRegistry(api.Deps{}, api.Handler{Key: 3, MinVersion: 0, MaxVersion: 12,
-		Handle: func(_ context.Context, req *api.Request) api.Response { return api.Reply(req.Body.ResponseKind()) }})
+	reg, err := api.NewRegistry(api.BrokerRelease(), api.RegistryInfo{}, []api.Handler{{Key: 3, MinVersion: 0, MaxVersion: 12,
+		Handle: func(_ context.Context, req *api.Request) api.Response { return api.Reply(req.Body.ResponseKind()) }}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -32,7 +32,7 @@ type testServer struct {
 
 func startServer(t *testing.T, mutate func(*Options), handlers ...api.Handler) *testServer {
 	t.Helper()
-	reg, err := api.NewRegistry(api.Deps{}, handlers...)
+	reg, err := api.NewRegistry(api.BrokerRelease(), api.RegistryInfo{}, handlers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +382,7 @@ func TestMaxConnectionsWaitsForSlot(t *testing.T) {
 }
 
 func TestNewRejectsBadOptions(t *testing.T) {
-	reg, _ := api.NewRegistry(api.Deps{})
+	reg, _ := api.NewRegistry(api.BrokerRelease(), api.RegistryInfo{}, nil)
 	for name, opts := range map[string]Options{
 		"no registry":  {Listeners: []Listener{{Name: "PLAINTEXT", Address: "127.0.0.1:0"}}},
 		"no listeners": {Registry: reg},
@@ -441,7 +441,7 @@ func TestKIP511AnswerIsCountedAsUnsupported(t *testing.T) {
 }
 
 func TestRunStopsWithContext(t *testing.T) {
-	reg, err := api.NewRegistry(api.Deps{})
+	reg, err := api.NewRegistry(api.BrokerRelease(), api.RegistryInfo{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

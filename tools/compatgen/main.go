@@ -3,7 +3,7 @@
 // range, the range Sluice advertises or why the key is not served. It reads
 // the handlers from internal/api's source (see package compattable). Run it
 // from anywhere in the module after changing a handler's versions or
-// handlerConstructors:
+// BrokerHandlers or ControllerHandlers:
 //
 //	go run ./tools/compatgen          # rewrite the table
 //	go run ./tools/compatgen -check   # exit 1 with a diff when it is stale

@@ -12,14 +12,19 @@ import (
 
 const testModule = "testdata/mod"
 
-func TestReadHandlersResolvesConstants(t *testing.T) {
-	got, err := ReadHandlers(testModule, filepath.Join(testModule, "internal", "api"))
+func readBrokerSet(root string) ([]HandlerRange, error) {
+	return ReadHandlerSet(root, filepath.Join(root, "internal", "api"), "BrokerHandlers")
+}
+
+func TestReadHandlerSetResolvesConstants(t *testing.T) {
+	got, err := readBrokerSet(testModule)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []HandlerRange{
-		{Key: 0, MinVersion: 3, MaxVersion: 9, File: "internal/api/00_produce.go"},
-		{Key: 1, MinVersion: 4, MaxVersion: 18, File: "internal/api/01_fetch.go"},
+		{Key: 0, MinVersion: 3, MaxVersion: 9, File: "internal/api/00_produce.go", Constructor: "newProduceHandler"},
+		{Key: 1, MinVersion: 4, MaxVersion: 18, File: "internal/api/01_fetch.go", Constructor: "newFetchHandler"},
+		{Key: 55, MinVersion: 0, MaxVersion: 2, File: "internal/api/controller.go", Constructor: "newDescribeQuorumHandler"},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v, want %+v", got, want)
@@ -58,29 +63,33 @@ func copyModule(t *testing.T) string {
 	return dst
 }
 
-func TestReadHandlersRefusesWhatItCannotRead(t *testing.T) {
+func TestReadHandlerSetRefusesWhatItCannotRead(t *testing.T) {
 	for name, tc := range map[string]struct{ file, src, wantErr string }{
 		"non-constant version": {"00_produce.go", `package api
-func newProduceHandler(_ *Registry, deps Deps) (Handler, bool) {
-	return Handler{Key: 0, MinVersion: 0, MaxVersion: pick()}, true
+func newProduceHandler(d *DataPlaneDeps) Handler {
+	return Handler{Key: 0, MinVersion: 0, MaxVersion: pick()}
 }`, "cannot evaluate"},
 		"two handlers": {"00_produce.go", `package api
-func newProduceHandler(_ *Registry, deps Deps) (Handler, bool) {
-	if deps.X {
-		return Handler{Key: 0, MinVersion: 0, MaxVersion: 3}, true
+func newProduceHandler(d *DataPlaneDeps) Handler {
+	if d.X {
+		return Handler{Key: 0, MinVersion: 0, MaxVersion: 3}
 	}
-	return Handler{Key: 0, MinVersion: 0, MaxVersion: 9}, true
+	return Handler{Key: 0, MinVersion: 0, MaxVersion: 9}
 }`, "exactly one"},
 		"listed but undefined": {"00_produce.go", "package api\n", "not defined"},
 		"duplicate key": {"00_produce.go", `package api
-func newProduceHandler(_ *Registry, deps Deps) (Handler, bool) {
-	return Handler{Key: 1, MinVersion: 0, MaxVersion: 9}, true
+func newProduceHandler(d *DataPlaneDeps) Handler {
+	return Handler{Key: 1, MinVersion: 0, MaxVersion: 9}
 }`, "built by both"},
 		"outside constant": {"00_produce.go", `package api
 import "github.com/twmb/franz-go/pkg/kmsg"
-func newProduceHandler(_ *Registry, deps Deps) (Handler, bool) {
-	return Handler{Key: 0, MinVersion: 0, MaxVersion: kmsg.Max}, true
+func newProduceHandler(d *DataPlaneDeps) Handler {
+	return Handler{Key: 0, MinVersion: 0, MaxVersion: kmsg.Max}
 }`, "only packages of module"},
+		"hidden behind a helper": {"00_produce.go", `package api
+func newProduceHandler(d *DataPlaneDeps) []Handler {
+	return []Handler{{Key: 0, MinVersion: 0, MaxVersion: 9}}
+}`, "not a handler constructor"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			root := copyModule(t)
@@ -88,7 +97,7 @@ func newProduceHandler(_ *Registry, deps Deps) (Handler, bool) {
 			if err := os.WriteFile(filepath.Join(apiDir, tc.file), []byte(tc.src), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			_, err := ReadHandlers(root, apiDir)
+			_, err := readBrokerSet(root)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Fatalf("got error %v, want one containing %q", err, tc.wantErr)
 			}
@@ -126,26 +135,52 @@ func TestRenderClipsAndExplains(t *testing.T) {
 	}
 }
 
-func TestReadRegistriesAddsTheNodesExtraHandlers(t *testing.T) {
+func keys(hs []HandlerRange) []int16 {
+	var out []int16
+	for _, h := range hs {
+		out = append(out, h.Key)
+	}
+	return out
+}
+
+func TestReadRegistriesAddsApiVersionsToBothSets(t *testing.T) {
 	regs, err := ReadRegistries(testModule)
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := func(hs []HandlerRange) []int16 {
-		var out []int16
-		for _, h := range hs {
-			out = append(out, h.Key)
-		}
-		return out
+	if got := keys(regs.Broker); !slices.Equal(got, []int16{0, 1, 18, 55}) {
+		t.Errorf("broker keys %v, want [0 1 18 55]", got)
 	}
-	if got := keys(regs.Broker); !slices.Equal(got, []int16{0, 1, 55}) {
-		t.Errorf("broker keys %v, want [0 1 55]", got)
+	if got := keys(regs.Controller); !slices.Equal(got, []int16{1, 18, 55, 62}) {
+		t.Errorf("controller keys %v, want [1 18 55 62]", got)
 	}
-	if got := keys(regs.ControllerExtra); !slices.Equal(got, []int16{55, 62}) {
-		t.Errorf("controller extra keys %v, want [55 62]", got)
-	}
-	if f := regs.ControllerExtra[1].File; f != "internal/api/controllerplane.go" {
+	if f := regs.Controller[3].File; f != "internal/api/controller.go" {
 		t.Errorf("controller handler file %q", f)
+	}
+}
+
+// SplitController keeps in the controller table the handlers the broker set
+// does not build the same way: another constructor for the same key counts.
+func TestSplitControllerByConstructor(t *testing.T) {
+	regs, err := ReadRegistries(testModule)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, shared := SplitController(regs)
+	if got := keys(own); !slices.Equal(got, []int16{1, 55, 62}) {
+		t.Errorf("controller's own keys %v, want [1 55 62]", got)
+	}
+	if got := keys(shared); !slices.Equal(got, []int16{18}) {
+		t.Errorf("shared keys %v, want [18]", got)
+	}
+	heading := ControllerHeading(shared)
+	if !strings.Contains(strings.Join(strings.Fields(heading), " "), "handlers of ApiVersions (18), as above") {
+		t.Errorf("heading does not name the shared handler:\n%s", heading)
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(heading, "\n"), "\n") {
+		if len(line) > 80 {
+			t.Errorf("heading line longer than 80: %q", line)
+		}
 	}
 }
 
@@ -154,7 +189,7 @@ func TestRenderController(t *testing.T) {
 	ctrl := testRelease()
 	ctrl.APIs = append(ctrl.APIs, api.VersionRange{Key: 62, Min: 0, Max: 4}, api.VersionRange{Key: 63, Min: 0, Max: 1})
 	handlers := []HandlerRange{
-		{Key: 1, MinVersion: 4, MaxVersion: 16, File: "internal/api/controllerplane.go"},
+		{Key: 1, MinVersion: 4, MaxVersion: 16, File: "internal/api/01_fetch.go"},
 		{Key: 62, MinVersion: 0, MaxVersion: 4, File: "internal/api/62_broker_registration.go"},
 		{Key: 63, MinVersion: 0, MaxVersion: 0, File: "internal/api/63_broker_heartbeat.go"},
 	}
@@ -163,7 +198,7 @@ func TestRenderController(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"| 1 | Fetch | 4-18 | 4-16 | [`controllerplane.go`](../internal/api/controllerplane.go); narrower than the vector's |",
+		"| 1 | Fetch | 4-18 | 4-16 | [`01_fetch.go`](../internal/api/01_fetch.go); narrower than the vector's |",
 		"| 62 | BrokerRegistration | 0-4 | 0-4 | [`62_broker_registration.go`](../internal/api/62_broker_registration.go); controller only |",
 		"| 63 | BrokerHeartbeat | 0-1 | 0 | [`63_broker_heartbeat.go`](../internal/api/63_broker_heartbeat.go); narrower than the vector's; controller only |",
 	} {
@@ -179,29 +214,5 @@ func TestRenderController(t *testing.T) {
 	}
 	if _, err := RenderController(broker, broker, handlers); err == nil {
 		t.Error("accepted a handler for a key outside the controller release")
-	}
-}
-
-func TestReadRegistriesEvaluatesTheControllerRelease(t *testing.T) {
-	regs, err := ReadRegistries(testModule)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := api.ControllerRelease()
-	if !slices.Equal(regs.ControllerRelease.APIs, want.APIs) {
-		t.Errorf("controller release %v, want api.ControllerRelease()", regs.ControllerRelease.APIs)
-	}
-	root := copyModule(t)
-	node := filepath.Join(root, "internal", "node", "node.go")
-	b, err := os.ReadFile(node)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := strings.Replace(string(b), "api.ControllerRelease()", "api.SomeNewRelease()", 1)
-	if err := os.WriteFile(node, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ReadRegistries(root); err == nil || !strings.Contains(err.Error(), "releaseFuncs") {
-		t.Errorf("unknown release function: got %v", err)
 	}
 }

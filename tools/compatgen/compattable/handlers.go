@@ -6,11 +6,11 @@
 // committed doc differs.
 //
 // The handler ranges are read from source rather than from a live Registry
-// because building one that serves every key needs a running node's control
-// plane, replica manager and group coordinator; the go/ast reading covers
-// what the node registers: every constructor listed in handlerConstructors
-// (registry.go), each of which the node satisfies on its broker listeners,
-// plus the extra handlers internal/node passes to api.NewRegistry (see
+// because building one that serves every key needs a running node's
+// controller, replica manager and group coordinator; the go/ast reading
+// covers what the node registers: every constructor that api.BrokerHandlers
+// and api.ControllerHandlers call (the node gives both sets every
+// dependency), plus the ApiVersions handler api.NewRegistry adds (see
 // ReadRegistries).
 package compattable
 
@@ -39,6 +39,8 @@ type HandlerRange struct {
 	// File is the handler's file relative to the module root, e.g.
 	// internal/api/01_fetch.go.
 	File string
+	// Constructor is the function that builds it, e.g. newFetchHandler.
+	Constructor string
 }
 
 // sourcePackage is one parsed package directory (test files left out).
@@ -94,15 +96,19 @@ func (p *sourcePackage) funcDecl(name string) (*ast.FuncDecl, string, bool) {
 	return nil, "", false
 }
 
-// ReadHandlers reads the handler ranges of the api package in apiDir (the
-// internal/api directory of a module rooted at moduleRoot): one per
-// constructor listed in handlerConstructors, sorted by key. These are the
-// broker listener's handlers.
-func ReadHandlers(moduleRoot, apiDir string) ([]HandlerRange, error) {
-	return readListedHandlers(moduleRoot, apiDir, "handlerConstructors")
+// ReadHandlerSet reads the handler ranges of one handler set of the api
+// package in apiDir (the internal/api directory of a module rooted at
+// moduleRoot): one per handler constructor setFunc calls (BrokerHandlers,
+// ControllerHandlers), sorted by key. A set function may call only
+// constructors (package functions returning a Handler) and builtins, so no
+// handler hides behind a helper.
+func ReadHandlerSet(moduleRoot, apiDir, setFunc string) ([]HandlerRange, error) {
+	return readHandlerCalls(moduleRoot, apiDir, setFunc, true)
 }
 
-func readListedHandlers(moduleRoot, apiDir, listFunc string) ([]HandlerRange, error) {
+// readHandlerCalls reads the handlers fn builds; strict refuses calls of
+// other package functions.
+func readHandlerCalls(moduleRoot, apiDir, fn string, strict bool) ([]HandlerRange, error) {
 	moduleRoot, err := filepath.Abs(moduleRoot)
 	if err != nil {
 		return nil, fmt.Errorf("module root: %w", err)
@@ -114,7 +120,7 @@ func readListedHandlers(moduleRoot, apiDir, listFunc string) ([]HandlerRange, er
 	if err != nil {
 		return nil, err
 	}
-	names, err := constructorNames(pkg, listFunc)
+	names, err := constructorCalls(pkg, fn, strict)
 	if err != nil {
 		return nil, err
 	}
@@ -122,18 +128,16 @@ func readListedHandlers(moduleRoot, apiDir, listFunc string) ([]HandlerRange, er
 	var out []HandlerRange
 	seen := make(map[int16]string)
 	for _, name := range names {
-		fd, path, ok := pkg.funcDecl(name)
-		if !ok {
-			return nil, fmt.Errorf("constructor %s listed in %s is not defined", name, listFunc)
-		}
+		fd, path, _ := pkg.funcDecl(name)
 		h, err := handlerOf(pkg, consts, fd, path)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
 		if prev, dup := seen[h.Key]; dup {
-			return nil, fmt.Errorf("api key %d built by both %s and %s", h.Key, prev, name)
+			return nil, fmt.Errorf("api key %d built by both %s and %s in %s", h.Key, prev, name, fn)
 		}
 		seen[h.Key] = name
+		h.Constructor = name
 		if h.File, err = relFile(moduleRoot, path); err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
@@ -143,46 +147,55 @@ func readListedHandlers(moduleRoot, apiDir, listFunc string) ([]HandlerRange, er
 	return out, nil
 }
 
-// constructorNames lists the constructors in the slice literal listFunc
-// returns: bare names (handlerConstructors) or calls (ControllerHandlers'
-// newXxxHandler(cp)).
-func constructorNames(pkg *sourcePackage, listFunc string) ([]string, error) {
-	fd, _, ok := pkg.funcDecl(listFunc)
+// builtins may be called in a set function besides the constructors.
+var builtins = map[string]bool{"append": true, "make": true, "len": true, "cap": true, "new": true}
+
+// constructorCalls lists, in source order, the handler constructors fn
+// calls: package functions whose one result is a Handler.
+func constructorCalls(pkg *sourcePackage, fn string, strict bool) ([]string, error) {
+	fd, _, ok := pkg.funcDecl(fn)
 	if !ok {
-		return nil, fmt.Errorf("func %s not found in the api package", listFunc)
+		return nil, fmt.Errorf("func %s not found in the api package", fn)
 	}
 	var names []string
 	var bad error
 	ast.Inspect(fd.Body, func(n ast.Node) bool {
-		ret, ok := n.(*ast.ReturnStmt)
-		if !ok || len(ret.Results) != 1 {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || bad != nil {
+			return bad == nil
+		}
+		id, ok := call.Fun.(*ast.Ident)
+		if !ok || builtins[id.Name] {
 			return true
 		}
-		lit, ok := ret.Results[0].(*ast.CompositeLit)
-		if !ok {
-			bad = fmt.Errorf("%s does not return a slice literal", listFunc)
-			return false
-		}
-		for _, el := range lit.Elts {
-			if call, ok := el.(*ast.CallExpr); ok {
-				el = call.Fun
-			}
-			id, ok := el.(*ast.Ident)
-			if !ok {
-				bad = fmt.Errorf("%s lists a %T, not a constructor name or call", listFunc, el)
-				return false
-			}
+		callee, _, defined := pkg.funcDecl(id.Name)
+		switch {
+		case defined && returnsHandler(callee):
 			names = append(names, id.Name)
+		case strict && !defined:
+			bad = fmt.Errorf("%s calls %s, which is not defined in the api package", fn, id.Name)
+		case strict:
+			bad = fmt.Errorf("%s calls %s, which is not a handler constructor (one Handler result)", fn, id.Name)
 		}
-		return false
+		return true
 	})
 	if bad != nil {
 		return nil, bad
 	}
 	if len(names) == 0 {
-		return nil, fmt.Errorf("%s lists no constructors", listFunc)
+		return nil, fmt.Errorf("%s builds no handler", fn)
 	}
 	return names, nil
+}
+
+// returnsHandler reports whether fd's one result is a Handler.
+func returnsHandler(fd *ast.FuncDecl) bool {
+	res := fd.Type.Results
+	if res == nil || len(res.List) != 1 || len(res.List[0].Names) > 1 {
+		return false
+	}
+	id, ok := res.List[0].Type.(*ast.Ident)
+	return ok && id.Name == "Handler"
 }
 
 // handlerOf finds the one non-empty Handler literal fd returns and evaluates

@@ -101,9 +101,9 @@ func Render(release api.Release, handlers []HandlerRange) (string, error) {
 	return b.String(), nil
 }
 
-// RenderController builds the table of the handlers the node adds to its
-// CONTROLLER listeners' registry, with their range in that registry's
-// release (the broker vector plus the controller-only keys). A key of the
+// RenderController builds the table of the CONTROLLER listeners' own
+// handlers (SplitController), with their range in that registry's release
+// (the broker vector plus the controller-only keys). A key of the
 // controller release that the broker release lacks must have one of them.
 func RenderController(broker, controller api.Release, handlers []HandlerRange) (string, error) {
 	inBroker := make(map[int16]bool, len(broker.APIs))
@@ -136,11 +136,11 @@ func RenderController(broker, controller api.Release, handlers []HandlerRange) (
 	}
 	for _, v := range controller.APIs {
 		if !inBroker[v.Key] && !served[v.Key] {
-			return "", fmt.Errorf("controller-only api key %d (%s) is in the controller release but no extra handler of the controller registry serves it", v.Key, apiName(v.Key))
+			return "", fmt.Errorf("controller-only api key %d (%s) is in the controller release but no handler of the controller set serves it", v.Key, apiName(v.Key))
 		}
 	}
 	if len(handlers) == 0 {
-		return "", fmt.Errorf("the controller registry has no extra handler")
+		return "", fmt.Errorf("the controller set has no handler of its own")
 	}
 	return b.String(), nil
 }

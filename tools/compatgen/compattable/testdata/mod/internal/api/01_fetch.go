@@ -2,15 +2,19 @@ package api
 
 import w "sluice/internal/wire"
 
-func newFetchHandler(_ *Registry, deps Deps) (Handler, bool) {
+func newFetchHandler(d *DataPlaneDeps) Handler {
 	return Handler{
 		Key:        1,
 		MinVersion: w.FloorVersion,
 		MaxVersion: w.TopVersion,
-	}, true
+	}
 }
 
-// newUnlistedHandler is not in handlerConstructors, so it is not read.
-func newUnlistedHandler(_ *Registry, _ Deps) (Handler, bool) {
-	return Handler{Key: 2, MinVersion: 0, MaxVersion: 1}, true
+func newMetadataLogFetchHandler(logs MetadataLogServer) Handler {
+	return Handler{Key: 1, MinVersion: 4, MaxVersion: 16}
+}
+
+// newUnlistedHandler is in no handler set, so it is not read.
+func newUnlistedHandler() Handler {
+	return Handler{Key: 2, MinVersion: 0, MaxVersion: 1}
 }

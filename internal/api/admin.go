@@ -1,13 +1,11 @@
 package api
 
-// The control-plane handlers (Metadata, CreateTopics, DeleteTopics,
-// CreatePartitions, DescribeConfigs, AlterConfigs, IncrementalAlterConfigs,
-// DescribeCluster, DescribeLogDirs, InitProducerId) reach the node through the
-// ControlPlane interface below, which internal/node implements. Controller
-// operations go through it rather than calling internal/controller directly
+// The interfaces below are what the handlers of both listener kinds need
+// of the node besides the data and group planes. Controller operations go
+// through AdminController rather than calling internal/controller directly
 // because a response may only be sent once its records are committed and
-// replayed (apply-on-commit): the node owns the quorum and the one controller
-// event loop that orders operations.
+// replayed (apply-on-commit): the quorum and the one serial runner that
+// orders operations live outside this package.
 
 import (
 	"context"
@@ -16,36 +14,43 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/config"
 	"sluice/internal/controller"
 	"sluice/internal/metadata"
 )
 
-// ControlPlane is the node as the control-plane handlers see it.
-type ControlPlane interface {
-	// NodeID is this node's node.id.
-	NodeID() int32
-	// Config is the broker's static configuration (file and overrides).
-	Config() *config.Config
+// MetadataView is this node's view of the cluster metadata.
+type MetadataView interface {
 	// Image is the latest published metadata image.
 	Image() *metadata.Image
+}
 
-	// The controller operations below are computed by the active controller
-	// against the latest image, proposed through the quorum and answered once
-	// committed and applied to Image. An error means the operation did not
-	// run to completion (see ControlPlaneErrorCode).
+// AdminController is the active controller, reached locally or forwarded:
+// each operation is computed by the active controller against its latest
+// image, proposed through the quorum and answered once committed and
+// applied. An error means the operation did not run to completion (see
+// ControllerErrorCode). *broker.ControllerChannel implements it.
+type AdminController interface {
 	CreateTopics(ctx context.Context, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error)
 	DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest) (*kmsg.DeleteTopicsResponse, error)
 	CreatePartitions(ctx context.Context, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error)
 	AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsRequest) (*kmsg.AlterConfigsResponse, error)
 	IncrementalAlterConfigs(ctx context.Context, req *kmsg.IncrementalAlterConfigsRequest) (*kmsg.IncrementalAlterConfigsResponse, error)
+	ElectLeaders(ctx context.Context, req *kmsg.ElectLeadersRequest) (*kmsg.ElectLeadersResponse, error)
+	AlterPartitionReassignments(ctx context.Context, req *kmsg.AlterPartitionAssignmentsRequest) (*kmsg.AlterPartitionAssignmentsResponse, error)
+	ListPartitionReassignments(ctx context.Context, req *kmsg.ListPartitionReassignmentsRequest) (*kmsg.ListPartitionReassignmentsResponse, error)
+	DescribeQuorum(ctx context.Context, req *kmsg.DescribeQuorumRequest) (*kmsg.DescribeQuorumResponse, error)
+}
 
-	// NextProducerID hands out one producer id from this broker's block of
-	// ids, asking the controller for a new block when it is used up.
+// ProducerIDSource hands out producer ids from this node's block of ids,
+// asking the controller for a new block when it is used up
+// (*broker.ProducerIDManager).
+type ProducerIDSource interface {
 	NextProducerID(ctx context.Context) (int64, error)
+}
 
-	// LogDirs describes the node's log directories and the partition logs
-	// in them (DescribeLogDirs).
+// LogDirSource describes the node's log directories and the partition logs
+// in them (DescribeLogDirs).
+type LogDirSource interface {
 	LogDirs() []LogDirDescription
 }
 
@@ -72,15 +77,15 @@ type LogDirPartition struct {
 	OffsetLag int64
 }
 
-// ErrNotController is returned by a ControlPlane operation on a node that is
+// ErrNotController is returned by a controller operation on a node that is
 // not the active controller (NOT_CONTROLLER): the controller package's.
 var ErrNotController = controller.ErrNotController
 
-// ControlPlaneErrorCode maps a ControlPlane operation error onto the Kafka
+// ControllerErrorCode maps a controller operation's error onto the Kafka
 // error code every result of the request gets: a deadline is Kafka's
 // REQUEST_TIMED_OUT, a node that is not (or no longer) the controller is
 // NOT_CONTROLLER, anything else (disk failure, shutdown) UNKNOWN_SERVER_ERROR.
-func ControlPlaneErrorCode(err error) int16 {
+func ControllerErrorCode(err error) int16 {
 	var kerrErr *kerr.Error
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):

@@ -1,0 +1,96 @@
+package api
+
+// The broker listeners' handler set (Kafka's KafkaApis): what clients and
+// other brokers ask of a broker. Admin requests go to the active controller
+// through AdminController, locally or forwarded.
+
+import "sluice/internal/config"
+
+// BrokerDeps are the components behind the broker listeners' handlers. A
+// nil field leaves out the handlers that need it, so a test can build a
+// registry of one plane.
+type BrokerDeps struct {
+	// Config is this node's static configuration (node.id,
+	// auto.create.topics.enable, delete.topic.enable, topic defaults).
+	Config *config.Config
+	// Metadata is this node's view of the cluster metadata; the data plane
+	// also uses it, when set, to name current leaders (KIP-951).
+	Metadata MetadataView
+	// Admin is the active controller, reached locally or forwarded.
+	Admin AdminController
+	// ProducerIDs hands out producer ids (InitProducerId).
+	ProducerIDs ProducerIDSource
+	// LogDirs describes the log directories (DescribeLogDirs).
+	LogDirs LogDirSource
+	// Data is the replica manager and the fetch settings.
+	Data *DataPlaneDeps
+	// Groups is the group coordinator.
+	Groups *GroupPlaneDeps
+}
+
+// BrokerRelease is the vector a broker listener advertises: the pinned
+// Kafka release's broker vector.
+func BrokerRelease() Release { return PinnedRelease() }
+
+// BrokerHandlers is the broker listeners' handler set, one handler a line,
+// grouped by the dependencies they need. NewRegistry adds ApiVersions.
+func BrokerHandlers(d BrokerDeps) []Handler {
+	var hs []Handler
+	if d.Data != nil && d.Data.Partitions != nil {
+		hs = append(hs,
+			newProduceHandler(d.Data, d.Metadata),
+			newFetchHandler(d.Data, d.Metadata),
+			newListOffsetsHandler(d.Data.Partitions),
+			newDeleteRecordsHandler(d.Data.Partitions),
+			newOffsetForLeaderEpochHandler(d.Data.Partitions),
+		)
+	}
+	if d.Groups != nil && d.Groups.Coordinator != nil {
+		hs = append(hs,
+			newOffsetCommitHandler(d.Groups),
+			newOffsetFetchHandler(d.Groups),
+			newFindCoordinatorHandler(d.Groups),
+			newJoinGroupHandler(d.Groups),
+			newHeartbeatHandler(d.Groups),
+			newLeaveGroupHandler(d.Groups),
+			newSyncGroupHandler(d.Groups),
+			newDescribeGroupsHandler(d.Groups),
+			newListGroupsHandler(d.Groups),
+			newDeleteGroupsHandler(d.Groups),
+			newOffsetDeleteHandler(d.Groups),
+		)
+	}
+	if d.Config != nil && d.Metadata != nil {
+		hs = append(hs,
+			newDescribeConfigsHandler(d.Config, d.Metadata),
+			newDescribeClusterHandler(d.Config, d.Metadata),
+		)
+	}
+	if d.Config != nil && d.Metadata != nil && d.Admin != nil {
+		hs = append(hs, newMetadataHandler(d.Config, d.Metadata, d.Admin))
+	}
+	if d.Config != nil && d.Admin != nil {
+		hs = append(hs,
+			newCreateTopicsHandler(d.Config, d.Admin),
+			newDeleteTopicsHandler(d.Config, d.Admin),
+		)
+	}
+	if d.Admin != nil {
+		hs = append(hs,
+			newAlterConfigsHandler(d.Admin),
+			newCreatePartitionsHandler(d.Admin),
+			newElectLeadersHandler(d.Admin),
+			newIncrementalAlterConfigsHandler(d.Admin),
+			newAlterPartitionReassignmentsHandler(d.Admin),
+			newListPartitionReassignmentsHandler(d.Admin),
+			newDescribeQuorumHandler(d.Admin),
+		)
+	}
+	if d.ProducerIDs != nil {
+		hs = append(hs, newInitProducerIDHandler(d.ProducerIDs))
+	}
+	if d.LogDirs != nil {
+		hs = append(hs, newDescribeLogDirsHandler(d.LogDirs))
+	}
+	return hs
+}
