@@ -44,12 +44,16 @@ func route[Resp kmsg.Response](ctx context.Context, c *ControllerChannel, req km
 
 // CreateTopics creates topics on the active controller.
 func (c *ControllerChannel) CreateTopics(ctx context.Context, req *kmsg.CreateTopicsRequest) (*kmsg.CreateTopicsResponse, error) {
-	return route(ctx, c, req, func(q *quorumctl.QuorumController) (*kmsg.CreateTopicsResponse, error) { return q.CreateTopics(ctx, req) })
+	return route(ctx, c, req, func(q *quorumctl.QuorumController) (*kmsg.CreateTopicsResponse, error) {
+		return q.CreateTopics(ctx, req)
+	})
 }
 
 // DeleteTopics deletes topics on the active controller.
 func (c *ControllerChannel) DeleteTopics(ctx context.Context, req *kmsg.DeleteTopicsRequest) (*kmsg.DeleteTopicsResponse, error) {
-	return route(ctx, c, req, func(q *quorumctl.QuorumController) (*kmsg.DeleteTopicsResponse, error) { return q.DeleteTopics(ctx, req) })
+	return route(ctx, c, req, func(q *quorumctl.QuorumController) (*kmsg.DeleteTopicsResponse, error) {
+		return q.DeleteTopics(ctx, req)
+	})
 }
 
 // CreatePartitions adds partitions on the active controller.
@@ -61,7 +65,9 @@ func (c *ControllerChannel) CreatePartitions(ctx context.Context, req *kmsg.Crea
 
 // AlterConfigs replaces configs on the active controller.
 func (c *ControllerChannel) AlterConfigs(ctx context.Context, req *kmsg.AlterConfigsRequest) (*kmsg.AlterConfigsResponse, error) {
-	return route(ctx, c, req, func(q *quorumctl.QuorumController) (*kmsg.AlterConfigsResponse, error) { return q.AlterConfigs(ctx, req) })
+	return route(ctx, c, req, func(q *quorumctl.QuorumController) (*kmsg.AlterConfigsResponse, error) {
+		return q.AlterConfigs(ctx, req)
+	})
 }
 
 // IncrementalAlterConfigs changes configs on the active controller.
@@ -73,7 +79,9 @@ func (c *ControllerChannel) IncrementalAlterConfigs(ctx context.Context, req *km
 
 // ElectLeaders runs elections on the active controller.
 func (c *ControllerChannel) ElectLeaders(ctx context.Context, req *kmsg.ElectLeadersRequest) (*kmsg.ElectLeadersResponse, error) {
-	return route(ctx, c, req, func(q *quorumctl.QuorumController) (*kmsg.ElectLeadersResponse, error) { return q.ElectLeaders(ctx, req) })
+	return route(ctx, c, req, func(q *quorumctl.QuorumController) (*kmsg.ElectLeadersResponse, error) {
+		return q.ElectLeaders(ctx, req)
+	})
 }
 
 // AlterPartitionReassignments starts or cancels reassignments.
@@ -92,7 +100,9 @@ func (c *ControllerChannel) ListPartitionReassignments(ctx context.Context, req 
 
 // DescribeQuorum describes the quorum from the active controller.
 func (c *ControllerChannel) DescribeQuorum(ctx context.Context, req *kmsg.DescribeQuorumRequest) (*kmsg.DescribeQuorumResponse, error) {
-	return route(ctx, c, req, func(q *quorumctl.QuorumController) (*kmsg.DescribeQuorumResponse, error) { return q.DescribeQuorum(ctx, req) })
+	return route(ctx, c, req, func(q *quorumctl.QuorumController) (*kmsg.DescribeQuorumResponse, error) {
+		return q.DescribeQuorum(ctx, req)
+	})
 }
 
 // BrokerRegistration registers a broker with the active controller.
@@ -104,7 +114,9 @@ func (c *ControllerChannel) BrokerRegistration(ctx context.Context, req *kmsg.Br
 
 // BrokerHeartbeat sends a broker's heartbeat to the active controller.
 func (c *ControllerChannel) BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartbeatRequest) (*kmsg.BrokerHeartbeatResponse, error) {
-	return route(ctx, c, req, func(q *quorumctl.QuorumController) (*kmsg.BrokerHeartbeatResponse, error) { return q.BrokerHeartbeat(ctx, req) })
+	return route(ctx, c, req, func(q *quorumctl.QuorumController) (*kmsg.BrokerHeartbeatResponse, error) {
+		return q.BrokerHeartbeat(ctx, req)
+	})
 }
 
 // AllocateProducerIDs asks the active controller for a block of ids.
@@ -116,5 +128,7 @@ func (c *ControllerChannel) AllocateProducerIDs(ctx context.Context, req *kmsg.A
 
 // AlterPartition sends a leader's ISR change to the active controller.
 func (c *ControllerChannel) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
-	return route(ctx, c, req, func(q *quorumctl.QuorumController) (*kmsg.AlterPartitionResponse, error) { return q.AlterPartition(ctx, req) })
+	return route(ctx, c, req, func(q *quorumctl.QuorumController) (*kmsg.AlterPartitionResponse, error) {
+		return q.AlterPartition(ctx, req)
+	})
 }

@@ -78,7 +78,7 @@ func (f features) FinalizedFeatures() (int64, []api.FinalizedFeature) {
 // logDirs implements api.LogDirSource over the node's log dirs.
 type logDirs struct{ n *Node }
 
-func (l logDirs) LogDirs() []api.LogDirDescription { return l.n.storage.logs.describe() }
+func (l logDirs) LogDirs() []api.LogDirDescription { return l.n.storage.describe(l.n.cfg.LogDirs()) }
 
 // controllerDirectory implements api.ControllerDirectory (KIP-919): the
 // voters' CONTROLLER endpoints from controller.quorum.voters and the quorum

@@ -130,7 +130,7 @@ func (n *Node) startBrokerData(ctx context.Context) error {
 	im := n.meta.loader.Image()
 	// Partitions deleted (or deleted and recreated) while the node was
 	// down: their removal was committed but not carried out.
-	if err := n.storage.logs.removeStrayLogs(im, n.cfg.NodeID()); err != nil {
+	if err := n.storage.logs.RemoveStrayLogs(im, n.cfg.NodeID()); err != nil {
 		return err
 	}
 	n.broker.publisher.Start(n.meta.loader.Image)

@@ -16,7 +16,7 @@ import (
 type storage struct {
 	mgr     *commitlog.Manager
 	cleaner *cleaner.Cleaner // nil when log.cleaner.enable is false
-	logs    *partitionLogs
+	logs    broker.PartitionLogs
 	// tasks is the log manager's and cleaner's context, ended at close.
 	tasks     context.Context
 	stopTasks context.CancelFunc
@@ -40,7 +40,7 @@ func (n *Node) newStorage() (*storage, error) {
 			return nil, fmt.Errorf("log cleaner: %w", err)
 		}
 	}
-	s.logs = newPartitionLogs(n.cfg, n.fsys, s.mgr)
+	s.logs = broker.PartitionLogs{FS: n.fsys, Mgr: s.mgr}
 	return s, nil
 }
 
