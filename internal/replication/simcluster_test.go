@@ -105,7 +105,7 @@ func (c *simCluster) startBrokerLocked(id int32, fsys *vfs.MemFS) {
 	b := &simBroker{id: id, fs: fsys, logs: logs}
 	rm, err := NewReplicaManager(Options{
 		BrokerID: id, FS: fsys, Logs: logs,
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
 		DefaultSettings: simSettings(logs),
 		Replication: ReplicationOptions{
 			Transport:         &simTransport{c: c, from: id},
