@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/kafka"
+	"sluice/internal/testutil"
 )
 
 // TestBootstrapControllerAPIs runs 3 dedicated controllers in process and
@@ -53,24 +54,27 @@ func TestBootstrapControllerAPIs(t *testing.T) {
 		return cl.SeedBrokers()[0].Request(rctx, req)
 	}
 	var leader int32 = -1
-	waitUntil(t, 30*time.Second, "a leader named by DescribeCluster on every controller", func() bool {
+	testutil.EventuallyNoError(t, 30*time.Second, func() error {
 		seen := map[int32]bool{}
 		for _, port := range ports {
 			req := kmsg.NewPtrDescribeClusterRequest()
 			req.EndpointType = 2
 			resp, err := ask(port, req)
 			if err != nil {
-				return false
+				return fmt.Errorf("port %d: %w", port, err)
 			}
 			dc := resp.(*kmsg.DescribeClusterResponse)
 			if dc.ErrorCode != 0 || len(dc.Brokers) != 3 || dc.ControllerID < 1 {
-				return false
+				return fmt.Errorf("port %d: error %d, %d controllers, controller id %d", port, dc.ErrorCode, len(dc.Brokers), dc.ControllerID)
 			}
 			seen[dc.ControllerID] = true
 			leader = dc.ControllerID
 		}
-		return len(seen) == 1
-	})
+		if len(seen) != 1 {
+			return fmt.Errorf("controllers name different leaders: %v", seen)
+		}
+		return nil
+	}, "a leader named by DescribeCluster on every controller")
 	describe := func(port int) (kmsg.DescribeQuorumResponseTopicPartition, error) {
 		req := kmsg.NewPtrDescribeQuorumRequest()
 		rt := kmsg.NewDescribeQuorumRequestTopic()
@@ -83,18 +87,21 @@ func TestBootstrapControllerAPIs(t *testing.T) {
 		}
 		return resp.(*kmsg.DescribeQuorumResponse).Topics[0].Partitions[0], nil
 	}
-	waitUntil(t, 30*time.Second, "every voter's log end offset at the high watermark", func() bool {
+	testutil.EventuallyNoError(t, 30*time.Second, func() error {
 		p, err := describe(ports[leader-1])
-		if err != nil || p.ErrorCode != 0 || p.LeaderID != leader || len(p.CurrentVoters) != 3 {
-			return false
+		if err != nil {
+			return err
+		}
+		if p.ErrorCode != 0 || p.LeaderID != leader || len(p.CurrentVoters) != 3 {
+			return fmt.Errorf("error %d, leader %d, %d voters", p.ErrorCode, p.LeaderID, len(p.CurrentVoters))
 		}
 		for _, v := range p.CurrentVoters {
 			if v.LogEndOffset < p.HighWatermark || v.LogEndOffset <= 0 || v.LastFetchTimestamp <= 0 {
-				return false
+				return fmt.Errorf("voter %d: log end offset %d, high watermark %d, last fetch %d", v.ReplicaID, v.LogEndOffset, p.HighWatermark, v.LastFetchTimestamp)
 			}
 		}
-		return true
-	})
+		return nil
+	}, "every voter's log end offset at the high watermark")
 	for i, port := range ports {
 		if int32(i+1) == leader {
 			continue
@@ -106,17 +113,5 @@ func TestBootstrapControllerAPIs(t *testing.T) {
 		if p.ErrorCode != kerr.NotLeaderForPartition.Code || p.LeaderID != leader {
 			t.Fatalf("controller %d (not the leader): error %d leader %d, want NOT_LEADER_OR_FOLLOWER naming %d", i+1, p.ErrorCode, p.LeaderID, leader)
 		}
-	}
-}
-
-// waitUntil polls cond until it holds or the timeout passes.
-func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }

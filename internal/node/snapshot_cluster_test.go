@@ -19,6 +19,7 @@ import (
 	"sluice/internal/config"
 	"sluice/internal/kafka"
 	"sluice/internal/metadata"
+	"sluice/internal/testutil"
 	"sluice/internal/vfs"
 )
 
@@ -85,8 +86,7 @@ func TestClusterSnapshotsCompactAndFreshBrokerCatchesUp(t *testing.T) {
 
 func awaitTopics(t *testing.T, who string, image func() *metadata.Image, want []string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testutil.EventuallyNoError(t, 20*time.Second, func() error {
 		got := image().TopicNames()
 		missing := 0
 		for _, w := range want {
@@ -94,14 +94,11 @@ func awaitTopics(t *testing.T, who string, image func() *metadata.Image, want []
 				missing++
 			}
 		}
-		if missing == 0 {
-			return
+		if missing > 0 {
+			return fmt.Errorf("misses %d of %d topics", missing, len(want))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s misses %d of %d topics", who, missing, len(want))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	}, "%s lists every topic", who)
 }
 
 func snapshotAdmin(t *testing.T, addr string) *kadm.Client {
@@ -116,19 +113,15 @@ func snapshotAdmin(t *testing.T, addr string) *kadm.Client {
 
 func createTopicRetrying(t *testing.T, adm *kadm.Client, name string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testutil.EventuallyNoError(t, 20*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
 		resp, err := adm.CreateTopic(ctx, 1, 1, nil, name)
-		cancel()
-		if err == nil && resp.Err == nil {
-			return
+		if err != nil {
+			return err
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("create %s: %v %v", name, err, resp.Err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return resp.Err
+	}, "create %s", name)
 }
 
 // servesFetchSnapshot asks a CONTROLLER listener's ApiVersions for key 59.
@@ -309,17 +302,17 @@ func (c *snapshotCluster) node(i int) *Node { return c.nodes[i].n }
 
 func (c *snapshotCluster) activeController(t *testing.T) int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	active := -1
+	testutil.Eventually(t, 10*time.Second, func() bool {
 		for i, m := range c.nodes {
 			if m.controller && m.n != nil && m.n.IsActiveController() {
-				return i
+				active = i
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("no active controller after 10s")
-	return -1
+		return false
+	}, "an active controller")
+	return active
 }
 
 // snapshotClusterPorts returns n distinct free ports on 127.0.0.1.

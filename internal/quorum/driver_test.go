@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"sluice/internal/clock"
+	"sluice/internal/testutil"
 	"sluice/internal/vfs"
 )
 
@@ -41,17 +42,6 @@ func (a *appliedLog) data() []string {
 		out = append(out, string(e.Data))
 	}
 	return out
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func stop(t *testing.T, d *Driver) {
@@ -99,10 +89,10 @@ func TestSingleVoterRestartsFromDisk(t *testing.T) {
 		t.Fatalf("applied %v, want %v", got, want)
 	}
 	// Status is published after the Ready that applied the entry.
-	waitFor(t, "status to show the last offset applied", func() bool {
+	testutil.Eventually(t, 10*time.Second, func() bool {
 		st := d.Status()
 		return st.IsLeader && st.Leader == 0 && st.AppliedOffset == last && st.CommitOffset == last
-	})
+	}, "status to show the last offset applied")
 	stop(t, d)
 	if err := store.Close(); err != nil {
 		t.Fatal(err)
@@ -186,7 +176,7 @@ func (c *cluster) crash(id int32) {
 // others agree, and returns it.
 func (c *cluster) leader(among []int32) int32 {
 	var leader int32 = -1
-	waitFor(c.t, "a leader", func() bool {
+	testutil.Eventually(c.t, 10*time.Second, func() bool {
 		leader = -1
 		for _, id := range among {
 			if c.drivers[id].Status().IsLeader {
@@ -205,7 +195,7 @@ func (c *cluster) leader(among []int32) int32 {
 			}
 		}
 		return true
-	})
+	}, "a leader")
 	return leader
 }
 
@@ -225,7 +215,7 @@ func TestThreeVotersElectCommitAndReelect(t *testing.T) {
 	c.propose(leader, "a")
 	c.propose(leader, "b")
 	for _, id := range c.ids {
-		waitFor(t, fmt.Sprintf("node %d to apply", id), func() bool { return slices.Equal(c.applied[id].data(), []string{"a", "b"}) })
+		testutil.Eventually(t, 10*time.Second, func() bool { return slices.Equal(c.applied[id].data(), []string{"a", "b"}) }, "node %d to apply", id)
 	}
 	for _, id := range c.ids {
 		if id != leader {
@@ -252,12 +242,12 @@ func TestThreeVotersElectCommitAndReelect(t *testing.T) {
 		t.Fatalf("new leader %d epoch %d after %d epoch %d", newLeader, c.drivers[newLeader].Status().Epoch, leader, oldEpoch)
 	}
 	c.propose(newLeader, "c")
-	waitFor(t, "old leader to step down", func() bool { return !c.drivers[leader].Status().IsLeader })
+	testutil.Eventually(t, 10*time.Second, func() bool { return !c.drivers[leader].Status().IsLeader }, "old leader to step down")
 
 	// Healed, the old leader catches up with the entry it missed.
 	c.net.Heal()
 	for _, id := range c.ids {
-		waitFor(t, fmt.Sprintf("node %d to apply c", id), func() bool { return slices.Equal(c.applied[id].data(), []string{"a", "b", "c"}) })
+		testutil.Eventually(t, 10*time.Second, func() bool { return slices.Equal(c.applied[id].data(), []string{"a", "b", "c"}) }, "node %d to apply c", id)
 	}
 }
 
@@ -292,7 +282,7 @@ func TestProposeLostOnIsolatedLeader(t *testing.T) {
 		t.Fatal("doomed proposal never resolved")
 	}
 	for _, id := range c.ids {
-		waitFor(t, fmt.Sprintf("node %d to apply winner", id), func() bool { return slices.Equal(c.applied[id].data(), []string{"winner"}) })
+		testutil.Eventually(t, 10*time.Second, func() bool { return slices.Equal(c.applied[id].data(), []string{"winner"}) }, "node %d to apply winner", id)
 	}
 }
 
@@ -311,9 +301,9 @@ func TestCrashedLeaderRestartsAndCatchesUp(t *testing.T) {
 	c.propose(newLeader, "b")
 	// The restarted voter replays its own log, then learns "b" from the leader.
 	c.start(leader)
-	waitFor(t, "restarted voter to apply a and b", func() bool {
+	testutil.Eventually(t, 10*time.Second, func() bool {
 		return slices.Equal(c.applied[leader].data(), []string{"a", "b"})
-	})
+	}, "restarted voter to apply a and b")
 	if got := c.leader(c.ids); got != newLeader {
 		t.Fatalf("leader after restart %d, want %d (PreVote keeps the rejoining voter from disrupting)", got, newLeader)
 	}

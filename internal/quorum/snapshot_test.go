@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"sluice/internal/clock"
+	"sluice/internal/testutil"
 	"sluice/internal/vfs"
 )
 
@@ -172,7 +173,7 @@ func TestLaggingVoterCatchesUpFromSnapshot(t *testing.T) {
 		t.Fatalf("leader log start offset %d: not compacted", c.drivers[leader].Status().LogStartOffset)
 	}
 	c.net.Heal()
-	waitFor(t, "lagging voter to catch up", func() bool { return slices.Equal(machines[lagging].data(), want) })
+	testutil.Eventually(t, 10*time.Second, func() bool { return slices.Equal(machines[lagging].data(), want) }, "lagging voter to catch up")
 	machines[lagging].mu.Lock()
 	restores := machines[lagging].restores
 	machines[lagging].mu.Unlock()

@@ -16,6 +16,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 
+	"sluice/internal/testutil"
 	"sluice/internal/vfs"
 )
 
@@ -117,26 +118,23 @@ func (c *tcpCluster) crash(t testing.TB, id int32) {
 // leader waits (wall clock) for one leader among the running voters that
 // they all agree on.
 func (c *tcpCluster) leader(t testing.TB) int32 {
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		var leader int32 = -1
-		agreed := true
+	t.Helper()
+	var leader int32
+	testutil.Eventually(t, 20*time.Second, func() bool {
+		leader = -1
 		for _, d := range c.drivers {
-			st := d.Status()
-			if st.IsLeader {
+			if st := d.Status(); st.IsLeader {
 				leader = st.NodeID
 			}
 		}
 		for _, d := range c.drivers {
-			agreed = agreed && d.Status().Leader == leader
+			if d.Status().Leader != leader {
+				return false
+			}
 		}
-		if leader != -1 && agreed {
-			return leader
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	t.Fatal("no leader over TCP")
-	return -1
+		return leader != -1
+	}, "a leader over TCP")
+	return leader
 }
 
 // propose commits data through whichever voter leads, retrying only when
@@ -144,8 +142,7 @@ func (c *tcpCluster) leader(t testing.TB) int32 {
 // this shared machine leadership may move mid-test.
 func (c *tcpCluster) propose(t testing.TB, data string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
+	testutil.EventuallyNoError(t, 20*time.Second, func() error {
 		for _, id := range c.ids {
 			d := c.drivers[id]
 			if d == nil || !d.Status().IsLeader {
@@ -155,15 +152,14 @@ func (c *tcpCluster) propose(t testing.TB, data string) {
 			_, err := d.Propose(ctx, []byte(data))
 			cancel()
 			if err == nil {
-				return
+				return nil
 			}
 			if !errors.Is(err, ErrNotLeader) {
 				t.Fatalf("propose %q: %v", data, err)
 			}
 		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatalf("propose %q: no leader took it", data)
+		return errors.New("no leader took it")
+	}, "propose %q", data)
 }
 
 func fastTiming() Timing {
@@ -184,7 +180,7 @@ func TestTCPTransportElectsReplicatesAndFailsOver(t *testing.T) {
 	c.propose(t, "after")
 	c.start(t, leader, fastTiming())
 	want := []string{"e0", "e1", "e2", "e3", "e4", "after"}
-	waitFor(t, "restarted voter to catch up over TCP", func() bool { return slices.Equal(c.applied[leader].data(), want) })
+	testutil.Eventually(t, 10*time.Second, func() bool { return slices.Equal(c.applied[leader].data(), want) }, "restarted voter to catch up over TCP")
 }
 
 // dialRaw opens a connection to a voter and sends a hello.
@@ -299,7 +295,7 @@ func TestLeaderStatusShowsReplicaProgress(t *testing.T) {
 	c := newTCPCluster(t, 3, fastTiming())
 	c.propose(t, "x")
 	var leader int32
-	waitFor(t, "every voter's progress at the leader's commit", func() bool {
+	testutil.Eventually(t, 10*time.Second, func() bool {
 		leader = c.leader(t)
 		st := c.drivers[leader].Status()
 		off := st.CommitOffset
@@ -312,7 +308,7 @@ func TestLeaderStatusShowsReplicaProgress(t *testing.T) {
 			}
 		}
 		return true
-	})
+	}, "every voter's progress at the leader's commit")
 	for _, id := range c.ids {
 		if id != leader && c.drivers[id].Status().Replicas != nil {
 			t.Fatalf("follower %d reports replica progress", id)
@@ -350,7 +346,7 @@ func TestTCPLaggingVoterGetsChunkedSnapshot(t *testing.T) {
 	}
 	c.start(t, lagging, fastTiming())
 	m := c.machines[lagging]
-	waitFor(t, "lagging voter to catch up over TCP", func() bool { return slices.Equal(m.data(), want) })
+	testutil.Eventually(t, 10*time.Second, func() bool { return slices.Equal(m.data(), want) }, "lagging voter to catch up over TCP")
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.restores == 0 {
@@ -422,7 +418,7 @@ func TestTCPTransportReportsRefusalByTheQuorum(t *testing.T) {
 		defer tr.mu.Unlock()
 		return tr.refusals.inRow[3]
 	}
-	waitFor(t, "nodes 1 and 2 refused by node 3 repeatedly", func() bool { return refusedBy3(1) >= 6 && refusedBy3(2) >= 6 })
+	testutil.Eventually(t, 10*time.Second, func() bool { return refusedBy3(1) >= 6 && refusedBy3(2) >= 6 }, "nodes 1 and 2 refused by node 3 repeatedly")
 	select {
 	case e := <-reports:
 		t.Fatalf("a second report: %v", e)
