@@ -16,7 +16,8 @@ import (
 	"sluice/internal/coordinator/runtime/runtimetest"
 	"sluice/internal/kafka"
 	"sluice/internal/metadata"
-	"sluice/internal/records"
+	"sluice/internal/records/recordstest"
+	"sluice/internal/testutil"
 )
 
 const testNode int32 = 1
@@ -73,14 +74,10 @@ func testGroupConfig() group.Config {
 // waitLoaded retries until the group's shard has loaded.
 func waitLoaded(t *testing.T, c *GroupCoordinator, groupID string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, code := c.FetchOffsets(context.Background(), groupID, nil, false); code == 0 {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatalf("shard of %q never loaded", groupID)
+	testutil.Eventually(t, 5*time.Second, func() bool {
+		_, code := c.FetchOffsets(context.Background(), groupID, nil, false)
+		return code == 0
+	}, "shard of %q loaded", groupID)
 }
 
 func joinReq(groupID, memberID, client string) group.JoinRequest {
@@ -160,14 +157,9 @@ func TestJoinSyncCommitSurviveRestart(t *testing.T) {
 
 func waitState(t *testing.T, c *GroupCoordinator, groupID string, want group.State) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if d := c.DescribeGroup(context.Background(), groupID); d.State == want {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatalf("group %q never reached %s", groupID, want)
+	testutil.Eventually(t, 5*time.Second, func() bool {
+		return c.DescribeGroup(context.Background(), groupID).State == want
+	}, "group %q reaches %s", groupID, want)
 }
 
 func describeAll(t *testing.T, c *GroupCoordinator) string {
@@ -332,17 +324,15 @@ func TestSessionExpiryOnTheShardClock(t *testing.T) {
 		}
 	}
 	clk.Advance(3 * time.Second)
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	// b's session expires when the shard's loop next ticks (on its timer
+	// or after a round of operations), not within the Advance: wait for it.
+	testutil.EventuallyNoError(t, 5*time.Second, func() error {
 		code := c.Heartbeat(ctx, group.HeartbeatRequest{GroupID: "g", MemberID: a.MemberID, GenerationID: 2})
-		if code == kerr.RebalanceInProgress.Code {
-			break
+		if code != kerr.RebalanceInProgress.Code {
+			return kerr.ErrorForCode(code)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no rebalance after b's session expired: %v", kerr.ErrorForCode(code))
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	}, "rebalance after b's session expired")
 	d := c.DescribeGroup(ctx, "g")
 	if len(d.Members) != 1 || d.Members[0].MemberID != a.MemberID {
 		t.Fatalf("members after expiry: %+v", d.Members)
@@ -354,17 +344,14 @@ func TestSessionExpiryOnTheShardClock(t *testing.T) {
 func TestLoadSkipsUndecodableRecords(t *testing.T) {
 	log := runtimetest.NewMemLog()
 	p := runtime.PartitionFor("g", 3)
-	b := records.NewBuilder(records.NonIdempotent(records.NoCompression))
 	bad := kmsg.GroupMetadataKey{Version: 2, Group: "g"}
-	b.Add(0, bad.AppendTo(nil), []byte{0, 3, 1}, nil)
 	good := kmsg.OffsetCommitKey{Version: 1, Group: "g", Topic: "t", Partition: 0}
 	val := kmsg.NewOffsetCommitValue()
 	val.Version, val.Offset, val.Metadata = 3, 9, "m"
-	b.Add(0, good.AppendTo(nil), val.AppendTo(nil), nil)
-	batch, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
+	batch := recordstest.Batch(t, []recordstest.Record{
+		{Key: bad.AppendTo(nil), Value: []byte{0, 3, 1}},
+		{Key: good.AppendTo(nil), Value: val.AppendTo(nil)},
+	})
 	if _, err := log.Append(context.Background(), p, batch); err != nil {
 		t.Fatal(err)
 	}
@@ -393,10 +380,7 @@ func TestRequireStableWaitsForCommitsInFlight(t *testing.T) {
 			Partitions: []group.CommitPartition{{TP: tp, Offset: 42, LeaderEpoch: -1}}})
 	}()
 	// Wait until the commit's append is held at the gate.
-	for held := 0; held == 0; {
-		time.Sleep(time.Millisecond)
-		held = log.Held()
-	}
+	testutil.Eventually(t, 5*time.Second, func() bool { return log.Held() > 0 }, "the commit's append held at the gate")
 	if offs, _ := c.FetchOffsets(ctx, "g", []kafka.TopicPartition{tp}, false); offs[0].Offset != -1 {
 		t.Fatalf("commit visible before it is durable: %+v", offs[0])
 	}

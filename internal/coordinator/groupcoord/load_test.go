@@ -13,7 +13,7 @@ import (
 	"sluice/internal/coordinator/runtime"
 	"sluice/internal/kafka"
 	"sluice/internal/metadata"
-	"sluice/internal/records"
+	"sluice/internal/records/recordstest"
 	"sluice/internal/replication"
 	"sluice/internal/replication/replicationtest"
 	"sluice/internal/vfs"
@@ -50,13 +50,7 @@ func commitBatch(t *testing.T, now time.Time, groupID string, tp kafka.TopicPart
 	val.Offset = offset
 	val.LeaderEpoch = -1
 	val.CommitTimestamp = now.UnixMilli()
-	b := records.NewBuilder(records.NonIdempotent(records.NoCompression))
-	b.Add(now.UnixMilli(), key.AppendTo(nil), val.AppendTo(nil), nil)
-	batch, err := b.Build()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return batch
+	return recordstest.Batch(t, []recordstest.Record{{Timestamp: now.UnixMilli(), Key: key.AppendTo(nil), Value: val.AppendTo(nil)}})
 }
 
 // TestLoadReadsToLogEndNotHighWatermark: a new leader's high watermark can

@@ -13,6 +13,7 @@ import (
 	"sluice/internal/coordinator/runtime/runtimetest"
 	"sluice/internal/kafka"
 	"sluice/internal/metadata"
+	"sluice/internal/testutil"
 )
 
 const (
@@ -143,14 +144,10 @@ func put(ctx context.Context, r *Runtime[*kvShard], p int32, k, v string) (error
 // waitServing retries until partition p's shard has loaded.
 func waitServing(t *testing.T, r *Runtime[*kvShard], p int32) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if _, code := get(context.Background(), r, p, ""); code == 0 {
-			return
-		}
-		time.Sleep(time.Millisecond)
-	}
-	t.Fatalf("shard %d never loaded", p)
+	testutil.Eventually(t, 5*time.Second, func() bool {
+		_, code := get(context.Background(), r, p, "")
+		return code == 0
+	}, "shard %d loaded", p)
 }
 
 // TestRuntimeLoadWriteReload: a shard answers NOT_COORDINATOR before it
