@@ -24,8 +24,8 @@ import (
 
 // TopicConfigTarget receives resolved topic settings (the replica manager).
 type TopicConfigTarget interface {
-	UpdateTopicSettings(topic string, s replication.TopicSettings)
-	ForgetTopicSettings(topic string)
+	UpdateTopicSettings(settings map[string]replication.TopicSettings)
+	ForgetTopicSettings(topics ...string)
 }
 
 // TopicConfigPublisher resolves topic configurations as metadata changes.
@@ -48,9 +48,11 @@ func (p *TopicConfigPublisher) Publish(delta *metadata.Delta, image *metadata.Im
 	whole := delta == nil || delta.Base().Offset() < 0
 	var topics []string
 	if !whole {
+		var removed []string
 		for _, t := range delta.RemovedTopics() {
-			p.target.ForgetTopicSettings(t.Name)
+			removed = append(removed, t.Name)
 		}
+		p.target.ForgetTopicSettings(removed...)
 		changed := map[string]bool{}
 		for _, res := range delta.ChangedConfigs() {
 			switch res.Type {
@@ -76,12 +78,13 @@ func (p *TopicConfigPublisher) Publish(delta *metadata.Delta, image *metadata.Im
 		return
 	}
 	base := p.brokerConfig(image)
+	settings := make(map[string]replication.TopicSettings, len(topics))
 	for _, name := range topics {
-		if _, ok := image.Topic(name); !ok {
-			continue
+		if _, ok := image.Topic(name); ok {
+			settings[name] = p.resolve(base, image, name)
 		}
-		p.target.UpdateTopicSettings(name, p.resolve(base, image, name))
 	}
+	p.target.UpdateTopicSettings(settings)
 }
 
 // resolve builds a topic's settings over the broker's defaults. Stored

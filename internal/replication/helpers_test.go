@@ -26,7 +26,7 @@ type fixture struct {
 // setTopicConfig pushes a topic's data-plane configuration, as the broker
 // does when its configs change.
 func (f *fixture) setTopicConfig(topic string, cfg TopicConfig) {
-	f.rm.UpdateTopicSettings(topic, TopicSettings{Data: cfg, Log: f.logs.Options})
+	f.rm.UpdateTopicSettings(map[string]TopicSettings{topic: {Data: cfg, Log: f.logs.Options}})
 }
 
 // topicConfig is the configuration a partition of topic holds.

@@ -162,28 +162,42 @@ func (rm *ReplicaManager) PurgatorySizes() (produce, fetch int) {
 // Image returns the latest metadata image the manager applied.
 func (rm *ReplicaManager) Image() *metadata.Image { return rm.image.Load() }
 
-// UpdateTopicSettings sets a topic's resolved configuration: its hosted
-// partitions and their logs take it now, partitions created later at
-// creation.
-func (rm *ReplicaManager) UpdateTopicSettings(topic string, s TopicSettings) {
+// UpdateTopicSettings sets topics' resolved configurations: their hosted
+// partitions and their logs take them now, partitions created later at
+// creation. One call covers any number of topics with one pass over the
+// partitions.
+func (rm *ReplicaManager) UpdateTopicSettings(settings map[string]TopicSettings) {
+	if len(settings) == 0 {
+		return
+	}
+	type update struct {
+		p *Partition
+		s *TopicSettings
+	}
+	var updates []update
 	rm.mu.Lock()
-	rm.mu.settings[topic] = &s
-	var parts []*Partition
+	for topic, s := range settings {
+		rm.mu.settings[topic] = &s
+	}
 	for tp, p := range rm.mu.partitions {
-		if tp.Topic == topic {
-			parts = append(parts, p)
+		if s, ok := rm.mu.settings[tp.Topic]; ok {
+			if _, changed := settings[tp.Topic]; changed {
+				updates = append(updates, update{p, s})
+			}
 		}
 	}
 	rm.mu.Unlock()
-	for _, p := range parts {
-		p.setSettings(&s)
+	for _, u := range updates {
+		u.p.setSettings(u.s)
 	}
 }
 
-// ForgetTopicSettings drops a deleted topic's configuration.
-func (rm *ReplicaManager) ForgetTopicSettings(topic string) {
+// ForgetTopicSettings drops deleted topics' configurations.
+func (rm *ReplicaManager) ForgetTopicSettings(topics ...string) {
 	rm.mu.Lock()
-	delete(rm.mu.settings, topic)
+	for _, t := range topics {
+		delete(rm.mu.settings, t)
+	}
 	rm.mu.Unlock()
 }
 
