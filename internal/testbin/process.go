@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -120,4 +122,36 @@ func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// Memory is a process's resident memory as /proc reports it, in bytes:
+// now (VmRSS) and at its peak (VmHWM).
+type Memory struct {
+	RSS, Peak int64
+}
+
+// Memory reads the process's resident memory from /proc/<pid>/status.
+func (p *Process) Memory() (Memory, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.Pid()))
+	if err != nil {
+		return Memory{}, err
+	}
+	var m Memory
+	for _, line := range strings.Split(string(data), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 3 || fields[2] != "kB" {
+			continue
+		}
+		kb, err := strconv.ParseInt(fields[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		switch fields[0] {
+		case "VmRSS:":
+			m.RSS = kb << 10
+		case "VmHWM:":
+			m.Peak = kb << 10
+		}
+	}
+	return m, nil
 }

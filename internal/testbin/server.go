@@ -23,6 +23,9 @@ type ServerConfig struct {
 	ControllerPort int
 	// Overrides are extra key=value settings, each passed as --override.
 	Overrides []string
+	// Wrap, when set, runs the server under another command (for example
+	// prlimit --nofile=512 --): the server's argv is appended to it.
+	Wrap []string
 }
 
 // Server is a running single-node `sluice server`.
@@ -50,6 +53,10 @@ func StartServer(tb testing.TB, binary string, cfg ServerConfig) *Server {
 	}
 	for _, o := range cfg.Overrides {
 		args = append(args, "--override", o)
+	}
+	if len(cfg.Wrap) > 0 {
+		args = append(append(cfg.Wrap[1:len(cfg.Wrap):len(cfg.Wrap)], binary), args...)
+		binary = cfg.Wrap[0]
 	}
 	s := &Server{Process: StartProcess(tb, "server "+addr, binary, args...), addr: addr}
 	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
