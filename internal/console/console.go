@@ -1,18 +1,23 @@
 // Package console serves a node's operator endpoints over HTTP on its own
 // debug listener (sluice.debug.listener): /metrics (the node's prometheus
-// registry plus the Go runtime's collectors), /healthz and net/http/pprof.
-// The web console and its JSON API will live here too.
+// registry plus the Go runtime's collectors), /healthz and net/http/pprof
+// without /debug/pprof/cmdline. Nothing here serves the command line, the
+// environment or a config value: --override puts passwords on the command
+// line. The web console and its JSON API will live here too.
 package console
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"regexp"
+	runtimepprof "runtime/pprof"
+	"slices"
 	"sync"
 	"time"
 
@@ -87,14 +92,36 @@ func (s *Server) routes(metrics prometheus.Gatherer) http.Handler {
 		ErrorHandling: promhttp.ContinueOnError,
 	}))
 	mux.HandleFunc("GET /healthz", s.healthz)
-	// pprof's handlers are registered on this mux only, never on
-	// http.DefaultServeMux (no package-level state).
+	// pprof's handlers are registered on this mux only; nothing serves
+	// http.DefaultServeMux, where importing net/http/pprof put them all.
+	// pprof.Cmdline is left out: the command line holds what --override
+	// set, passwords included. The index is ours so it does not link it.
+	mux.HandleFunc("/debug/pprof/{$}", pprofIndex)
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/cmdline", http.NotFound)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return mux
+}
+
+// pprofIndex lists the runtime's profiles and the CPU profile, symbol and
+// trace endpoints, as pprof.Index does, without the command line.
+func pprofIndex(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	var names []string
+	for _, p := range runtimepprof.Profiles() {
+		names = append(names, p.Name())
+	}
+	names = append(names, "profile", "symbol", "trace")
+	slices.Sort(names)
+	fmt.Fprint(w, "<html><head><title>/debug/pprof/</title></head><body>\n<p>Profiles (add ?debug=1 for text):</p>\n<ul>\n")
+	for _, n := range names {
+		n = html.EscapeString(n)
+		fmt.Fprintf(w, "<li><a href=\"%s?debug=1\">%s</a></li>\n", n, n)
+	}
+	fmt.Fprint(w, "</ul>\n</body></html>\n")
 }
 
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {

@@ -103,6 +103,30 @@ func TestPprofIsServed(t *testing.T) {
 	}
 }
 
+// TestPprofDoesNotServeTheCommandLine: the command line holds --override
+// values, passwords included, so /debug/pprof/cmdline answers 404 (also
+// through the index handler's profile lookup) and the index does not link it.
+func TestPprofDoesNotServeTheCommandLine(t *testing.T) {
+	base := startConsole(t, Options{})
+	for _, path := range []string{"/debug/pprof/cmdline", "/debug/pprof/cmdline?debug=1", "/debug/pprof/cmdline/"} {
+		if code, body := get(t, base+path); code != http.StatusNotFound {
+			t.Errorf("%s: %d %.80q, want 404", path, code, body)
+		}
+	}
+	code, body := get(t, base+"/debug/pprof/")
+	if code != http.StatusOK || strings.Contains(body, "cmdline") {
+		t.Fatalf("pprof index: %d, links cmdline: %t", code, strings.Contains(body, "cmdline"))
+	}
+	for _, want := range []string{"heap", "goroutine", "profile", "trace", "symbol"} {
+		if !strings.Contains(body, ">"+want+"<") {
+			t.Errorf("pprof index lacks %s", want)
+		}
+	}
+	if code, body := get(t, base+"/debug/pprof/goroutine?debug=1"); code != http.StatusOK || !strings.Contains(body, "goroutine profile") {
+		t.Fatalf("goroutine profile: %d %.80q", code, body)
+	}
+}
+
 func TestNewNeedsAnAddress(t *testing.T) {
 	if _, err := New(Options{}); err == nil {
 		t.Fatal("New without an address succeeded")
