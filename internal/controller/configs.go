@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -37,6 +38,17 @@ func configResource(im *metadata.Image, t kmsg.ConfigResourceType, name string) 
 	default:
 		return metadata.ConfigResource{}, kerr.InvalidRequest, fmt.Sprintf("unsupported resource type %d", t)
 	}
+}
+
+// policyErrorCode is the code of a refused config set: the *kerr.Error the
+// policy's error wraps (Kafka refuses a broker change it cannot apply with
+// INVALID_REQUEST), else INVALID_CONFIG.
+func policyErrorCode(err error) *kerr.Error {
+	var code *kerr.Error
+	if errors.As(err, &code) {
+		return code
+	}
+	return kerr.InvalidConfig
 }
 
 // configDiff turns the wanted final configs of a resource into records.
@@ -139,7 +151,7 @@ func (c *Controller) incrementalAlter(im *metadata.Image, r kmsg.IncrementalAlte
 		}
 	}
 	if err := c.opts.Configs.Validate(res, after); err != nil {
-		return nil, kerr.InvalidConfig, err.Error()
+		return nil, policyErrorCode(err), err.Error()
 	}
 	return configDiff(res, before, after), nil, ""
 }
@@ -180,7 +192,7 @@ func (c *Controller) alterAll(im *metadata.Image, r kmsg.AlterConfigsRequestReso
 		after[cfg.Name] = *cfg.Value
 	}
 	if err := c.opts.Configs.Validate(res, after); err != nil {
-		return nil, kerr.InvalidConfig, err.Error()
+		return nil, policyErrorCode(err), err.Error()
 	}
 	return configDiff(res, im.Configs(res), after), nil, ""
 }

@@ -23,7 +23,8 @@ import (
 // builds it from internal/config, which owns config names, types and defaults.
 type ConfigPolicy interface {
 	// Validate checks a resource's explicitly set configs after a change
-	// (the whole resulting set). An error is reported as INVALID_CONFIG.
+	// (the whole resulting set). An error is reported with the *kerr.Error
+	// it wraps, INVALID_CONFIG when it wraps none.
 	Validate(res metadata.ConfigResource, configs map[string]string) error
 	// IsList reports whether a config is a comma-separated list, the only
 	// kind IncrementalAlterConfigs may APPEND to or SUBTRACT from.
