@@ -2,6 +2,7 @@ package node
 
 import (
 	"strconv"
+	"strings"
 
 	"sluice/internal/config"
 	"sluice/internal/metadata"
@@ -20,18 +21,36 @@ func (p configPolicy) Validate(res metadata.ConfigResource, configs map[string]s
 		_, err := p.cfg.ResolveTopic(configs)
 		return err
 	case metadata.ConfigResourceBroker:
-		if res.Name == "" {
-			_, err := p.cfg.WithDynamic(nil, configs)
-			return err
+		if res.Name != "" {
+			if _, err := strconv.ParseInt(res.Name, 10, 32); err != nil {
+				return &config.InvalidTopicConfigError{Msg: "broker resource name " + strconv.Quote(res.Name) + " is not a broker id"}
+			}
 		}
-		if _, err := strconv.ParseInt(res.Name, 10, 32); err != nil {
-			return &config.InvalidTopicConfigError{Msg: "broker resource name " + strconv.Quote(res.Name) + " is not a broker id"}
-		}
-		_, err := p.cfg.WithDynamic(configs, nil)
-		return err
+		return p.validateBroker(configs, res.Name == "")
 	default:
 		return &config.InvalidTopicConfigError{Msg: "unsupported resource type " + res.Type.String()}
 	}
+}
+
+// validateBroker refuses, with Kafka's INVALID_REQUEST, a dynamic broker
+// set holding a key a running node would not apply (listeners, thread
+// counts, passwords...): stored, it would be reported as set and never
+// act. The values of the keys left are then checked as the broker reads
+// them, through WithDynamic; Kafka answers INVALID_REQUEST for those too.
+func (p configPolicy) validateBroker(configs map[string]string, clusterDefault bool) error {
+	if err := p.cfg.CheckBrokerUpdate(configs, clusterDefault); err != nil {
+		return err
+	}
+	var err error
+	if clusterDefault {
+		_, err = p.cfg.WithDynamic(nil, configs)
+	} else {
+		_, err = p.cfg.WithDynamic(configs, nil)
+	}
+	if err != nil {
+		return &config.InvalidBrokerUpdateError{Msg: strings.ReplaceAll(err.Error(), "\n", "; ")}
+	}
+	return nil
 }
 
 // IsList reports whether a key is a comma-separated list.
