@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/testbin"
+	"sluice/internal/testutil"
 )
 
 // secrets are values a real server is started with that must never leave
@@ -91,16 +92,14 @@ func TestSecretsNeverLeaveTheProcess(t *testing.T) {
 func debugAddr(t *testing.T, srv *testbin.Server) string {
 	t.Helper()
 	pattern := regexp.MustCompile(`msg="console listening"[^\n]*? address=(\S+)`)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var addr string
+	testutil.Eventually(t, 10*time.Second, func() bool {
 		if m := pattern.FindStringSubmatch(srv.Logs()); m != nil {
-			return m[1]
+			addr = m[1]
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the server never logged its debug listener's address")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return addr != ""
+	}, "the server never logged its debug listener's address")
+	return addr
 }
 
 // profileNames are the profiles the pprof index links.
