@@ -73,7 +73,7 @@ func writeTables(b *bytes.Buffer) {
 			sluiceDefault = cell(v)
 		}
 		ok, note := config.EnforcedBrokerKey(d.Name)
-		fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s | %s |\n", d.Name, d.Type, kafkaDefault, sluiceDefault, d.Update, enforcement(ok, note))
+		fmt.Fprintf(b, "| `%s` | %s | %s | %s | %s | %s |\n", d.Name, d.Type, kafkaDefault, sluiceDefault, updateMode(d), enforcement(ok, note))
 		custom = appendCustom(custom, d)
 	}
 
@@ -125,6 +125,23 @@ func renderDefault(d config.KeyDef) string {
 		return `""`
 	}
 	return cell(d.Default)
+}
+
+// updateMode is how a key can change in Sluice: Kafka's mode when a running
+// node applies a dynamic change of it (config.LiveBrokerKey), read-only with
+// Kafka's mode noted when AlterConfigs refuses it.
+func updateMode(d config.KeyDef) string {
+	if d.Update != config.UpdatePerBroker && d.Update != config.UpdateClusterWide {
+		return d.Update.String()
+	}
+	live, defaultOnly := config.LiveBrokerKey(d.Name)
+	switch {
+	case !live:
+		return "read-only (Kafka: " + d.Update.String() + ")"
+	case defaultOnly:
+		return "cluster-wide default only (Kafka: " + d.Update.String() + ")"
+	}
+	return d.Update.String()
 }
 
 func enforcement(ok bool, note string) string {
