@@ -132,7 +132,7 @@ func newClusterConfigSetCommand(conn *connection) *cobra.Command {
 		Long: "Set (or with --delete, remove) dynamic broker configs through IncrementalAlterConfigs. " +
 			"Without --broker the change is the cluster-wide default, as kafka-configs --entity-default does.",
 		Example: `  sluice cluster config set log.retention.ms=3600000
-  sluice cluster config set --broker 1 log.cleaner.threads=2
+  sluice cluster config set --broker 1 log.retention.bytes=1073741824
   sluice cluster config set --delete log.retention.ms`,
 		RunE: func(cmd *cobra.Command, sets []string) error {
 			alters, err := alterations(sets, deletes)

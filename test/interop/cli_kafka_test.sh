@@ -62,10 +62,10 @@ run_script() {
   cmd '' topic describe cli-a
   cmd '' topic alter-config cli-a -c retention.ms=not-a-number
   cmd '' cluster info
-  cmd '' cluster config set log.cleaner.backoff.ms=16000
+  cmd '' cluster config set log.cleaner.delete.retention.ms=86400001
   sleep 1 # dynamic broker configs are applied asynchronously
-  cmd '' cluster config get log.cleaner.backoff.ms
-  cmd '' cluster config set --delete log.cleaner.backoff.ms
+  cmd '' cluster config get log.cleaner.delete.retention.ms
+  cmd '' cluster config set --delete log.cleaner.delete.retention.ms
   cmd '' topic delete cli-a cli-b
   cmd '' topic describe cli-a
   cmd '' consume cli-missing -e
