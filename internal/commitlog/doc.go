@@ -14,10 +14,13 @@
 // (12-byte entries: timestamp, relative offset), "%020d.txnindex" (34-byte
 // aborted transactions, created at the first abort), producer state snapshots
 // "%020d.snapshot" (package producerstate), leader-epoch-checkpoint
-// (package epoch) and partition.metadata (package metafile). Indexes are
-// preallocated to segment.index.bytes while their segment is active and
-// trimmed when it is rolled or the log is closed. Deleted segments are
-// renamed "*.deleted" and removed after file.delete.delay.ms.
+// (package epoch) and partition.metadata (package metafile). Index files
+// are opened per operation, never held (Kafka's LazyIndex: its mapped
+// indexes hold no descriptor either), so a segment holds one open file, its
+// .log; a new segment's index files are created by their first write (a
+// flush, roll or close) and trimmed to their entries when it is rolled or
+// the log is closed. Deleted segments are renamed "*.deleted" and removed
+// after file.delete.delay.ms.
 //
 // # Log
 //

@@ -75,11 +75,11 @@ func (x *offsetIndex) lastEntry() indexEntry {
 // with the largest offset <= target, or position 0.
 func (x *offsetIndex) lookup(target int64) indexEntry {
 	rel := target - x.baseOffset
-	i := x.search(func(e []byte) bool { return int64(binary.BigEndian.Uint32(e)) <= rel })
+	i, e := x.search(func(e []byte) bool { return int64(binary.BigEndian.Uint32(e)) <= rel })
 	if i < 0 {
 		return indexEntry{Offset: x.baseOffset}
 	}
-	return x.decode(x.entry(i))
+	return x.decode(e)
 }
 
 // append adds an entry for a batch whose last offset is offset and that
@@ -106,7 +106,7 @@ func (x *offsetIndex) append(offset, pos int64) error {
 // truncateTo drops entries for offsets >= offset.
 func (x *offsetIndex) truncateTo(offset int64) error {
 	rel := offset - x.baseOffset
-	i := x.search(func(e []byte) bool { return int64(binary.BigEndian.Uint32(e)) < rel })
+	i, _ := x.search(func(e []byte) bool { return int64(binary.BigEndian.Uint32(e)) < rel })
 	return x.truncateEntries(i + 1)
 }
 
@@ -161,11 +161,11 @@ func (x *timeIndex) lastEntry() indexEntry {
 // lookup returns the entry with the largest timestamp <= ts, or
 // (NoTimestamp, baseOffset) when every entry is later.
 func (x *timeIndex) lookup(ts int64) indexEntry {
-	i := x.search(func(e []byte) bool { return int64(binary.BigEndian.Uint64(e)) <= ts })
+	i, e := x.search(func(e []byte) bool { return int64(binary.BigEndian.Uint64(e)) <= ts })
 	if i < 0 {
 		return indexEntry{Timestamp: -1, Offset: x.baseOffset}
 	}
-	return x.decode(x.entry(i))
+	return x.decode(e)
 }
 
 // maybeAppend adds (ts, offset) when ts is later than the last entry's, as
@@ -195,6 +195,6 @@ func (x *timeIndex) maybeAppend(ts, offset int64, skipFull bool) error {
 // truncateTo drops entries for offsets >= offset.
 func (x *timeIndex) truncateTo(offset int64) error {
 	rel := offset - x.baseOffset
-	i := x.search(func(e []byte) bool { return int64(binary.BigEndian.Uint32(e[8:])) < rel })
+	i, _ := x.search(func(e []byte) bool { return int64(binary.BigEndian.Uint32(e[8:])) < rel })
 	return x.truncateEntries(i + 1)
 }

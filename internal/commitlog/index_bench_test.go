@@ -21,9 +21,6 @@ func BenchmarkOffsetIndexAppend(b *testing.B) {
 	if err := x.ensureResident(); err != nil {
 		b.Fatal(err)
 	}
-	if err := x.preallocate(); err != nil {
-		b.Fatal(err)
-	}
 	b.ReportAllocs()
 	n := int64(0)
 	for b.Loop() {
@@ -32,9 +29,6 @@ func BenchmarkOffsetIndexAppend(b *testing.B) {
 				b.Fatal(err)
 			}
 			if err := x.truncateEntries(0); err != nil {
-				b.Fatal(err)
-			}
-			if err := x.preallocate(); err != nil {
 				b.Fatal(err)
 			}
 			n = 0

@@ -2,7 +2,6 @@ package commitlog
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -11,64 +10,100 @@ import (
 )
 
 // indexFile is the storage shared by the offset index and the time index: a
-// file of fixed-size entries, preallocated to its maximum size while its
-// segment is active (as Kafka preallocates its memory-mapped indexes) and
-// trimmed to the entries it holds when the segment is rolled or closed.
+// file of fixed-size entries, trimmed to the entries it holds when its
+// segment is rolled or closed.
+//
+// It holds no open file between operations, as Kafka's LazyIndex and
+// AbstractIndex hold none (the index is mapped on first use and its file
+// handle closed at once): each operation opens the file, uses it and closes
+// it, so an idle partition keeps only its segments' .log files open and a
+// node's file descriptors grow with partitions, not three times as fast.
 //
 // The active segment's entries are resident in memory (buf), so the hot
 // lookups of recent data need no I/O. Appends only add to buf: the entries
 // past written reach the file in one write when the index is synced,
 // trimmed, released or closed (segment flush, roll, close), instead of one
-// pwrite per indexed batch. Entries lost in a kill -9 are all above the
-// recovery point (a flush writes them before advancing it), and recovery
-// rebuilds the index of every segment from the one holding that point.
-// Older segments' indexes are not loaded: lookups binary-search the file
-// with positional reads, so thousands of segments cost no memory (the role
-// Kafka's lazy memory-mapped indexes play). mu guards buf, count and
-// resident, because fetches look entries up while the appender adds them.
+// pwrite per indexed batch; a new segment's index files are created by that
+// first write. Entries lost in a kill -9 are all above the recovery point
+// (a flush writes them before advancing it), and recovery rebuilds the index
+// of every segment from the one holding that point. Older segments'
+// indexes are not loaded: lookups binary-search the file with positional
+// reads, so thousands of segments cost no memory (the role Kafka's lazy
+// memory-mapped indexes play). mu guards the fields below it, because
+// fetches look entries up while the appender adds them.
 type indexFile struct {
 	fsys       vfs.FS
-	path       string
-	file       vfs.File
 	entrySize  int
 	maxEntries int
 	// validPrefix cuts raw file contents to the entries that are valid.
 	validPrefix func(raw []byte) []byte
 
 	mu       sync.RWMutex
+	path     string // changes when the segment's files are renamed
 	resident bool
 	buf      []byte // entries*entrySize bytes, when resident
 	written  int    // bytes of buf known to be in the file, when resident
 	count    int    // entries in the file, when not resident
 	fileSize int64  // size of the file when opened
-	existed  bool   // the file was there before open created it
+	existed  bool   // the file was there when the index was opened
+	onDisk   bool   // the file exists now
+	unsynced bool   // written since the last sync
 }
 
-// openIndexFile opens or creates the index at path without reading it:
-// until ensureResident, its entries are taken to be the whole file, as
-// Kafka does for a trimmed index.
+// openIndexFile describes the index at path from its size alone, opening
+// nothing: until ensureResident its entries are taken to be the whole file,
+// as Kafka does for a trimmed index.
 func openIndexFile(fsys vfs.FS, path string, entrySize, maxBytes int, validPrefix func([]byte) []byte) (*indexFile, error) {
-	_, statErr := fsys.Stat(path)
-	f, err := fsys.OpenReadWrite(path)
-	if err != nil {
-		return nil, fmt.Errorf("open index %s: %w", path, err)
-	}
-	size, err := f.Size()
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("size of index %s: %w", path, err)
+	var size int64
+	info, err := fsys.Stat(path)
+	switch {
+	case err == nil:
+		size = info.Size()
+	case !vfs.IsNotExist(err):
+		return nil, fmt.Errorf("stat index %s: %w", path, err)
 	}
 	maxEntries := maxBytes / entrySize
 	if maxEntries < 1 {
 		maxEntries = 1
 	}
-	return &indexFile{fsys: fsys, path: path, file: f, entrySize: entrySize, maxEntries: maxEntries,
-		validPrefix: validPrefix, count: int(size) / entrySize, fileSize: size, existed: statErr == nil}, nil
+	return &indexFile{fsys: fsys, path: path, entrySize: entrySize, maxEntries: maxEntries,
+		validPrefix: validPrefix, count: int(size) / entrySize, fileSize: size, existed: err == nil, onDisk: err == nil}, nil
 }
 
 // isZero reports whether an entry is all zero bytes: what an unused slot of a
 // preallocated file holds.
 func isZero(e []byte) bool { return bytes.Count(e, []byte{0}) == len(e) }
+
+// setPath records that the segment renamed the file.
+func (x *indexFile) setPath(path string) {
+	x.mu.Lock()
+	x.path = path
+	x.mu.Unlock()
+}
+
+// openForWriteLocked opens (creating) the file for a write the caller
+// finishes with Close.
+func (x *indexFile) openForWriteLocked() (vfs.File, error) {
+	f, err := x.fsys.OpenReadWrite(x.path)
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: %w", x.path, err)
+	}
+	x.onDisk = true
+	return f, nil
+}
+
+// withFileLocked runs fn on the file opened for writing and closes it.
+func (x *indexFile) withFileLocked(fn func(f vfs.File) error) error {
+	f, err := x.openForWriteLocked()
+	if err != nil {
+		return err
+	}
+	err = fn(f)
+	if cerr := f.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("close index %s: %w", x.path, cerr)
+	}
+	return err
+}
 
 // ensureResident loads the file's valid entries into memory.
 func (x *indexFile) ensureResident() error {
@@ -81,22 +116,37 @@ func (x *indexFile) ensureResidentLocked() error {
 	if x.resident {
 		return nil
 	}
-	size, err := x.file.Size()
+	raw, err := x.readAllLocked()
 	if err != nil {
-		return fmt.Errorf("size of index %s: %w", x.path, err)
-	}
-	raw := make([]byte, size)
-	if size > 0 {
-		n, err := x.file.ReadAt(raw, 0)
-		if err != nil && err != io.EOF {
-			return fmt.Errorf("read index %s: %w", x.path, err)
-		}
-		raw = raw[:n]
+		return err
 	}
 	x.buf = append([]byte(nil), x.validPrefix(raw)...)
 	x.written = len(x.buf)
 	x.resident = true
 	return nil
+}
+
+// readAllLocked returns the file's bytes; a missing file is empty.
+func (x *indexFile) readAllLocked() ([]byte, error) {
+	f, err := x.fsys.Open(x.path)
+	if vfs.IsNotExist(err) {
+		x.onDisk = false
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open index %s: %w", x.path, err)
+	}
+	defer f.Close()
+	size, err := f.Size()
+	if err != nil {
+		return nil, fmt.Errorf("size of index %s: %w", x.path, err)
+	}
+	raw := make([]byte, size)
+	n, err := f.ReadAt(raw, 0)
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("read index %s: %w", x.path, err)
+	}
+	return raw[:n], nil
 }
 
 // writePendingLocked writes the entries appended since the last write to
@@ -105,11 +155,14 @@ func (x *indexFile) writePendingLocked() error {
 	if !x.resident || x.written >= len(x.buf) {
 		return nil
 	}
-	if _, err := x.file.WriteAt(x.buf[x.written:], int64(x.written)); err != nil {
-		return fmt.Errorf("write index %s: %w", x.path, err)
-	}
-	x.written = len(x.buf)
-	return nil
+	return x.withFileLocked(func(f vfs.File) error {
+		if _, err := f.WriteAt(x.buf[x.written:], int64(x.written)); err != nil {
+			return fmt.Errorf("write index %s: %w", x.path, err)
+		}
+		x.written = len(x.buf)
+		x.unsynced = true
+		return nil
+	})
 }
 
 // release drops the in-memory entries of an index that no longer grows.
@@ -139,18 +192,50 @@ func (x *indexFile) entriesLocked() int {
 
 func (x *indexFile) isFull() bool { return x.entries() >= x.maxEntries }
 
-// entry returns a copy of entry i.
+// reader reads entries of an index for one operation: from memory when
+// resident, else from the file opened on the first read and closed by done.
+type reader struct {
+	x    *indexFile
+	f    vfs.File
+	fail bool
+}
+
+func (r *reader) entry(i int) ([]byte, bool) {
+	x := r.x
+	e := make([]byte, x.entrySize)
+	if x.resident {
+		copy(e, x.buf[i*x.entrySize:])
+		return e, true
+	}
+	if r.f == nil && !r.fail {
+		f, err := x.fsys.Open(x.path)
+		if err != nil {
+			r.fail = true
+		}
+		r.f = f
+	}
+	if r.fail {
+		return e, false
+	}
+	_, err := r.f.ReadAt(e, int64(i*x.entrySize))
+	return e, err == nil
+}
+
+func (r *reader) done() {
+	if r.f != nil {
+		r.f.Close()
+	}
+}
+
+// entry returns a copy of entry i. A failed file read yields a zero entry,
+// which sends lookups to the segment start: reading the log itself then
+// reports the disk failure.
 func (x *indexFile) entry(i int) []byte {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return x.entryLocked(i)
-}
-
-// entryLocked reads entry i from memory or the file. A failed file read
-// yields a zero entry, which sends lookups to the segment start: reading
-// the log itself then reports the disk failure.
-func (x *indexFile) entryLocked(i int) []byte {
-	e, ok := x.readEntryLocked(i)
+	r := reader{x: x}
+	defer r.done()
+	e, ok := r.entry(i)
 	if !ok {
 		clear(e)
 	}
@@ -171,57 +256,43 @@ func (x *indexFile) copyLast(dst []byte) bool {
 		copy(dst, x.buf[(n-1)*x.entrySize:])
 		return true
 	}
-	copy(dst, x.entryLocked(n-1))
+	r := reader{x: x}
+	defer r.done()
+	e, ok := r.entry(n - 1)
+	if !ok {
+		clear(e)
+	}
+	copy(dst, e)
 	return true
 }
 
-// readEntryLocked reads entry i; ok is false when the file read failed.
-func (x *indexFile) readEntryLocked(i int) ([]byte, bool) {
-	e := make([]byte, x.entrySize)
-	if x.resident {
-		copy(e, x.buf[i*x.entrySize:])
-		return e, true
-	}
-	_, err := x.file.ReadAt(e, int64(i*x.entrySize))
-	return e, err == nil
-}
-
-// search returns the index of the last entry for which before(entry) is
-// true, or -1 when there is none. Entries must be sorted so that before is
-// true for a prefix.
-func (x *indexFile) search(before func(e []byte) bool) int {
+// search returns the last entry for which before(entry) is true and its
+// index, or -1 and nil when there is none. Entries must be sorted so that
+// before is true for a prefix.
+func (x *indexFile) search(before func(e []byte) bool) (int, []byte) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	r := reader{x: x}
+	defer r.done()
 	lo, hi := 0, x.entriesLocked() // find the first i where !before
+	var found []byte
 	for lo < hi {
 		mid := int(uint(lo+hi) >> 1)
-		e, ok := x.readEntryLocked(mid)
+		e, ok := r.entry(mid)
 		if !ok {
 			// An unreadable entry cannot steer the search (a zero entry
 			// would send it past the target, and a read would skip
 			// data): start from the segment's beginning instead.
-			return -1
+			return -1, nil
 		}
 		if before(e) {
-			lo = mid + 1
+			lo, found = mid+1, e
 		} else {
 			hi = mid
 		}
 	}
-	return lo - 1
-}
-
-// preallocate grows the file to its maximum size so appends never extend it.
-// It never cuts entries (segment.index.bytes may have been lowered since
-// they were written; the full index then makes the segment roll).
-func (x *indexFile) preallocate() error {
-	x.mu.RLock()
-	n := max(x.maxEntries, x.entriesLocked())
-	x.mu.RUnlock()
-	if err := x.file.Truncate(int64(n * x.entrySize)); err != nil {
-		return fmt.Errorf("preallocate index %s: %w", x.path, err)
-	}
-	return nil
+	// lo only moves past an entry before accepts, so found is entry lo-1.
+	return lo - 1, found
 }
 
 func (x *indexFile) appendEntry(e []byte) error {
@@ -249,18 +320,27 @@ func (x *indexFile) truncateEntries(n int) error {
 	if n*x.entrySize >= len(x.buf) {
 		return nil
 	}
-	size, err := x.file.Size()
-	if err != nil {
-		return fmt.Errorf("size of index %s: %w", x.path, err)
-	}
 	keep := int64(n * x.entrySize)
-	// Shrinking then growing back zero-fills the dropped entries.
-	if err := x.file.Truncate(keep); err != nil {
-		return fmt.Errorf("truncate index %s: %w", x.path, err)
-	}
-	if size > keep {
-		if err := x.file.Truncate(size); err != nil {
-			return fmt.Errorf("truncate index %s: %w", x.path, err)
+	if x.onDisk && x.written > int(keep) {
+		err := x.withFileLocked(func(f vfs.File) error {
+			size, err := f.Size()
+			if err != nil {
+				return fmt.Errorf("size of index %s: %w", x.path, err)
+			}
+			// Shrinking then growing back zero-fills the dropped entries.
+			if err := f.Truncate(keep); err != nil {
+				return fmt.Errorf("truncate index %s: %w", x.path, err)
+			}
+			if size > keep {
+				if err := f.Truncate(size); err != nil {
+					return fmt.Errorf("truncate index %s: %w", x.path, err)
+				}
+			}
+			x.unsynced = true
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	x.buf = x.buf[:keep]
@@ -268,42 +348,56 @@ func (x *indexFile) truncateEntries(n int) error {
 	return nil
 }
 
-// trim writes pending entries and shrinks the file to exactly the entries
-// it holds (Kafka's trimToValidSize).
+// trim writes pending entries and makes the file exactly the entries it
+// holds (Kafka's trimToValidSize), creating it if it was never written.
 func (x *indexFile) trim() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if err := x.writePendingLocked(); err != nil {
-		return err
-	}
-	n := int64(x.entriesLocked() * x.entrySize)
-	if err := x.file.Truncate(n); err != nil {
-		return fmt.Errorf("trim index %s: %w", x.path, err)
-	}
-	return nil
+	return x.withFileLocked(func(f vfs.File) error {
+		if x.resident && x.written < len(x.buf) {
+			if _, err := f.WriteAt(x.buf[x.written:], int64(x.written)); err != nil {
+				return fmt.Errorf("write index %s: %w", x.path, err)
+			}
+			x.written = len(x.buf)
+		}
+		if err := f.Truncate(int64(x.entriesLocked() * x.entrySize)); err != nil {
+			return fmt.Errorf("trim index %s: %w", x.path, err)
+		}
+		x.unsynced = true
+		return nil
+	})
 }
 
-// sync writes pending entries and makes the file durable.
+// sync writes pending entries and makes the file durable, creating it if it
+// was never written (a flushed segment has both index files, so a restart
+// finds them and trusts the segment).
 func (x *indexFile) sync() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if err := x.writePendingLocked(); err != nil {
 		return err
 	}
-	if err := x.file.Sync(); err != nil {
-		return fmt.Errorf("sync index %s: %w", x.path, err)
+	if x.onDisk && !x.unsynced {
+		return nil
 	}
-	return nil
+	return x.withFileLocked(func(f vfs.File) error {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("sync index %s: %w", x.path, err)
+		}
+		x.unsynced = false
+		return nil
+	})
 }
 
 // close writes pending entries (without a sync: a close without a flush
-// promises no durability) and closes the file.
+// promises no durability). A file whose directory is gone (a deleted log)
+// loses them: recovery rebuilds what an index lacks.
 func (x *indexFile) close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	writeErr := x.writePendingLocked()
-	if err := x.file.Close(); err != nil {
-		return errors.Join(writeErr, fmt.Errorf("close index %s: %w", x.path, err))
+	err := x.writePendingLocked()
+	if vfs.IsNotExist(err) {
+		return nil
 	}
-	return writeErr
+	return err
 }

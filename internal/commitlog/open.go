@@ -141,14 +141,7 @@ func (l *Log) loadSegments(st StartState) ([]*segment, error) {
 		}
 		return []*segment{s}, nil
 	}
-	segs, err = l.recoverSegments(segs, st)
-	if err != nil {
-		return segs, err
-	}
-	if err := segs[len(segs)-1].preallocateIndexes(); err != nil {
-		return segs, err
-	}
-	return segs, nil
+	return l.recoverSegments(segs, st)
 }
 
 // recoverSegments sets each segment's state: a segment wholly below the

@@ -13,7 +13,7 @@ type Options struct {
 	// SegmentJitterMs is segment.jitter.ms: a random amount up to it is
 	// subtracted from SegmentMs for each segment, so logs do not all roll at once.
 	SegmentJitterMs time.Duration
-	// SegmentIndexBytes is segment.index.bytes, the preallocated size of each index.
+	// SegmentIndexBytes is segment.index.bytes, the largest size of each index.
 	SegmentIndexBytes int
 	// IndexIntervalBytes is index.interval.bytes, the log bytes between offset index entries.
 	IndexIntervalBytes int

@@ -68,8 +68,9 @@ func createSegment(fsys vfs.FS, dir string, baseOffset int64, opts Options, now 
 	return s, nil
 }
 
-// createFiles creates the empty files of a new segment (under its
-// fileSuffix) with preallocated, resident indexes.
+// createFiles creates the .log file of a new segment (under its
+// fileSuffix) with empty, resident indexes whose files are created when
+// first written (a flush, roll or close), as Kafka's LazyIndex.
 func (s *segment) createFiles(opts Options) error {
 	f, err := s.fsys.Create(s.path(logSuffix))
 	if err != nil {
@@ -88,10 +89,6 @@ func (s *segment) createFiles(opts Options) error {
 		return err
 	}
 	if err := errors.Join(s.index.ensureResident(), s.timeIndex.ensureResident()); err != nil {
-		s.close()
-		return err
-	}
-	if err := s.preallocateIndexes(); err != nil {
 		s.close()
 		return err
 	}
@@ -139,13 +136,6 @@ func (s *segment) openIndexes(opts Options) error {
 	}
 	s.index, s.timeIndex, s.txnIndex = idx, tidx, txn
 	return nil
-}
-
-func (s *segment) preallocateIndexes() error {
-	if err := s.index.preallocate(); err != nil {
-		return err
-	}
-	return s.timeIndex.preallocate()
 }
 
 // readHeader reads the batch header at pos. It returns io.EOF when fewer than
@@ -545,6 +535,10 @@ func (s *segment) renameDeleted() error {
 			return fmt.Errorf("rename %s for deletion: %w", s.path(suffix), err)
 		}
 	}
+	// The indexes open their file per operation: a read still in flight
+	// finds it under the new name.
+	s.index.setPath(s.path(indexSuffix) + deletedSuffix)
+	s.timeIndex.setPath(s.path(timeIndexSuffix) + deletedSuffix)
 	return nil
 }
 

@@ -248,6 +248,8 @@ func (s *segment) renameFiles(from, to string) error {
 		}
 	}
 	s.fileSuffix = to
+	s.index.setPath(s.path(indexSuffix))
+	s.timeIndex.setPath(s.path(timeIndexSuffix))
 	return nil
 }
 

@@ -35,9 +35,6 @@ func (l *Log) TruncateTo(offset int64) error {
 	if _, err := active.truncateTo(offset); err != nil {
 		return l.ioFailure("truncate", err)
 	}
-	if err := active.preallocateIndexes(); err != nil {
-		return l.ioFailure("truncate", err)
-	}
 	if leo := active.nextOffset; l.mu.recoveryPoint > leo {
 		l.mu.recoveryPoint = leo
 	}
