@@ -11,6 +11,23 @@
 //	43 producerId int64          51 producerEpoch int16
 //	53 baseSequence int32        57 recordCount int32
 //	61 records...
+//
+// Limits, the same for Validate (Produce) and every reader (Decoder), so a
+// batch Produce accepts can always be read back:
+//   - a batch's records decompress to at most the per-batch cap
+//     (DefaultMaxUncompressedBytes, 256 MiB), else CORRUPT_MESSAGE; the
+//     decompressed bytes of all decoders sharing a Budget (the broker's
+//     sluice.decompression.max.inflight.bytes) stay within it;
+//   - counts are checked against the bytes before anything is walked or
+//     kept: the record count against the cap and the records' bytes (a
+//     record takes at least 7 bytes), a header count against the bytes
+//     left in its record (a header takes at least 2), lengths of keys,
+//     values and header fields against their record;
+//   - a record may carry any number of headers, as Kafka's DefaultRecord
+//     allows (its readFrom refuses only a count above the bytes left, and
+//     its validator skips headers without keeping them): headers are
+//     checked but never decoded into a list, so a record of 32 million
+//     empty headers costs its 64 MB of bytes on every path, no more.
 package records
 
 import (

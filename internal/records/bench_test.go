@@ -1,6 +1,7 @@
 package records
 
 import (
+	"context"
 	"testing"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkValidate(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				copy(work, batch)
-				if _, err := Validate(work, opts); err != nil {
+				if _, err := Validate(context.Background(), work, opts); err != nil {
 					b.Fatal(err)
 				}
 			}

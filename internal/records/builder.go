@@ -66,7 +66,15 @@ func (b *Builder) Build() ([]byte, error) {
 	if b.count == 0 {
 		return nil, errors.New("records: cannot build an empty batch")
 	}
-	o := b.opts
+	return BuildEncoded(b.opts, b.count, b.baseTs, b.maxTs, b.records)
+}
+
+// BuildEncoded makes a batch of count records given encoded (the records
+// section, uncompressed), compressing it with opts.Compression and setting
+// the CRC. Nothing checks the records: it is for tests and tools that need
+// records the Builder cannot make (millions of headers, broken framing).
+func BuildEncoded(opts BuilderOptions, count int32, baseTs, maxTs int64, encoded []byte) ([]byte, error) {
+	o := opts
 	if o.Compression < NoCompression || o.Compression > maxKnownCompression {
 		return nil, fmt.Errorf("%w: %d", ErrUnknownCompression, o.Compression)
 	}
@@ -77,13 +85,12 @@ func (b *Builder) Build() ([]byte, error) {
 	if o.Control {
 		attrs |= ControlBit
 	}
-	maxTs := b.maxTs
 	if o.LogAppendTimeMs >= 0 {
 		attrs |= TimestampTypeBit
 		maxTs = o.LogAppendTimeMs
 	}
-	out := make([]byte, HeaderSize, HeaderSize+len(b.records))
-	out, err := compress(out, o.Compression, b.records)
+	out := make([]byte, HeaderSize, HeaderSize+len(encoded))
+	out, err := compress(out, o.Compression, encoded)
 	if err != nil {
 		return nil, err
 	}
@@ -93,13 +100,13 @@ func (b *Builder) Build() ([]byte, error) {
 	be.PutUint32(out[OffsetPartitionLeaderEpoch:], uint32(o.PartitionLeaderEpoch))
 	out[OffsetMagic] = CurrentMagic
 	be.PutUint16(out[OffsetAttributes:], attrs)
-	be.PutUint32(out[OffsetLastOffsetDelta:], uint32(b.count-1))
-	be.PutUint64(out[OffsetBaseTimestamp:], uint64(b.baseTs))
+	be.PutUint32(out[OffsetLastOffsetDelta:], uint32(count-1))
+	be.PutUint64(out[OffsetBaseTimestamp:], uint64(baseTs))
 	be.PutUint64(out[OffsetMaxTimestamp:], uint64(maxTs))
 	be.PutUint64(out[OffsetProducerID:], uint64(o.ProducerID))
 	be.PutUint16(out[OffsetProducerEpoch:], uint16(o.ProducerEpoch))
 	be.PutUint32(out[OffsetBaseSequence:], uint32(o.BaseSequence))
-	be.PutUint32(out[OffsetRecordCount:], uint32(b.count))
+	be.PutUint32(out[OffsetRecordCount:], uint32(count))
 	UpdateCRC(out)
 	return out, nil
 }

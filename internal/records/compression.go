@@ -2,7 +2,6 @@ package records
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -36,37 +35,13 @@ const xerialHeaderSize = 16
 var (
 	gzipReaders  sync.Pool // *gzip.Reader
 	lz4Readers   sync.Pool // *lz4.Reader
-	zstdDecoders sync.Pool // *zstd.Decoder
+	zstdStreams  sync.Pool // *zstd.Decoder for streams (counting)
+	zstdBlobs    sync.Pool // *zstd.Decoder for DecodeAll, limited to dst's capacity
 	zstdEncoders sync.Pool // *zstd.Encoder
 	gzipWriters  sync.Pool // *gzip.Writer
 	lz4Writers   sync.Pool // *lz4.Writer
 	scratchBufs  = sync.Pool{New: func() any { return new(scratchBuffer) }}
 )
-
-// decompress appends the decompressed form of src (codec) to dst, refusing
-// output longer than limit.
-func decompress(dst *bytes.Buffer, codec int, src []byte, limit int) error {
-	if limit <= 0 {
-		limit = DefaultMaxUncompressedBytes
-	}
-	var err error
-	switch codec {
-	case GzipCompression:
-		err = decompressGzip(dst, src, limit)
-	case SnappyCompression:
-		err = decompressSnappy(dst, src, limit)
-	case LZ4Compression:
-		err = decompressLZ4(dst, src, limit)
-	case ZstdCompression:
-		err = decompressZstd(dst, src, limit)
-	default:
-		return fmt.Errorf("%w: %d", ErrUnknownCompression, codec)
-	}
-	if err != nil {
-		return fmt.Errorf("%w (%s): %w", ErrDecompress, codecName(codec), err)
-	}
-	return nil
-}
 
 func codecName(codec int) string {
 	switch codec {
@@ -82,109 +57,6 @@ func codecName(codec int) string {
 		return "zstd"
 	}
 	return fmt.Sprintf("codec %d", codec)
-}
-
-// copyBounded drains r into dst, failing once more than limit bytes came out.
-func copyBounded(dst *bytes.Buffer, r io.Reader, limit int) error {
-	start := dst.Len()
-	if _, err := dst.ReadFrom(io.LimitReader(r, int64(limit)+1)); err != nil {
-		return err
-	}
-	if dst.Len()-start > limit {
-		return fmt.Errorf("decompressed size exceeds %d bytes", limit)
-	}
-	return nil
-}
-
-func decompressGzip(dst *bytes.Buffer, src []byte, limit int) error {
-	zr, _ := gzipReaders.Get().(*gzip.Reader)
-	var err error
-	if zr == nil {
-		zr, err = gzip.NewReader(bytes.NewReader(src))
-	} else {
-		err = zr.Reset(bytes.NewReader(src))
-	}
-	if err != nil {
-		return err
-	}
-	defer gzipReaders.Put(zr)
-	return copyBounded(dst, zr, limit)
-}
-
-func decompressLZ4(dst *bytes.Buffer, src []byte, limit int) error {
-	zr, _ := lz4Readers.Get().(*lz4.Reader)
-	if zr == nil {
-		zr = lz4.NewReader(nil)
-	}
-	zr.Reset(bytes.NewReader(src))
-	defer lz4Readers.Put(zr)
-	return copyBounded(dst, zr, limit)
-}
-
-func decompressZstd(dst *bytes.Buffer, src []byte, limit int) error {
-	dec, _ := zstdDecoders.Get().(*zstd.Decoder)
-	if dec == nil {
-		// Concurrency 1 decodes synchronously: no goroutines to own or stop,
-		// so a decoder dropped by the pool needs no Close.
-		var err error
-		dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
-			zstd.WithDecoderMaxMemory(uint64(DefaultMaxUncompressedBytes)))
-		if err != nil {
-			return err
-		}
-	}
-	if err := dec.Reset(bytes.NewReader(src)); err != nil {
-		return err
-	}
-	err := copyBounded(dst, dec, limit)
-	// Drop the reference to src before pooling.
-	_ = dec.Reset(bytes.NewReader(nil))
-	zstdDecoders.Put(dec)
-	return err
-}
-
-func decompressSnappy(dst *bytes.Buffer, src []byte, limit int) error {
-	if !bytes.HasPrefix(src, xerialMagic) {
-		return snappyBlock(dst, src, limit)
-	}
-	if len(src) < xerialHeaderSize {
-		return errors.New("truncated xerial snappy header")
-	}
-	rest := src[xerialHeaderSize:]
-	start := dst.Len()
-	for len(rest) > 0 {
-		if len(rest) < 4 {
-			return errors.New("truncated xerial snappy chunk length")
-		}
-		n := binary.BigEndian.Uint32(rest)
-		rest = rest[4:]
-		if uint64(n) > uint64(len(rest)) {
-			return fmt.Errorf("xerial snappy chunk of %d bytes with %d left", n, len(rest))
-		}
-		if err := snappyBlock(dst, rest[:n], limit-(dst.Len()-start)); err != nil {
-			return err
-		}
-		rest = rest[n:]
-	}
-	return nil
-}
-
-// snappyBlock decodes one raw snappy block (s2 reads the snappy format).
-func snappyBlock(dst *bytes.Buffer, src []byte, limit int) error {
-	n, err := s2.DecodedLen(src)
-	if err != nil {
-		return err
-	}
-	if n > limit {
-		return fmt.Errorf("decompressed size %d exceeds %d bytes", n, limit)
-	}
-	dst.Grow(n)
-	out, err := s2.Decode(dst.AvailableBuffer()[:n], src)
-	if err != nil {
-		return err
-	}
-	dst.Write(out) // out is dst's own spare capacity, so this moves no bytes twice
-	return nil
 }
 
 // compress appends src compressed with codec to dst.
@@ -242,16 +114,25 @@ func compressStream(dst, src []byte, pool *sync.Pool, mk func(io.Writer) streamW
 	return buf.Bytes(), nil
 }
 
-// scratchBuffer holds decompressed records during validation.
-type scratchBuffer struct{ bytes.Buffer }
+// scratchBuffer holds decompressed records while they are read.
+type scratchBuffer struct{ b []byte }
 
 // maxPooledScratch keeps one huge batch from pinning its buffer in the pool.
 const maxPooledScratch = 8 << 20
 
-func releaseScratch(b *scratchBuffer) {
-	if b.Cap() > maxPooledScratch {
-		return
+// getScratch returns a pooled buffer of at least n bytes (n beyond
+// maxPooledScratch gets a fresh one, which release drops).
+func getScratch(n int) *scratchBuffer {
+	s := scratchBufs.Get().(*scratchBuffer)
+	if cap(s.b) < n {
+		s.b = make([]byte, n)
 	}
-	b.Reset()
-	scratchBufs.Put(b)
+	return s
+}
+
+func releaseScratch(s *scratchBuffer) {
+	if cap(s.b) > maxPooledScratch {
+		s.b = nil
+	}
+	scratchBufs.Put(s)
 }

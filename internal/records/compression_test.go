@@ -2,6 +2,7 @@ package records
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -42,7 +43,7 @@ func TestValidateAcceptsLZ4FrameVariants(t *testing.T) {
 				rb.Attributes = LZ4Compression
 				rb.Records = frame.Bytes()
 			})
-			res, err := Validate(b, defaultOpts())
+			res, err := Validate(context.Background(), b, defaultOpts())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,20 +63,19 @@ func TestSnappyFormatsDecodeAlike(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, src := range map[string][]byte{"raw": rawBlock, "xerial": xerialSnappy(raw, 32<<10)} {
-		var out bytes.Buffer
-		if err := decompress(&out, SnappyCompression, src, 0); err != nil {
+		out, err := decompressAll(SnappyCompression, src, 0)
+		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if !bytes.Equal(out.Bytes(), raw) {
+		if !bytes.Equal(out, raw) {
 			t.Fatalf("%s: decoded bytes differ", name)
 		}
 	}
-	var out bytes.Buffer
-	if err := decompress(&out, SnappyCompression, xerialSnappy(nil, 1), 0); err != nil || out.Len() != 0 {
-		t.Fatalf("empty xerial stream: %v, %d bytes", err, out.Len())
+	if out, err := decompressAll(SnappyCompression, xerialSnappy(nil, 1), 0); err != nil || len(out) != 0 {
+		t.Fatalf("empty xerial stream: %v, %d bytes", err, len(out))
 	}
 	bad := xerialSnappy(raw, 32<<10)
-	if err := decompress(&out, SnappyCompression, bad[:len(bad)-10], 0); err == nil {
+	if _, err := decompressAll(SnappyCompression, bad[:len(bad)-10], 0); err == nil {
 		t.Fatal("truncated xerial chunk accepted")
 	}
 }
@@ -97,7 +97,7 @@ func TestPooledCodecsAreSafeConcurrently(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 20; i++ {
 				for _, b := range batches {
-					if _, err := Validate(append([]byte(nil), b...), defaultOpts()); err != nil {
+					if _, err := Validate(context.Background(), append([]byte(nil), b...), defaultOpts()); err != nil {
 						errs <- err
 						return
 					}

@@ -1,6 +1,7 @@
 package records
 
 import (
+	"context"
 	"errors"
 	"testing"
 )
@@ -15,11 +16,11 @@ func FuzzValidate(f *testing.F) {
 		b := append([]byte(nil), data...)
 		opts := defaultOpts()
 		opts.Compacted = len(data)%2 == 1
-		opts.MaxUncompressedBytes = 1 << 22
+		opts.Decoder = NewDecoder(nil, 1<<22)
 		if logAppendTime {
 			opts.TimestampType = LogAppendTime
 		}
-		res, err := Validate(b, opts)
+		res, err := Validate(context.Background(), b, opts)
 		if err != nil {
 			var ve *ValidationError
 			if !errors.As(err, &ve) || ve.Err == nil {

@@ -2,6 +2,7 @@ package records
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -134,4 +135,20 @@ func rewrite(b []byte, fn func(b []byte)) []byte {
 	fn(b)
 	UpdateCRC(b)
 	return b
+}
+
+// decompressAll decompresses src (codec) within limit into fresh storage.
+func decompressAll(codec int, src []byte, limit int) ([]byte, error) {
+	out, err := decompressRecords(context.Background(), nil, codec, src, limit, false, nil)
+	return out.data, err
+}
+
+// mustHeaders lists r's headers.
+func mustHeaders(t testing.TB, r Record) []RecordHeader {
+	t.Helper()
+	hs, err := r.Headers(1 << 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return hs
 }

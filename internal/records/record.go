@@ -21,12 +21,19 @@ type RecordHeader struct {
 // Record is one decoded record of a v2 batch. Key and Value are nil when
 // null. Byte slices alias the batch (or its decompressed records) and must be
 // copied by callers that keep them beyond the batch's life.
+//
+// Headers are checked but not decoded into a list: a record of a few
+// compressed kilobytes may carry millions of them. EachHeader walks them,
+// Headers lists them up to a cap and RawHeaders gives their encoding.
 type Record struct {
 	Attributes     int8
 	TimestampDelta int64
 	OffsetDelta    int32
 	Key, Value     []byte
-	Headers        []RecordHeader
+	HeaderCount    int32
+	// headers is the header count varint and the headers as encoded;
+	// nil means no header.
+	headers []byte
 }
 
 // Offset is the record's absolute offset in a batch with header h.
@@ -42,12 +49,11 @@ func (r Record) Timestamp(h Header) int64 {
 	return h.BaseTimestamp + r.TimestampDelta
 }
 
-// recordDecoder walks the records section of a batch. It keeps a reusable
-// header slice so validation does not allocate per record.
+// recordDecoder walks the records section of a batch. It allocates nothing:
+// every field of a record aliases buf.
 type recordDecoder struct {
-	buf         []byte
-	pos         int
-	keepHeaders bool
+	buf []byte
+	pos int
 }
 
 func (d *recordDecoder) varint(what string) (int64, error) {
@@ -92,7 +98,7 @@ func (d *recordDecoder) bytesField(what string, end int) ([]byte, error) {
 	return b, nil
 }
 
-// next decodes one record into r (reusing r.Headers' storage).
+// next decodes one record into r.
 func (d *recordDecoder) next(r *Record) error {
 	if d.pos >= len(d.buf) {
 		return fmt.Errorf("%w: fewer records than the batch's record count", ErrInvalidRecord)
@@ -126,6 +132,25 @@ func (d *recordDecoder) next(r *Record) error {
 	if r.Value, err = d.bytesField("value", end); err != nil {
 		return err
 	}
+	if err := d.headers(r, end); err != nil {
+		return err
+	}
+	if d.pos != end {
+		return fmt.Errorf("%w: record declares %d bytes but its fields use %d", ErrInvalidRecord, size, int(size)-(end-d.pos))
+	}
+	return nil
+}
+
+// minHeaderSize is the smallest encoded header: an empty key's length and
+// a null value's, one byte each.
+const minHeaderSize = 2
+
+// headers checks the record's headers (count, then each key and value
+// within the record) without keeping them: r gets the count and the
+// encoded section. The count is checked against the bytes left before the
+// walk, so a claimed count the record cannot hold costs nothing.
+func (d *recordDecoder) headers(r *Record, end int) error {
+	start := d.pos
 	count, err := d.varint32("header count")
 	if err != nil {
 		return err
@@ -133,7 +158,9 @@ func (d *recordDecoder) next(r *Record) error {
 	if count < 0 {
 		return fmt.Errorf("%w: header count %d", ErrInvalidRecord, count)
 	}
-	r.Headers = r.Headers[:0]
+	if int64(count)*minHeaderSize > int64(end-d.pos) {
+		return fmt.Errorf("%w: header count %d cannot fit in the %d bytes left of the record", ErrInvalidRecord, count, end-d.pos)
+	}
 	for i := int32(0); i < count; i++ {
 		k, err := d.bytesField("header key", end)
 		if err != nil {
@@ -142,29 +169,36 @@ func (d *recordDecoder) next(r *Record) error {
 		if k == nil {
 			return fmt.Errorf("%w: null header key", ErrInvalidRecord)
 		}
-		v, err := d.bytesField("header value", end)
-		if err != nil {
+		if _, err := d.bytesField("header value", end); err != nil {
 			return err
 		}
-		if d.keepHeaders {
-			r.Headers = append(r.Headers, RecordHeader{Key: string(k), Value: v})
-		}
 	}
-	if d.pos != end {
-		return fmt.Errorf("%w: record declares %d bytes but its fields use %d", ErrInvalidRecord, size, int(size)-(end-d.pos))
+	r.HeaderCount = count
+	r.headers = nil
+	if count > 0 {
+		r.headers = d.buf[start:d.pos:d.pos]
 	}
 	return nil
 }
 
+// minRecordSize is the smallest encoded record: one byte each for the
+// length, attributes, timestamp delta, offset delta, key length, value
+// length and header count.
+const minRecordSize = 7
+
 // walkRecords decodes exactly count records from data, calling fn for each.
-// Trailing bytes after the last record are an error, as in Kafka.
-func walkRecords(data []byte, count int32, keepHeaders bool, fn func(i int32, r *Record) error) error {
-	d := recordDecoder{buf: data, keepHeaders: keepHeaders}
+// The count is checked against the bytes before the walk; trailing bytes
+// after the last record are an error, as in Kafka.
+func walkRecords(data []byte, count int32, fn func(i int32, r *Record) error) error {
+	if count < 0 {
+		return fmt.Errorf("%w: negative record count %d", ErrInvalidRecord, count)
+	}
+	if int64(count)*minRecordSize > int64(len(data)) {
+		return fmt.Errorf("%w: %d records cannot fit in %d bytes", ErrInvalidRecord, count, len(data))
+	}
+	d := recordDecoder{buf: data}
 	var r Record
 	for i := int32(0); i < count; i++ {
-		if keepHeaders {
-			r.Headers = nil // the previous record's caller may keep its slice
-		}
 		if err := d.next(&r); err != nil {
 			return fmt.Errorf("record %d: %w", i, err)
 		}
@@ -174,6 +208,30 @@ func walkRecords(data []byte, count int32, keepHeaders bool, fn func(i int32, r 
 	}
 	if d.pos != len(data) {
 		return fmt.Errorf("%w: %d bytes remain after %d records", ErrInvalidRecord, len(data)-d.pos, count)
+	}
+	return nil
+}
+
+// walkPrefix decodes the records lying wholly inside prefix, the start of
+// a batch's records whose rest is not decoded yet, calling fn for each; it
+// stops without error at the first record running past prefix. An error is
+// the one walkRecords meets on the whole records: a record inside prefix
+// decodes the same from either. It lets a batch too large for a first
+// buffer be refused on its first bytes instead of decoded in full.
+func walkPrefix(prefix []byte, count int32, fn func(i int32, r *Record) error) error {
+	d := recordDecoder{buf: prefix}
+	var r Record
+	for i := int32(0); i < count && d.pos < len(prefix); i++ {
+		size, n := binary.Varint(prefix[d.pos:])
+		if n == 0 || (n > 0 && size >= 0 && size <= math.MaxInt32 && int64(d.pos+n)+size > int64(len(prefix))) {
+			return nil
+		}
+		if err := d.next(&r); err != nil {
+			return fmt.Errorf("record %d: %w", i, err)
+		}
+		if err := fn(i, &r); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package records
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -42,9 +43,10 @@ type ValidateOptions struct {
 	// Kafka applies only to clients (base offset 0, offset range, no control
 	// batches, sequence) are skipped.
 	Internal bool
-	// MaxUncompressedBytes bounds one batch's decompressed records;
-	// 0 means DefaultMaxUncompressedBytes.
-	MaxUncompressedBytes int
+	// Decoder decompresses the records: its per-batch cap and the broker's
+	// decompression budget, the same as the read paths'. nil means the
+	// default cap and no budget.
+	Decoder *Decoder
 }
 
 // BatchInfo describes one validated batch so the log can assign offsets and
@@ -98,14 +100,18 @@ func refuse(code *kerr.Error, format string, args ...any) *ValidationError {
 }
 
 // refuseParse maps a framing or decompression error onto Kafka's code:
-// record framing is INVALID_RECORD, anything that looks like damage is
-// CORRUPT_MESSAGE.
+// record framing is INVALID_RECORD, anything that looks like damage
+// (records beyond the per-batch cap included) is CORRUPT_MESSAGE, and a
+// request that ended while waiting for decompression budget
+// REQUEST_TIMED_OUT.
 func refuseParse(err error) *ValidationError {
 	switch {
 	case errors.Is(err, ErrInvalidRecord):
 		return refuse(kerr.InvalidRecord, "%v", err)
 	case errors.Is(err, ErrUnknownCompression):
 		return refuse(kerr.UnsupportedCompressionType, "%v", err)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return refuse(kerr.RequestTimedOut, "%v", err)
 	}
 	return refuse(kerr.CorruptMessage, "%v", err)
 }
@@ -115,9 +121,10 @@ func refuseParse(err error) *ValidationError {
 // maxTimestamp (and, for LogAppendTime, the timestamp-type bit) and then
 // the CRC. Base offset and partition leader epoch are left to the log
 // (SetBaseOffset, SetPartitionLeaderEpoch, both outside the CRC).
-// Compressed records are decompressed to check them but never re-encoded.
+// Compressed records are decompressed to check them but never re-encoded,
+// within opts.Decoder's limits (waiting for its budget until ctx ends).
 // A refusal is a *ValidationError.
-func Validate(batches []byte, opts ValidateOptions) (ValidateResult, error) {
+func Validate(ctx context.Context, batches []byte, opts ValidateOptions) (ValidateResult, error) {
 	res := ValidateResult{LogAppendTimeMs: -1, MaxTimestamp: -1}
 	if opts.TimestampType == LogAppendTime {
 		res.LogAppendTimeMs = opts.NowMs
@@ -128,9 +135,7 @@ func Validate(batches []byte, opts ValidateOptions) (ValidateResult, error) {
 	if opts.SegmentBytes > 0 && int64(len(batches)) > opts.SegmentBytes {
 		return res, refuse(kerr.RecordListTooLarge, "%d bytes of records exceed segment.bytes %d", len(batches), opts.SegmentBytes)
 	}
-	buf := scratchBufs.Get().(*scratchBuffer)
-	defer releaseScratch(buf)
-	info, err := validateBatch(batches, &opts, buf)
+	info, err := validateBatch(ctx, batches, &opts)
 	if err != nil {
 		return res, err
 	}
@@ -156,7 +161,7 @@ func isWholeBatch(b []byte) bool {
 
 // validateBatch validates the batch at the start of b (which may hold more
 // bytes after it).
-func validateBatch(b []byte, opts *ValidateOptions, buf *scratchBuffer) (BatchInfo, error) {
+func validateBatch(ctx context.Context, b []byte, opts *ValidateOptions) (BatchInfo, error) {
 	if len(b) <= OffsetMagic {
 		return BatchInfo{}, refuse(kerr.CorruptMessage, "%d bytes are too short for a record batch", len(b))
 	}
@@ -188,40 +193,44 @@ func validateBatch(b []byte, opts *ValidateOptions, buf *scratchBuffer) (BatchIn
 	if err := checkHeader(h, opts); err != nil {
 		return BatchInfo{}, err
 	}
-	data, err := batchRecords(batch, h, &buf.Buffer, opts.MaxUncompressedBytes)
+	set, held, err := opts.Decoder.open(ctx, batch, true, checkOffsetDelta)
 	if err != nil {
 		return BatchInfo{}, refuseParse(err)
 	}
+	defer held.release()
 	info := BatchInfo{Header: h, End: int(size), RecordCount: h.RecordCount, MaxTimestamp: -1}
 	lower, upper := satSub(opts.NowMs, opts.TimestampBeforeMaxMs), satAdd(opts.NowMs, opts.TimestampAfterMaxMs)
-	var recordErrs []RecordError
-	var recordErrCode *kerr.Error
-	err = walkRecords(data, h.RecordCount, false, func(i int32, r *Record) error {
-		if r.OffsetDelta != i {
-			// Kafka would re-encode such a batch; we store bytes as received.
-			return fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, r.OffsetDelta)
+	var refused recordRefusals
+	err = walkRecords(set.data, h.RecordCount, func(i int32, r *Record) error {
+		if err := checkOffsetDelta(i, r); err != nil {
+			return err
 		}
 		ts := r.Timestamp(h) // a client-set LogAppendTime bit reads as Kafka reads it
 		if ts > info.MaxTimestamp {
 			info.MaxTimestamp, info.MaxTimestampDelta = ts, i
 		}
-		code, msg := checkRecord(h, r, ts, lower, upper, opts)
-		if code != nil {
-			recordErrs = append(recordErrs, RecordError{BatchIndex: i, Message: msg})
-			if recordErrCode != kerr.InvalidTimestamp {
-				recordErrCode = code
-			}
+		if f := checkRecord(h, r, ts, lower, upper, opts); f != recordOK {
+			refused.add(f.code(), i, func() string { return f.message(r, ts, lower, upper) })
 		}
 		return nil
 	})
 	if err != nil {
 		return BatchInfo{}, refuseParse(err)
 	}
-	if len(recordErrs) > 0 {
-		return BatchInfo{}, recordsRefused(recordErrCode, recordErrs)
+	if refused.count > 0 {
+		return BatchInfo{}, refused.err()
 	}
 	rewriteTimestamps(batch, &info, opts)
 	return info, nil
+}
+
+// checkOffsetDelta refuses a record whose offset delta is not its index:
+// Kafka would re-encode such a batch; we store bytes as received.
+func checkOffsetDelta(i int32, r *Record) error {
+	if r.OffsetDelta != i {
+		return fmt.Errorf("%w: record %d has offset delta %d", ErrInvalidRecord, i, r.OffsetDelta)
+	}
+	return nil
 }
 
 // checkHeader applies Kafka's batch-level rules.
@@ -267,39 +276,90 @@ func checkHeader(h Header, opts *ValidateOptions) *ValidationError {
 	return nil
 }
 
+// recordFault is why a record is refused.
+type recordFault int8
+
+const (
+	recordOK recordFault = iota
+	faultNoKey
+	faultTimestampRange
+	faultLogAppendTime
+)
+
 // checkRecord applies Kafka's per-record rules: key for compacted topics
 // first, then the timestamp.
-func checkRecord(h Header, r *Record, ts, lower, upper int64, opts *ValidateOptions) (*kerr.Error, string) {
+func checkRecord(h Header, r *Record, ts, lower, upper int64, opts *ValidateOptions) recordFault {
 	if opts.Compacted && r.Key == nil {
-		return kerr.InvalidRecord, "compacted topic cannot accept a record without a key"
+		return faultNoKey
 	}
 	if opts.TimestampType == CreateTime && ts != -1 {
 		if ts < lower || ts > upper {
-			return kerr.InvalidTimestamp, fmt.Sprintf("timestamp %d of record %d is out of range; it must be within [%d, %d]", ts, r.OffsetDelta, lower, upper)
+			return faultTimestampRange
 		}
-		return nil, ""
+		return recordOK
 	}
 	if h.IsLogAppendTime() && !opts.Internal {
-		return kerr.InvalidTimestamp, "producers must not set the timestamp type to LogAppendTime"
+		return faultLogAppendTime
 	}
-	return nil, ""
+	return recordOK
 }
 
-// recordsRefused builds the KIP-467 error: INVALID_TIMESTAMP if any record
-// failed on its timestamp, else INVALID_RECORD; the message names at most
-// three record errors, as Kafka's does.
-func recordsRefused(code *kerr.Error, errs []RecordError) *ValidationError {
+func (f recordFault) code() *kerr.Error {
+	if f == faultNoKey {
+		return kerr.InvalidRecord
+	}
+	return kerr.InvalidTimestamp
+}
+
+func (f recordFault) message(r *Record, ts, lower, upper int64) string {
+	switch f {
+	case faultNoKey:
+		return "compacted topic cannot accept a record without a key"
+	case faultTimestampRange:
+		return fmt.Sprintf("timestamp %d of record %d is out of range; it must be within [%d, %d]", ts, r.OffsetDelta, lower, upper)
+	}
+	return "producers must not set the timestamp type to LogAppendTime"
+}
+
+// maxRecordErrors bounds the record errors one refusal lists (KIP-467):
+// a batch may hold millions of records, all refused. Kafka lists every one;
+// a client fails the records listed with their error and the others with
+// the batch's, so the cap changes no outcome.
+const maxRecordErrors = 1000
+
+// recordRefusals gathers the records a batch refuses: all are counted,
+// the first maxRecordErrors listed.
+type recordRefusals struct {
+	count int
+	code  *kerr.Error
+	errs  []RecordError
+}
+
+func (f *recordRefusals) add(code *kerr.Error, i int32, msg func() string) {
+	f.count++
+	if f.code != kerr.InvalidTimestamp {
+		f.code = code
+	}
+	if len(f.errs) < maxRecordErrors {
+		f.errs = append(f.errs, RecordError{BatchIndex: i, Message: msg()})
+	}
+}
+
+// err builds the KIP-467 error: INVALID_TIMESTAMP if any record failed on
+// its timestamp, else INVALID_RECORD; the message names at most three
+// record errors, as Kafka's does.
+func (f *recordRefusals) err() *ValidationError {
 	var sb strings.Builder
-	for i, e := range errs[:min(3, len(errs))] {
+	for i, e := range f.errs[:min(3, len(f.errs))] {
 		if i > 0 {
 			sb.WriteString("; ")
 		}
 		fmt.Fprintf(&sb, "record %d: %s", e.BatchIndex, e.Message)
 	}
 	return &ValidationError{
-		Err:          code,
-		RecordErrors: errs,
-		Message:      fmt.Sprintf("%d record(s) rejected: %s", len(errs), sb.String()),
+		Err:          f.code,
+		RecordErrors: f.errs,
+		Message:      fmt.Sprintf("%d record(s) rejected: %s", f.count, sb.String()),
 	}
 }
 

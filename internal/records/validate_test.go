@@ -1,6 +1,7 @@
 package records
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -16,7 +17,7 @@ func TestValidateAcceptsKgoBatchesForEveryCodec(t *testing.T) {
 			recs := testRecords(20, 100)
 			b := kmsgBatch(t, c.id, recs, nil)
 			orig := append([]byte(nil), b...)
-			res, err := Validate(b, defaultOpts())
+			res, err := Validate(context.Background(), b, defaultOpts())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -47,7 +48,7 @@ func TestValidateAcceptsXerialSnappy(t *testing.T) {
 		rb.Attributes = SnappyCompression
 		rb.Records = xerialSnappy(raw, 1000)
 	})
-	if _, err := Validate(b, defaultOpts()); err != nil {
+	if _, err := Validate(context.Background(), b, defaultOpts()); err != nil {
 		t.Fatal(err)
 	}
 	var n int
@@ -170,7 +171,7 @@ func TestValidateRefusals(t *testing.T) {
 			if c.opts != nil {
 				c.opts(&opts)
 			}
-			_, err := Validate(c.batch(t), opts)
+			_, err := Validate(context.Background(), c.batch(t), opts)
 			wantCode(t, err, c.code)
 		})
 	}
@@ -183,13 +184,13 @@ func TestValidateCompactedNeedsKeysPerRecord(t *testing.T) {
 			recs[1].Key, recs[3].Key = nil, nil
 			opts := defaultOpts()
 			opts.Compacted = true
-			_, err := Validate(kmsgBatch(t, c.id, recs, nil), opts)
+			_, err := Validate(context.Background(), kmsgBatch(t, c.id, recs, nil), opts)
 			ve := wantCode(t, err, kerr.InvalidRecord)
 			if len(ve.RecordErrors) != 2 || ve.RecordErrors[0].BatchIndex != 1 || ve.RecordErrors[1].BatchIndex != 3 {
 				t.Fatalf("record errors %+v", ve.RecordErrors)
 			}
 			opts.Compacted = false
-			if _, err := Validate(kmsgBatch(t, c.id, recs, nil), opts); err != nil {
+			if _, err := Validate(context.Background(), kmsgBatch(t, c.id, recs, nil), opts); err != nil {
 				t.Fatalf("keyless records refused on a non-compacted topic: %v", err)
 			}
 		})
@@ -206,7 +207,7 @@ func TestValidateCreateTimeBounds(t *testing.T) {
 	// the whole answer INVALID_TIMESTAMP, as Kafka does.
 	recs[3].Key = nil
 	opts.Compacted = true
-	_, err := Validate(kmsgBatch(t, NoCompression, recs, nil), opts)
+	_, err := Validate(context.Background(), kmsgBatch(t, NoCompression, recs, nil), opts)
 	ve := wantCode(t, err, kerr.InvalidTimestamp)
 	if len(ve.RecordErrors) != 3 {
 		t.Fatalf("record errors %+v", ve.RecordErrors)
@@ -217,7 +218,7 @@ func TestValidateCreateTimeBounds(t *testing.T) {
 	recs = testRecords(1, 1)
 	recs[0].TimestampDelta64 = 0
 	b := kmsgBatch(t, NoCompression, recs, func(rb *kmsg.RecordBatch) { rb.FirstTimestamp, rb.MaxTimestamp = -1, -1 })
-	res, err := Validate(b, opts)
+	res, err := Validate(context.Background(), b, opts)
 	if err != nil {
 		t.Fatalf("NO_TIMESTAMP refused: %v", err)
 	}
@@ -234,7 +235,7 @@ func TestValidateLogAppendTimeRewritesTimestampAndCRC(t *testing.T) {
 			opts := defaultOpts()
 			opts.TimestampType = LogAppendTime
 			opts.NowMs = testNow + 99
-			res, err := Validate(b, opts)
+			res, err := Validate(context.Background(), b, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -265,7 +266,7 @@ func TestValidateLogAppendTimeRewritesTimestampAndCRC(t *testing.T) {
 
 func TestValidateFixesWrongMaxTimestamp(t *testing.T) {
 	b := kmsgBatch(t, NoCompression, testRecords(3, 10), func(rb *kmsg.RecordBatch) { rb.MaxTimestamp = 5 })
-	res, err := Validate(b, defaultOpts())
+	res, err := Validate(context.Background(), b, defaultOpts())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,10 +286,10 @@ func TestValidateInternalAllowsControlBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	vopts := defaultOpts()
-	_, err = Validate(append([]byte(nil), b...), vopts)
+	_, err = Validate(context.Background(), append([]byte(nil), b...), vopts)
 	wantCode(t, err, kerr.InvalidRecord)
 	vopts.Internal = true
-	if _, err := Validate(b, vopts); err != nil {
+	if _, err := Validate(context.Background(), b, vopts); err != nil {
 		t.Fatal(err)
 	}
 }

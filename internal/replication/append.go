@@ -1,6 +1,7 @@
 package replication
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -43,8 +44,9 @@ func failedAppend(err error, logStartOffset int64) AppendResult {
 // first checks that the ISR is at least min.insync.replicas
 // (NOT_ENOUGH_REPLICAS); waiting for the high watermark is the caller's
 // (ReplicaManager.AppendRecords) business. It reports whether the high
-// watermark moved, so the caller wakes the waiters.
-func (p *Partition) AppendRecordsToLeader(batches []byte, requiredAcks int16, cfg TopicConfig, produceVersion int16) (AppendResult, bool) {
+// watermark moved, so the caller wakes the waiters. ctx bounds the wait for
+// decompression budget.
+func (p *Partition) AppendRecordsToLeader(ctx context.Context, batches []byte, requiredAcks int16, cfg TopicConfig, produceVersion int16) (AppendResult, bool) {
 	// Kafka's precedence: leadership and min.insync.replicas are refused
 	// before the batch is looked at. They are checked again under the lock
 	// for the append; validation (decompression included) runs between,
@@ -52,7 +54,7 @@ func (p *Partition) AppendRecordsToLeader(batches []byte, requiredAcks int16, cf
 	if err := p.checkAppendable(requiredAcks, cfg); err != nil {
 		return failedAppend(err, p.log.LogStartOffset()), false
 	}
-	validated, err := records.Validate(batches, cfg.validateOptions(p.clk.Now().UnixMilli(), produceVersion))
+	validated, err := records.Validate(ctx, batches, cfg.validateOptions(p.clk.Now().UnixMilli(), produceVersion))
 	if err != nil {
 		return failedAppend(err, p.log.LogStartOffset()), false
 	}

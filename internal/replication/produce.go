@@ -53,7 +53,7 @@ func (rm *ReplicaManager) AppendRecords(ctx context.Context, req AppendRequest) 
 		parts[i] = p
 		cfg := p.TopicConfig()
 		minISR[i] = cfg.MinInsyncReplicas
-		res, moved := p.AppendRecordsToLeader(ap.Records, req.RequiredAcks, cfg, req.ProduceVersion)
+		res, moved := p.AppendRecordsToLeader(ctx, ap.Records, req.RequiredAcks, cfg, req.ProduceVersion)
 		results[i].AppendResult = res
 		if res.Err == nil {
 			rm.fetchWaits.Notify(ap.TP)

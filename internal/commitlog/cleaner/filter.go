@@ -187,12 +187,7 @@ func appendRecord(dst, body []byte, r records.Record, tsDelta int64) ([]byte, []
 	body = binary.AppendVarint(body, int64(r.OffsetDelta))
 	body = appendBytesField(body, r.Key)
 	body = appendBytesField(body, r.Value)
-	body = binary.AppendVarint(body, int64(len(r.Headers)))
-	for _, hd := range r.Headers {
-		body = binary.AppendVarint(body, int64(len(hd.Key)))
-		body = append(body, hd.Key...)
-		body = appendBytesField(body, hd.Value)
-	}
+	body = append(body, r.RawHeaders()...) // count and headers, copied as they are
 	dst = binary.AppendVarint(dst, int64(len(body)))
 	return append(dst, body...), body
 }

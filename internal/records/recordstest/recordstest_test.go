@@ -69,7 +69,7 @@ func TestBatch(t *testing.T) {
 			if h.IsLogAppendTime() {
 				wantTs = h.MaxTimestamp
 			}
-			if len(got) != 2 || string(got[0].Key) != "k" || string(got[0].Value) != "v" || len(got[0].Headers) != 1 ||
+			if len(got) != 2 || string(got[0].Key) != "k" || string(got[0].Value) != "v" || got[0].HeaderCount != 1 ||
 				got[1].Key != nil || got[1].Value != nil || got[1].Timestamp(h) != wantTs {
 				t.Fatalf("records %+v", got)
 			}
