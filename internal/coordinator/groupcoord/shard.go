@@ -21,7 +21,12 @@ func newGroupShard(cfg group.Config, now time.Time) *groupShard {
 	return &groupShard{mgr: group.NewManager(cfg, now), retentionCheck: cfg.OffsetsRetentionCheckInterval}
 }
 
-func (s *groupShard) Replay(now time.Time, key, value []byte) error {
+// Replay applies a record; transaction markers are skipped, as no
+// transactional offset commit is served yet.
+func (s *groupShard) Replay(now time.Time, b runtime.ReplayBatch, _ int64, key, value []byte) error {
+	if b.Control {
+		return nil
+	}
 	return s.mgr.Replay(now, key, value)
 }
 

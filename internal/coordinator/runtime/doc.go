@@ -14,6 +14,12 @@
 // batch: under load many of them share one append and one wait for the
 // high watermark.
 //
+// A Write may be transactional (a producer's TxnOffsetCommit): it goes out
+// as a transactional batch of that producer, alone, and a load hands the
+// Shard each record with its batch's producer and each transaction marker
+// that follows, so the Shard holds such records until their marker decides
+// them.
+//
 // Unlike Kafka's runtime, where an operation returns its records and its
 // response together (CoordinatorResult) and the runtime completes the
 // response after the write, here an operation is a closure run on the loop

@@ -13,10 +13,12 @@ import (
 // Shard is the state machine of one partition of the internal topic. One
 // event loop owns it: no method is called concurrently with another.
 type Shard interface {
-	// Replay applies one record read from the partition while loading. An
-	// error skips the record (it is logged): refusing to load would keep
-	// everything the partition holds unavailable.
-	Replay(now time.Time, key, value []byte) error
+	// Replay applies one record read from the partition while loading, at
+	// offset, from batch; a transaction marker comes as one call with
+	// batch.Control set and no key or value. An error skips the record (it
+	// is logged): refusing to load would keep everything the partition
+	// holds unavailable.
+	Replay(now time.Time, batch ReplayBatch, offset int64, key, value []byte) error
 	// Loaded ends the load, after which operations run. It returns
 	// key-value pairs describing what was loaded, for the log.
 	Loaded(now time.Time) []any
@@ -34,15 +36,43 @@ type Shard interface {
 	Shutdown(code int16)
 }
 
+// ReplayBatch is what a Shard learns of the batch a replayed record comes
+// from: Kafka's loader passes the batch's producer to replay and hands
+// transaction markers to replayEndTransactionMarker.
+type ReplayBatch struct {
+	// ProducerID and ProducerEpoch are the batch's producer
+	// (kafka.NoProducerID for the runtime's own plain writes).
+	ProducerID    int64
+	ProducerEpoch int16
+	// Transactional marks a batch of a producer's transaction: its records
+	// take effect at the producer's next marker, and only if it commits.
+	Transactional bool
+	// Control marks a transaction marker (a control batch); Commit is its
+	// result, commit or abort.
+	Control bool
+	Commit  bool
+}
+
 // Record is one record of the internal topic; a nil Value is a tombstone.
 type Record struct {
 	Key, Value []byte
+}
+
+// Producer is the producer of a transactional write.
+type Producer struct {
+	ID    int64
+	Epoch int16
 }
 
 // Write is records to append together, and what to run on the shard's
 // loop once they are durable or have failed.
 type Write struct {
 	Records []Record
+	// Transaction, when set, appends Records as a transactional batch of
+	// that producer (Kafka's transactional write operation), in a batch of
+	// its own: the producer's marker on the partition later commits or
+	// aborts them.
+	Transaction *Producer
 	// Done may be nil. Its error is a *kerr.Error where one applies:
 	// NOT_COORDINATOR once the shard stopped, REQUEST_TIMED_OUT when the
 	// high watermark did not pass the write in time.

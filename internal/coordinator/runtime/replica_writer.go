@@ -24,6 +24,11 @@ type ReplicaWriter struct {
 var _ PartitionWriter = ReplicaWriter{}
 
 // Append appends with acks=all, waiting in the replica manager's purgatory.
+// A transactional batch (Write.Transaction) goes as it is, its header
+// naming the producer. It needs the replica manager to append it as a
+// coordinator's write (Kafka's AppendOrigin.COORDINATOR: the producer epoch
+// checked, not the sequence, which is 0 in every such batch); until the
+// partition side takes transactional batches, it is refused.
 func (w ReplicaWriter) Append(ctx context.Context, partition int32, batch []byte) (int64, error) {
 	tp := kafka.TopicPartition{Topic: w.Topic, Partition: partition}
 	timeout := replicaWaitTimeout(ctx)

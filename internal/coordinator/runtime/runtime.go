@@ -128,7 +128,23 @@ func Call[S Shard, T any](ctx context.Context, r *Runtime[S], partition int32, o
 		var zero T
 		return zero, kerr.NotCoordinator.Code
 	}
-	return call(ctx, s, op)
+	return call(ctx, s, op, false)
+}
+
+// CallAfterLoad is Call for what must reach the partition's state machine
+// whatever its load has seen: while the shard loads, op waits for the end of
+// the load instead of answering COORDINATOR_LOAD_IN_PROGRESS. The result of
+// a transaction whose marker is already in the log is such an operation: a
+// load that read the marker has applied it, one that ended before must get
+// it from op. NOT_COORDINATOR means no shard runs the partition, so the one
+// that starts later loads the marker.
+func CallAfterLoad[S Shard, T any](ctx context.Context, r *Runtime[S], partition int32, op func(now time.Time, shard S, reply func(T))) (T, int16) {
+	s, ok := r.shard(partition)
+	if !ok {
+		var zero T
+		return zero, kerr.NotCoordinator.Code
+	}
+	return call(ctx, s, op, true)
 }
 
 // Answer is one shard's answer to CallAll.
@@ -153,7 +169,7 @@ func CallAll[S Shard, T any](ctx context.Context, r *Runtime[S], op func(now tim
 	var wg sync.WaitGroup
 	for i, s := range shards {
 		wg.Go(func() {
-			v, code := call(ctx, s, op)
+			v, code := call(ctx, s, op, false)
 			answers[i] = Answer[T]{Partition: s.partition, Value: v, Code: code}
 		})
 	}
@@ -161,12 +177,12 @@ func CallAll[S Shard, T any](ctx context.Context, r *Runtime[S], op func(now tim
 	return answers
 }
 
-func call[S Shard, T any](ctx context.Context, s *shard[S], op func(now time.Time, shard S, reply func(T))) (T, int16) {
+func call[S Shard, T any](ctx context.Context, s *shard[S], op func(now time.Time, shard S, reply func(T)), afterLoad bool) (T, int16) {
 	var zero T
 	ch := make(chan T, 1)
 	code := s.submit(func(now time.Time, sh S) {
 		op(now, sh, func(v T) { ch <- v })
-	})
+	}, afterLoad)
 	if code != 0 {
 		return zero, code
 	}

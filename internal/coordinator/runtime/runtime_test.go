@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -22,22 +24,48 @@ const (
 )
 
 // kvShard is a minimal state machine: a map whose puts are written before
-// they are applied and answered, and waiters parked until Shutdown.
+// they are applied and answered, and waiters parked until Shutdown. A
+// transactional put waits in pending until its producer's marker.
 type kvShard struct {
-	kv     map[string]string
-	writes []Write
-	parked []func(string)
+	kv      map[string]string
+	pending map[int64]map[string]string
+	writes  []Write
+	parked  []func(string)
+	// replayed lists what Replay saw, one line a call.
+	replayed []string
 	// shutdowns receives Shutdown's code; ticks, when set, Tick's time.
 	shutdowns chan<- int16
 	ticks     chan<- time.Time
 }
 
-func (s *kvShard) Replay(_ time.Time, key, value []byte) error {
-	if string(key) == "bad" {
+func (s *kvShard) Replay(_ time.Time, b ReplayBatch, offset int64, key, value []byte) error {
+	s.replayed = append(s.replayed, fmt.Sprintf("%d %+v %s=%s", offset, b, key, value))
+	switch {
+	case b.Control:
+		s.endTxn(b.ProducerID, b.Commit)
+	case string(key) == "bad":
 		return errors.New("undecodable")
+	case b.Transactional:
+		s.putPending(b.ProducerID, string(key), string(value))
+	default:
+		s.kv[string(key)] = string(value)
 	}
-	s.kv[string(key)] = string(value)
 	return nil
+}
+
+func (s *kvShard) putPending(producer int64, k, v string) {
+	if s.pending[producer] == nil {
+		s.pending[producer] = map[string]string{}
+	}
+	s.pending[producer][k] = v
+}
+
+// endTxn applies (commit) or drops the producer's pending puts.
+func (s *kvShard) endTxn(producer int64, commit bool) {
+	if commit {
+		maps.Copy(s.kv, s.pending[producer])
+	}
+	delete(s.pending, producer)
 }
 
 func (s *kvShard) Loaded(time.Time) []any { return []any{"keys", len(s.kv)} }
@@ -122,7 +150,7 @@ func newKVRuntimeOn(t *testing.T, w PartitionWriter, clk clock.Clock, tick time.
 	r, err := New(Options[*kvShard]{
 		Name: "kv coordinator", Topic: testTopic, NodeID: testNode,
 		NewShard: func(int32, time.Time) *kvShard {
-			return &kvShard{kv: map[string]string{}, shutdowns: shutdowns, ticks: ticks}
+			return &kvShard{kv: map[string]string{}, pending: map[int64]map[string]string{}, shutdowns: shutdowns, ticks: ticks}
 		},
 		NumPartitions: 2, ReplicationFactor: 1, Writer: w, TickInterval: tick, Clock: clk,
 	})

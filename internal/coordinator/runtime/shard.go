@@ -59,14 +59,15 @@ func (s *shard[S]) stop() {
 }
 
 // submit queues fn for the loop, or returns the code to answer when the
-// shard cannot serve: stopped (NOT_COORDINATOR) or loading.
-func (s *shard[S]) submit(fn func(now time.Time, sh S)) int16 {
+// shard cannot serve: stopped (NOT_COORDINATOR) or, unless afterLoad,
+// loading. With afterLoad fn waits in the queue for the load's end.
+func (s *shard[S]) submit(fn func(now time.Time, sh S), afterLoad bool) int16 {
 	select {
 	case <-s.done:
 		return kerr.NotCoordinator.Code
 	default:
 	}
-	if !s.loaded.Load() {
+	if !afterLoad && !s.loaded.Load() {
 		return kerr.CoordinatorLoadInProgress.Code
 	}
 	s.events.push(fn)
@@ -161,22 +162,8 @@ func (s *shard[S]) replay(sh S) error {
 		next := offset
 		now := s.opts.Clock.Now()
 		_, err = records.Batches(buf, func(h records.Header, batch []byte) error {
-			if h.IsControl() {
-				next = h.LastOffset() + 1
-				return nil
-			}
-			err := records.ForEachRecord(batch, func(r records.Record) error {
-				if r.Offset(h) < offset || r.Offset(h) >= end {
-					return nil
-				}
-				if err := sh.Replay(now, r.Key, r.Value); err != nil {
-					// Skipped, as Kafka's loader skips unknown record types.
-					s.log.Error("skipping undecodable "+s.opts.Topic+" record", "offset", r.Offset(h), "err", err)
-				}
-				return nil
-			})
 			next = h.LastOffset() + 1
-			return err
+			return s.replayBatch(sh, now, h, batch, offset, end)
 		})
 		if err != nil {
 			return fmt.Errorf("replaying from offset %d: %w", offset, err)
@@ -186,4 +173,31 @@ func (s *shard[S]) replay(sh S) error {
 		}
 		offset = next
 	}
+}
+
+// replayBatch hands the records of one batch in [from, end) to the Shard,
+// with the batch's producer; a control batch is handed over as its
+// transaction marker.
+func (s *shard[S]) replayBatch(sh S, now time.Time, h records.Header, batch []byte, from, end int64) error {
+	rb := ReplayBatch{ProducerID: h.ProducerID, ProducerEpoch: h.ProducerEpoch, Transactional: h.IsTransactional(), Control: h.IsControl()}
+	return records.ForEachRecord(batch, func(r records.Record) error {
+		offset := r.Offset(h)
+		if offset < from || offset >= end {
+			return nil
+		}
+		key, value := r.Key, r.Value
+		if rb.Control {
+			k, err := records.ParseControlKey(r.Key)
+			if err != nil || (k.Type != records.ControlCommit && k.Type != records.ControlAbort) {
+				s.log.Error("skipping a control record that is no transaction marker", "offset", offset, "type", k.Type, "err", err)
+				return nil
+			}
+			rb.Commit, key, value = k.Type == records.ControlCommit, nil, nil
+		}
+		if err := sh.Replay(now, rb, offset, key, value); err != nil {
+			// Skipped, as Kafka's loader skips unknown record types.
+			s.log.Error("skipping undecodable "+s.opts.Topic+" record", "offset", offset, "err", err)
+		}
+		return nil
+	})
 }

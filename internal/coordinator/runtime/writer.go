@@ -78,9 +78,18 @@ func (s *shard[S]) append(batch []byte) error {
 // buildBatch puts the first writes, up to MaxBatchBytes (at least one
 // write), into one batch; it returns how many writes it took. The batch is
 // nil when they hold no records (markers that only wait for the writes
-// before them).
+// before them). A transactional write goes alone, in a batch of its
+// producer, as Kafka's runtime flushes around one: its records must stay
+// apart from the plain ones its marker does not decide.
 func (s *shard[S]) buildBatch(writes []Write) (int, []byte, error) {
-	b := records.NewBuilder(records.NonIdempotent(records.NoCompression))
+	opts := records.NonIdempotent(records.NoCompression)
+	if p := writes[0].Transaction; p != nil {
+		// Base sequence 0, as Kafka's coordinator writes: the partition
+		// checks a coordinator's epochs, not its sequences.
+		opts.ProducerID, opts.ProducerEpoch, opts.BaseSequence, opts.Transactional = p.ID, p.Epoch, 0, true
+		writes = writes[:1]
+	}
+	b := records.NewBuilder(opts)
 	ts := s.opts.Clock.Now().UnixMilli()
 	size, n := 0, 0
 	for _, w := range writes {
@@ -88,7 +97,7 @@ func (s *shard[S]) buildBatch(writes []Write) (int, []byte, error) {
 		for _, r := range w.Records {
 			wsize += len(r.Key) + len(r.Value) + 16
 		}
-		if n > 0 && size+wsize > s.opts.MaxBatchBytes {
+		if n > 0 && (size+wsize > s.opts.MaxBatchBytes || w.Transaction != nil) {
 			break
 		}
 		for _, r := range w.Records {
