@@ -3,6 +3,8 @@ package group
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,17 +18,28 @@ import (
 )
 
 // ddHarness drives one Manager from a datadriven file. Writes succeed at
-// once unless "fail-writes" is on; every durable record is kept so that
-// "restart" can replay them into a fresh Manager.
+// once unless "fail-writes" is on; every durable record (and every marker
+// of "end-txn") is kept so that "restart" can replay them into a fresh
+// Manager.
 type ddHarness struct {
-	t          *testing.T
-	cfg        Config
-	now        time.Time
-	mgr        *Manager
-	log        []Record
-	out        *strings.Builder
-	failWrites bool
+	t   *testing.T
+	cfg Config
+	now time.Time
+	mgr *Manager
+	log []logEntry
+	out *strings.Builder
+	// failWrites, when set, fails every write with it.
+	failWrites error
 	nextID     int
+}
+
+// logEntry is one record of the harness's log: a record of a plain batch
+// (producer kafka.NoProducerID), of a transaction, or a marker.
+type logEntry struct {
+	Record
+	producer int64
+	marker   bool
+	commit   bool
 }
 
 func newDDHarness(t *testing.T) *ddHarness {
@@ -67,13 +80,17 @@ func (h *ddHarness) settle() {
 		}
 		for _, w := range writes {
 			var err error
-			if h.failWrites {
-				err = kerr.NotEnoughReplicas
+			if h.failWrites != nil {
+				err = h.failWrites
+			}
+			producer, txn := kafka.NoProducerID, ""
+			if w.Transaction != nil {
+				producer, txn = w.Transaction.ID, fmt.Sprintf(" (txn %d/%d)", w.Transaction.ID, w.Transaction.Epoch)
 			}
 			for _, r := range w.Records {
-				h.printf("write%s: %s\n", map[bool]string{true: " (failed)"}[err != nil], describeRecord(r))
+				h.printf("write%s%s: %s\n", txn, map[bool]string{true: " (failed)"}[err != nil], describeRecord(r))
 				if err == nil {
-					h.log = append(h.log, r)
+					h.log = append(h.log, logEntry{Record: r, producer: producer})
 				}
 			}
 			if w.Done != nil {
@@ -82,6 +99,13 @@ func (h *ddHarness) settle() {
 		}
 	}
 	h.t.Fatal("writes did not settle")
+}
+
+// writeErrors are the append errors "fail-writes error=..." can name.
+var writeErrors = map[string]error{
+	"NOT_ENOUGH_REPLICAS": kerr.NotEnoughReplicas,
+	"PRODUCER_FENCED":     kerr.ProducerFenced,
+	"NOT_LEADER":          kerr.NotLeaderForPartition,
 }
 
 func describeRecord(r Record) string {
@@ -188,7 +212,10 @@ func (h *ddHarness) run(td *datadriven.TestData) {
 	case "advance":
 		h.now = h.now.Add(h.dur(td, "by", 0))
 	case "fail-writes":
-		h.failWrites = h.str(td, "on", "true") == "true"
+		h.failWrites = nil
+		if h.str(td, "on", "true") == "true" {
+			h.failWrites = writeErrors[h.str(td, "error", "NOT_ENOUGH_REPLICAS")]
+		}
 	case "join":
 		h.join(td)
 	case "sync":
@@ -203,6 +230,16 @@ func (h *ddHarness) run(td *datadriven.TestData) {
 		h.leave(td)
 	case "commit":
 		h.commit(td)
+	case "txn-commit":
+		h.txnCommit(td)
+	case "end-txn":
+		// The marker is durable, then the coordinator learns the result,
+		// as the broker's marker writer does it.
+		pid, commit := h.num(td, "producer", 0), h.str(td, "result", "commit") == "commit"
+		h.log = append(h.log, logEntry{producer: pid, marker: true, commit: commit})
+		h.mgr.CompleteTransaction(h.now, pid, commit)
+	case "txn-state":
+		h.txnState()
 	case "fetch":
 		h.fetch(td)
 	case "delete-offsets":
@@ -232,8 +269,12 @@ func (h *ddHarness) run(td *datadriven.TestData) {
 	case "restart":
 		h.mgr.Shutdown(kerr.NotCoordinator.Code)
 		h.mgr = NewManager(h.cfg, h.now)
-		for _, r := range h.log {
-			if err := h.mgr.Replay(h.now, r.Key, r.Value); err != nil {
+		for i, e := range h.log {
+			if e.marker {
+				h.mgr.CompleteTransaction(h.now, e.producer, e.commit)
+				continue
+			}
+			if err := h.mgr.Replay(h.now, int64(i), e.producer, e.Key, e.Value); err != nil {
 				h.t.Fatalf("replay: %v", err)
 			}
 		}
@@ -323,19 +364,9 @@ func (h *ddHarness) leave(td *datadriven.TestData) {
 }
 
 func (h *ddHarness) commit(td *datadriven.TestData) {
-	var parts []CommitPartition
-	md := h.optStr(td, "metadata")
-	for _, s := range strings.Split(h.str(td, "offsets", ""), ",") {
-		tpS, offS, _ := strings.Cut(s, "=")
-		off, err := strconv.ParseInt(offS, 10, 64)
-		if err != nil {
-			h.t.Fatalf("offset %q: %v", s, err)
-		}
-		parts = append(parts, CommitPartition{TP: parseTP(h.t, tpS), Offset: off, LeaderEpoch: 3, Metadata: md})
-	}
 	h.mgr.CommitOffsets(h.now, CommitRequest{
 		GroupID: h.str(td, "group", "g"), MemberID: h.str(td, "member", ""), InstanceID: h.optStr(td, "instance"),
-		GenerationID: int32(h.num(td, "gen", -1)), Partitions: parts, Retention: h.dur(td, "retention", 0),
+		GenerationID: int32(h.num(td, "gen", -1)), Partitions: h.parseOffsets(td), Retention: h.dur(td, "retention", 0),
 	}, func(r CommitResult) {
 		var cs []string
 		for _, c := range r.Errors {
@@ -352,7 +383,56 @@ func (h *ddHarness) fetch(td *datadriven.TestData) {
 			parts = append(parts, parseTP(h.t, p))
 		}
 	}
-	for _, f := range h.mgr.FetchOffsets(h.str(td, "group", "g"), parts) {
-		h.printf("%s/%d=%d epoch=%d md=%q\n", f.TP.Topic, f.TP.Partition, f.Offset, f.LeaderEpoch, deref(f.Metadata))
+	for _, f := range h.mgr.FetchOffsets(h.str(td, "group", "g"), parts, h.str(td, "stable", "false") == "true") {
+		h.printf("%s/%d=%d epoch=%d md=%q", f.TP.Topic, f.TP.Partition, f.Offset, f.LeaderEpoch, deref(f.Metadata))
+		if f.ErrorCode != 0 {
+			h.printf(" %s", errName(f.ErrorCode))
+		}
+		h.printf("\n")
+	}
+}
+
+// parseOffsets reads "t/0=10,u/1=20" as commit partitions.
+func (h *ddHarness) parseOffsets(td *datadriven.TestData) []CommitPartition {
+	var parts []CommitPartition
+	md := h.optStr(td, "metadata")
+	for _, s := range strings.Split(h.str(td, "offsets", ""), ",") {
+		tpS, offS, _ := strings.Cut(s, "=")
+		off, err := strconv.ParseInt(offS, 10, 64)
+		if err != nil {
+			h.t.Fatalf("offset %q: %v", s, err)
+		}
+		parts = append(parts, CommitPartition{TP: parseTP(h.t, tpS), Offset: off, LeaderEpoch: 3, Metadata: md})
+	}
+	return parts
+}
+
+func (h *ddHarness) txnCommit(td *datadriven.TestData) {
+	h.mgr.CommitTransactionalOffsets(h.now, TxnCommitRequest{
+		GroupID: h.str(td, "group", "g"), ProducerID: h.num(td, "producer", 0), ProducerEpoch: int16(h.num(td, "epoch", 0)),
+		MemberID: h.str(td, "member", ""), InstanceID: h.optStr(td, "instance"), GenerationID: int32(h.num(td, "gen", -1)),
+		Partitions: h.parseOffsets(td),
+	}, func(r CommitResult) {
+		var cs []string
+		for _, c := range r.Errors {
+			cs = append(cs, errName(c))
+		}
+		h.printf("txn-commit: [%s]\n", strings.Join(cs, " "))
+	})
+}
+
+// txnState prints the offsets of open transactions by producer and group.
+func (h *ddHarness) txnState() {
+	t := &h.mgr.txn
+	for _, pid := range slices.Sorted(maps.Keys(t.byProducer)) {
+		for _, g := range slices.Sorted(maps.Keys(t.byProducer[pid])) {
+			for _, tp := range sortedPartitions(t.byProducer[pid][g]) {
+				v := t.byProducer[pid][g][tp]
+				h.printf("producer %d group %s %s/%d=%d\n", pid, g, tp.Topic, tp.Partition, v.Offset)
+			}
+		}
+	}
+	for _, g := range slices.Sorted(maps.Keys(t.byGroup)) {
+		h.printf("group %s open: %v\n", g, slices.Sorted(maps.Keys(t.byGroup[g])))
 	}
 }

@@ -12,4 +12,8 @@
 // group-coordinator module's ClassicGroup and GroupMetadataManager): KIP-394
 // member ids, KIP-345 static membership and batched leave, the initial
 // rebalance delay, session, rebalance and pending-sync timeouts.
+// Transactional offset commits follow its OffsetMetadataManager: pending
+// offsets of (producer, group) until the transaction's marker, Kafka's
+// order rule between them and plain commits, UNSTABLE_OFFSET_COMMIT for
+// require_stable fetches.
 package group

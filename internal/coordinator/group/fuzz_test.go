@@ -22,18 +22,25 @@ func FuzzReplay(f *testing.F) {
 	f.Add(off.Key, []byte(nil))
 	f.Add([]byte{0, 9}, []byte{1})
 	f.Fuzz(func(t *testing.T, key, value []byte) {
-		m := NewManager(DefaultConfig(), now)
-		if err := m.Replay(now, key, value); err != nil {
-			return
+		// Plain, and as a transaction's record that a marker then commits.
+		for _, producer := range []int64{kafka.NoProducerID, 7} {
+			m := NewManager(DefaultConfig(), now)
+			if err := m.Replay(now, 0, producer, key, value); err != nil {
+				return
+			}
+			m.FinishLoad(now)
+			for _, id := range m.GroupIDs() {
+				m.FetchOffsets(id, nil, true)
+			}
+			m.CompleteTransaction(now, producer, true)
+			for _, id := range m.GroupIDs() {
+				m.Describe(id)
+				m.FetchOffsets(id, nil, true)
+				m.DeleteOffsets(now, id, []kafka.TopicPartition{{Topic: "t"}}, func(int16, []int16) {})
+			}
+			m.ExpireOffsets(now.Add(365 * 24 * time.Hour))
+			m.Tick(now.Add(time.Hour))
 		}
-		m.FinishLoad(now)
-		for _, id := range m.GroupIDs() {
-			m.Describe(id)
-			m.FetchOffsets(id, nil)
-			m.DeleteOffsets(now, id, []kafka.TopicPartition{{Topic: "t"}}, func(int16, []int16) {})
-		}
-		m.ExpireOffsets(now.Add(365 * 24 * time.Hour))
-		m.Tick(now.Add(time.Hour))
 	})
 }
 

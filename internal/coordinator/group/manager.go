@@ -18,8 +18,17 @@ type Record struct {
 // goroutine that drives the Manager) once they are durable or have failed.
 type Write struct {
 	Records []Record
+	// Transaction, when set, writes Records as a transactional batch of
+	// that producer (TxnOffsetCommit).
+	Transaction *Producer
 	// Done may be nil.
 	Done func(err error)
+}
+
+// Producer is a transactional producer: its id and epoch.
+type Producer struct {
+	ID    int64
+	Epoch int16
 }
 
 // Manager holds the groups of one __consumer_offsets partition. It is not
@@ -29,11 +38,17 @@ type Manager struct {
 	groups     map[string]*Group
 	writes     []Write
 	lastExpiry time.Time
+	// txn holds the offsets of transactions not yet completed.
+	txn txnOffsets
+	// nextOrder is the log order of the next write (OffsetAndMetadata's
+	// order): past every replayed offset, then one more per write, which
+	// the shard appends in the order emitted.
+	nextOrder int64
 }
 
 // NewManager returns an empty manager.
 func NewManager(cfg Config, now time.Time) *Manager {
-	return &Manager{cfg: cfg, groups: make(map[string]*Group), lastExpiry: now}
+	return &Manager{cfg: cfg, groups: make(map[string]*Group), lastExpiry: now, txn: newTxnOffsets()}
 }
 
 // Group returns a group by id.
@@ -47,8 +62,15 @@ func (m *Manager) GroupIDs() []string {
 	return slices.Sorted(maps.Keys(m.groups))
 }
 
-func (m *Manager) emit(recs []Record, done func(error)) {
-	m.writes = append(m.writes, Write{Records: recs, Done: done})
+// emit queues a write and returns its log order.
+func (m *Manager) emit(recs []Record, done func(error)) int64 {
+	return m.emitWrite(Write{Records: recs, Done: done})
+}
+
+func (m *Manager) emitWrite(w Write) int64 {
+	m.writes = append(m.writes, w)
+	m.nextOrder++
+	return m.nextOrder - 1
 }
 
 // AfterWrites runs fn once every write emitted so far is durable (or has
@@ -181,6 +203,13 @@ func (m *Manager) Delete(now time.Time, id string, reply func(int16)) {
 	recs := make([]Record, 0, len(g.offsets)+1)
 	for _, tp := range sortedPartitions(g.offsets) {
 		recs = append(recs, offsetTombstone(id, tp))
+	}
+	// As Kafka, the partitions only a transaction holds get a tombstone
+	// too, which drops them from the transaction.
+	for _, tp := range m.txn.dropGroup(id) {
+		if _, ok := g.offsets[tp]; !ok {
+			recs = append(recs, offsetTombstone(id, tp))
+		}
 	}
 	recs = append(recs, groupTombstone(id))
 	g.transition(Dead, now)

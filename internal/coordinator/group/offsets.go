@@ -38,7 +38,7 @@ func (m *Manager) CommitOffsets(now time.Time, req CommitRequest, reply func(Com
 		g = newGroup(m, req.GroupID, now)
 		m.groups[req.GroupID] = g
 	}
-	if code := g.validateCommit(req); code != 0 {
+	if code := g.validateCommit(req.MemberID, req.InstanceID, req.GenerationID, false); code != 0 {
 		all(code)
 		return
 	}
@@ -46,74 +46,78 @@ func (m *Manager) CommitOffsets(now time.Time, req CommitRequest, reply func(Com
 		g.members[req.MemberID].lastHeartbeat = now
 	}
 	res := CommitResult{Errors: make([]int16, len(req.Partitions))}
-	var recs []Record
-	var committed []CommitPartition
-	var values []OffsetAndMetadata
-	for i, p := range req.Partitions {
-		md := ""
-		if p.Metadata != nil {
-			md = *p.Metadata
-		}
-		if len(md) > m.cfg.MaxMetadataSize {
-			res.Errors[i] = kerr.OffsetMetadataTooLarge.Code
-			continue
-		}
-		v := OffsetAndMetadata{Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, Metadata: md, CommitTime: now}
-		if req.Retention > 0 {
-			v.ExpireTime = now.Add(req.Retention)
-		}
-		recs = append(recs, offsetRecord(req.GroupID, p.TP, v))
-		committed = append(committed, p)
-		values = append(values, v)
-	}
+	recs, committed, values := m.offsetRecords(now, req.GroupID, req.Partitions, req.Retention, res.Errors)
 	if len(recs) == 0 {
 		reply(res)
 		return
 	}
-	m.emit(recs, func(err error) {
+	var order int64 // set by emit, before Done can run
+	order = m.emit(recs, func(err error) {
 		if err != nil {
-			code := writeErrorCode(err)
-			for i := range res.Errors {
-				if res.Errors[i] == 0 {
-					res.Errors[i] = code
-				}
-			}
+			fillErrors(res.Errors, writeErrorCode(err))
 			reply(res)
 			return
 		}
-		g, ok := m.groups[req.GroupID]
-		if !ok {
-			g = newGroup(m, req.GroupID, now)
-			m.groups[req.GroupID] = g
-		}
+		g := m.groupOrCreate(req.GroupID, now)
 		for i, p := range committed {
+			values[i].order = order
 			g.offsets[p.TP] = values[i]
 		}
 		reply(res)
 	})
 }
 
+// offsetRecords makes the offset records of a commit's partitions; a
+// partition whose metadata is over offset.metadata.max.bytes gets
+// OFFSET_METADATA_TOO_LARGE in codes instead. It returns the records with
+// their partitions and values.
+func (m *Manager) offsetRecords(now time.Time, groupID string, parts []CommitPartition, retention time.Duration, codes []int16) ([]Record, []CommitPartition, []OffsetAndMetadata) {
+	var recs []Record
+	var committed []CommitPartition
+	var values []OffsetAndMetadata
+	for i, p := range parts {
+		md := ""
+		if p.Metadata != nil {
+			md = *p.Metadata
+		}
+		if len(md) > m.cfg.MaxMetadataSize {
+			codes[i] = kerr.OffsetMetadataTooLarge.Code
+			continue
+		}
+		v := OffsetAndMetadata{Offset: p.Offset, LeaderEpoch: p.LeaderEpoch, Metadata: md, CommitTime: now}
+		if retention > 0 {
+			v.ExpireTime = now.Add(retention)
+		}
+		recs = append(recs, offsetRecord(groupID, p.TP, v))
+		committed = append(committed, p)
+		values = append(values, v)
+	}
+	return recs, committed, values
+}
+
 // validateCommit is Kafka's classic-group commit check: empty groups take
 // commits without a generation; otherwise the member and generation must be
-// current, and a group waiting for its assignment refuses the commit.
-func (g *Group) validateCommit(req CommitRequest) int16 {
+// current, and a group waiting for its assignment refuses the commit. A
+// transactional commit (TxnOffsetCommit) is not held to the group's state:
+// before v3 it names no member, and it may come during a rebalance.
+func (g *Group) validateCommit(memberID string, instanceID *string, generation int32, transactional bool) int16 {
 	if g.state == Dead {
 		return kerr.CoordinatorNotAvailable.Code
 	}
-	if req.GenerationID < 0 && g.state == Empty {
+	if generation < 0 && g.state == Empty {
 		return 0
 	}
-	if req.GenerationID >= 0 || req.MemberID != "" || req.InstanceID != nil {
-		if code := g.validateMember(req.MemberID, req.InstanceID); code != 0 {
+	if generation >= 0 || memberID != "" || instanceID != nil {
+		if code := g.validateMember(memberID, instanceID); code != 0 {
 			return code
 		}
-		if req.GenerationID != g.generation {
+		if generation != g.generation {
 			return kerr.IllegalGeneration.Code
 		}
-	} else if g.state != Empty {
+	} else if !transactional && g.state != Empty {
 		return kerr.UnknownMemberID.Code
 	}
-	if g.state == CompletingRebalance {
+	if !transactional && g.state == CompletingRebalance {
 		return kerr.RebalanceInProgress.Code
 	}
 	return 0
@@ -121,7 +125,11 @@ func (g *Group) validateCommit(req CommitRequest) int16 {
 
 // FetchOffsets returns committed offsets; nil parts means all of the
 // group's. An unknown group has no offsets (-1 for each asked partition).
-func (m *Manager) FetchOffsets(groupID string, parts []kafka.TopicPartition) []FetchedOffset {
+// Offsets of transactions not completed are not seen; with requireStable a
+// partition that has some answers UNSTABLE_OFFSET_COMMIT instead, Kafka's
+// rule, so that a consumer starting after a transaction does not read from
+// an offset the transaction is about to move.
+func (m *Manager) FetchOffsets(groupID string, parts []kafka.TopicPartition, requireStable bool) []FetchedOffset {
 	g, ok := m.groups[groupID]
 	var offsets map[kafka.TopicPartition]OffsetAndMetadata
 	if ok && g.state != Dead {
@@ -133,6 +141,10 @@ func (m *Manager) FetchOffsets(groupID string, parts []kafka.TopicPartition) []F
 	out := make([]FetchedOffset, 0, len(parts))
 	for _, tp := range parts {
 		v, ok := offsets[tp]
+		if requireStable && m.txn.pending(groupID, tp) {
+			out = append(out, FetchedOffset{TP: tp, Offset: kafka.NoOffset, LeaderEpoch: kafka.NoEpoch, Metadata: strPtr(""), ErrorCode: kerr.UnstableOffsetCommit.Code})
+			continue
+		}
 		if !ok {
 			out = append(out, FetchedOffset{TP: tp, Offset: kafka.NoOffset, LeaderEpoch: kafka.NoEpoch, Metadata: strPtr("")})
 			continue
@@ -173,8 +185,12 @@ func (m *Manager) DeleteOffsets(now time.Time, groupID string, parts []kafka.Top
 			codes[i] = kerr.GroupSubscribedToTopic.Code
 			continue
 		}
-		if _, ok := g.offsets[tp]; ok {
+		// The tombstone also drops the partition from open transactions,
+		// as when Kafka replays it.
+		_, committed := g.offsets[tp]
+		if committed || m.txn.pending(groupID, tp) {
 			delete(g.offsets, tp)
+			m.txn.dropPartition(groupID, tp)
 			recs = append(recs, offsetTombstone(groupID, tp))
 		}
 	}
@@ -262,7 +278,8 @@ func (m *Manager) ExpireOffsets(now time.Time) {
 		var recs []Record
 		for _, tp := range sortedPartitions(g.offsets) {
 			v := g.offsets[tp]
-			if subscribed[tp.Topic] {
+			// An offset a transaction may still replace waits for it.
+			if subscribed[tp.Topic] || m.txn.pending(id, tp) {
 				continue
 			}
 			base := v.CommitTime
@@ -278,7 +295,7 @@ func (m *Manager) ExpireOffsets(now time.Time) {
 				recs = append(recs, offsetTombstone(id, tp))
 			}
 		}
-		if g.state == Empty && len(g.offsets) == 0 && len(g.pending) == 0 {
+		if g.state == Empty && len(g.offsets) == 0 && len(g.pending) == 0 && !m.txn.open(id) {
 			g.transition(Dead, now)
 			delete(m.groups, id)
 			recs = append(recs, groupTombstone(id))
@@ -290,10 +307,12 @@ func (m *Manager) ExpireOffsets(now time.Time) {
 }
 
 func sortedPartitions(offsets map[kafka.TopicPartition]OffsetAndMetadata) []kafka.TopicPartition {
-	return slices.SortedFunc(maps.Keys(offsets), func(a, b kafka.TopicPartition) int {
-		if c := cmp.Compare(a.Topic, b.Topic); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.Partition, b.Partition)
-	})
+	return slices.SortedFunc(maps.Keys(offsets), compareTP)
+}
+
+func compareTP(a, b kafka.TopicPartition) int {
+	if c := cmp.Compare(a.Topic, b.Topic); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Partition, b.Partition)
 }

@@ -95,11 +95,14 @@ func (g *Group) metadataRecordWith(now time.Time, assignments map[string][]byte)
 	return Record{Key: groupKey(g.id), Value: val.AppendTo(nil)}
 }
 
-// Replay applies one record read back from the partition (start-up load).
-// Records that are not ours (other key versions, such as Kafka's consumer
-// group records) are skipped; a record of ours that does not decode is an
-// error.
-func (m *Manager) Replay(now time.Time, key, value []byte) error {
+// Replay applies one record read back from the partition (start-up load)
+// at offset. txnProducer is the producer of the transactional batch the
+// record came from, kafka.NoProducerID for a plain batch: a transaction's
+// offsets wait as pending for its marker (CompleteTransaction). Records
+// that are not ours (other key versions, such as Kafka's consumer group
+// records) are skipped; a record of ours that does not decode is an error.
+func (m *Manager) Replay(now time.Time, offset, txnProducer int64, key, value []byte) error {
+	m.nextOrder = max(m.nextOrder, offset+1)
 	if len(key) < 2 {
 		return fmt.Errorf("offsets record key of %d bytes", len(key))
 	}
@@ -109,7 +112,7 @@ func (m *Manager) Replay(now time.Time, key, value []byte) error {
 		if err := k.ReadFrom(key); err != nil {
 			return fmt.Errorf("decoding offset commit key: %w", err)
 		}
-		return m.replayOffset(now, k, value)
+		return m.replayOffset(now, offset, txnProducer, k, value)
 	case 2:
 		var k kmsg.GroupMetadataKey
 		if err := k.ReadFrom(key); err != nil {
@@ -121,10 +124,13 @@ func (m *Manager) Replay(now time.Time, key, value []byte) error {
 	}
 }
 
-func (m *Manager) replayOffset(now time.Time, k kmsg.OffsetCommitKey, value []byte) error {
+func (m *Manager) replayOffset(now time.Time, offset, txnProducer int64, k kmsg.OffsetCommitKey, value []byte) error {
 	tp := kafka.TopicPartition{Topic: k.Topic, Partition: k.Partition}
 	g, ok := m.groups[k.Group]
 	if value == nil {
+		// A tombstone removes the offset, committed or pending (Kafka's
+		// replay).
+		m.txn.dropPartition(k.Group, tp)
 		if ok {
 			delete(g.offsets, tp)
 			m.dropIfForgotten(g)
@@ -138,16 +144,17 @@ func (m *Manager) replayOffset(now time.Time, k kmsg.OffsetCommitKey, value []by
 	if err := v.ReadFrom(value); err != nil {
 		return fmt.Errorf("decoding offset commit value of group %q: %w", k.Group, err)
 	}
-	if !ok {
-		g = newGroup(m, k.Group, now)
-		m.groups[k.Group] = g
-	}
-	o := OffsetAndMetadata{Offset: v.Offset, LeaderEpoch: kafka.NoEpoch, Metadata: v.Metadata, CommitTime: time.UnixMilli(v.CommitTimestamp)}
+	g = m.groupOrCreate(k.Group, now)
+	o := OffsetAndMetadata{Offset: v.Offset, LeaderEpoch: kafka.NoEpoch, Metadata: v.Metadata, CommitTime: time.UnixMilli(v.CommitTimestamp), order: offset}
 	if v.Version >= 3 {
 		o.LeaderEpoch = v.LeaderEpoch
 	}
 	if v.Version == 1 && v.ExpireTimestamp >= 0 {
 		o.ExpireTime = time.UnixMilli(v.ExpireTimestamp)
+	}
+	if txnProducer != kafka.NoProducerID {
+		m.txn.put(txnProducer, k.Group, tp, o)
+		return nil
 	}
 	g.offsets[tp] = o
 	return nil
@@ -225,7 +232,7 @@ func (g *Group) resetMembership() {
 }
 
 func (m *Manager) dropIfForgotten(g *Group) {
-	if len(g.members) == 0 && len(g.offsets) == 0 && g.generation == 0 {
+	if len(g.members) == 0 && len(g.offsets) == 0 && g.generation == 0 && !m.txn.open(g.id) {
 		delete(m.groups, g.id)
 	}
 }

@@ -116,10 +116,24 @@ type CommitRequest struct {
 	GroupNotFoundCode int16
 }
 
-// CommitResult is an OffsetCommit response: a per-partition error in
-// request order.
+// CommitResult is an OffsetCommit (or TxnOffsetCommit) response: a
+// per-partition error in request order.
 type CommitResult struct {
 	Errors []int16
+}
+
+// TxnCommitRequest is a TxnOffsetCommit request: offsets a transactional
+// producer commits within its transaction.
+type TxnCommitRequest struct {
+	GroupID       string
+	ProducerID    int64
+	ProducerEpoch int16
+	// MemberID, InstanceID and GenerationID come with v3+ (empty, nil and
+	// -1 before): they are then checked against the group.
+	MemberID     string
+	InstanceID   *string
+	GenerationID int32
+	Partitions   []CommitPartition
 }
 
 // OffsetAndMetadata is a committed offset.
@@ -130,6 +144,11 @@ type OffsetAndMetadata struct {
 	CommitTime  time.Time
 	// ExpireTime is set by v1 values (explicit retention); zero otherwise.
 	ExpireTime time.Time
+	// order is the place of the offset's record in the partition's log
+	// (its offset when replayed, the order of its write otherwise): a
+	// transaction's offset replaces a committed one only when written
+	// after it, Kafka's rule (see CompleteTransaction).
+	order int64
 }
 
 // FetchedOffset is one partition of an OffsetFetch answer.

@@ -12,7 +12,13 @@
 //     membership changes are applied at once; when the write of an
 //     assignment fails, the waiting members get the error and the group
 //     rebalances, and a static member's new id is kept (Kafka reverts it).
-//   - Transactional offset commits are not served (no transactions yet).
+//   - Transactional offset commits (TxnOffsetCommit) are written as a
+//     transactional batch of the producer and held pending until the
+//     broker's marker writer reports the transaction's result
+//     (CompleteTransaction) after appending the marker itself; in Kafka's
+//     coordinator the runtime writes the marker to the partition. The
+//     transaction is not verified with the transaction coordinator before
+//     the write (Kafka's KIP-890 verification of the offsets partition).
 //   - Only classic groups: KIP-848 consumer groups, share and streams groups
 //     are not served; their records in the log are skipped at load.
 package groupcoord

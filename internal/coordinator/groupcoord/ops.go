@@ -89,16 +89,18 @@ func (c *GroupCoordinator) CommitOffsets(ctx context.Context, req group.CommitRe
 }
 
 // FetchOffsets serves one group of an OffsetFetch; nil parts asks for all
-// of the group's offsets. With requireStable the answer waits for the
-// shard's writes in flight, so that it includes commits not yet durable when
-// it arrived. The code is the group-level error.
+// of the group's offsets. Offsets of transactions not completed are not
+// seen. With requireStable the answer waits for the shard's writes in
+// flight, so that it includes commits not yet durable when it arrived, and
+// a partition with offsets of a transaction not completed answers
+// UNSTABLE_OFFSET_COMMIT. The code is the group-level error.
 func (c *GroupCoordinator) FetchOffsets(ctx context.Context, groupID string, parts []kafka.TopicPartition, requireStable bool) ([]group.FetchedOffset, int16) {
 	return call(ctx, c, groupID, func(_ time.Time, m *group.Manager, reply func([]group.FetchedOffset)) {
 		if !requireStable {
-			reply(m.FetchOffsets(groupID, parts))
+			reply(m.FetchOffsets(groupID, parts, false))
 			return
 		}
-		m.AfterWrites(func() { reply(m.FetchOffsets(groupID, parts)) })
+		m.AfterWrites(func() { reply(m.FetchOffsets(groupID, parts, true)) })
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"sluice/internal/coordinator/group"
 	"sluice/internal/coordinator/runtime"
+	"sluice/internal/kafka"
 )
 
 // groupShard is the runtime's Shard of one __consumer_offsets partition:
@@ -21,13 +22,18 @@ func newGroupShard(cfg group.Config, now time.Time) *groupShard {
 	return &groupShard{mgr: group.NewManager(cfg, now), retentionCheck: cfg.OffsetsRetentionCheckInterval}
 }
 
-// Replay applies a record; transaction markers are skipped, as no
-// transactional offset commit is served yet.
-func (s *groupShard) Replay(now time.Time, b runtime.ReplayBatch, _ int64, key, value []byte) error {
-	if b.Control {
+// Replay applies a record, with the producer of its batch when the batch is
+// a transaction's, and a transaction marker as the transaction's result.
+func (s *groupShard) Replay(now time.Time, b runtime.ReplayBatch, offset int64, key, value []byte) error {
+	switch {
+	case b.Control:
+		s.mgr.CompleteTransaction(now, b.ProducerID, b.Commit)
 		return nil
+	case b.Transactional:
+		return s.mgr.Replay(now, offset, b.ProducerID, key, value)
+	default:
+		return s.mgr.Replay(now, offset, kafka.NoProducerID, key, value)
 	}
-	return s.mgr.Replay(now, key, value)
 }
 
 func (s *groupShard) Loaded(now time.Time) []any {
@@ -68,6 +74,9 @@ func (s *groupShard) TakeWrites() []runtime.Write {
 			recs = append(recs, runtime.Record{Key: r.Key, Value: r.Value})
 		}
 		out[i] = runtime.Write{Records: recs[start:len(recs):len(recs)], Done: w.Done}
+		if p := w.Transaction; p != nil {
+			out[i].Transaction = &runtime.Producer{ID: p.ID, Epoch: p.Epoch}
+		}
 	}
 	return out
 }
