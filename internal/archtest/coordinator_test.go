@@ -22,6 +22,7 @@ var coordinatorImports = map[string][]string{
 	"coordinator/runtime/runtimetest": nil,
 	"coordinator/group":               nil,
 	"coordinator/groupcoord":          {"coordinator/group", "coordinator/runtime"},
+	"coordinator/txn":                 nil,
 }
 
 func TestCoordinatorLayers(t *testing.T) {

@@ -29,6 +29,7 @@ var pureCores = []pureCore{
 	// channels to serialize callers but starts no goroutine.
 	{dir: "controller", forbid: []string{"sync/atomic", "log/slog"}},
 	{dir: "coordinator/group", forbid: []string{"sync/...", "log/slog", "sluice/internal/coordinator/..."}},
+	{dir: "coordinator/txn", forbid: []string{"sync/...", "log/slog", "sluice/internal/coordinator/..."}},
 	// Loader publishes its image through an atomic.Pointer and logs a
 	// subscriber's failure; it holds no lock.
 	{dir: "metadata", forbid: []string{"sync"}},
