@@ -60,6 +60,9 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 			newOffsetDeleteHandler(d.Groups),
 		)
 	}
+	if d.Groups != nil && d.Groups.TxnOffsets != nil {
+		hs = append(hs, newTxnOffsetCommitHandler(d.Groups))
+	}
 	if d.Config != nil && d.Metadata != nil {
 		hs = append(hs,
 			newDescribeConfigsHandler(d.Config, d.Metadata),

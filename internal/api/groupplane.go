@@ -39,6 +39,9 @@ var _ GroupPlane = (*groupcoord.GroupCoordinator)(nil)
 type GroupPlaneDeps struct {
 	// Coordinator serves the groups; nil leaves the group APIs out.
 	Coordinator GroupPlane
+	// TxnOffsets takes transactional offset commits; nil (transactions not
+	// wired) leaves TxnOffsetCommit out.
+	TxnOffsets TxnOffsetCommitter
 	// Image is the latest metadata image: OffsetCommit and OffsetDelete
 	// refuse partitions that do not exist, and v10 requests name topics by
 	// id. Nil treats every topic as unknown.
