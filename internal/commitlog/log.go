@@ -30,6 +30,9 @@ type Log struct {
 
 	offline   atomic.Bool
 	onOffline func(error) // set by the Manager: takes the log dir offline
+	// decoder reads records (timestamp lookups, the cleaner, Validate); set
+	// by the Manager, nil is the default per-batch cap and no budget.
+	decoder *records.Decoder
 
 	mu struct {
 		sync.RWMutex

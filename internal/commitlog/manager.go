@@ -16,6 +16,7 @@ import (
 	"sluice/internal/commitlog/checkpoint"
 	"sluice/internal/commitlog/metafile"
 	"sluice/internal/kafka"
+	"sluice/internal/records"
 	"sluice/internal/vfs"
 )
 
@@ -29,6 +30,10 @@ type ManagerOptions struct {
 	Dirs []string
 	// Defaults are the log options of partitions without topic overrides.
 	Defaults Options
+	// Decoder decodes every log's records, for reads (timestamp lookups,
+	// the cleaner) and for Validate alike: the per-batch cap and the
+	// broker's decompression budget. nil: the default cap, no budget.
+	Decoder *records.Decoder
 	// RetentionCheckInterval is log.retention.check.interval.ms.
 	RetentionCheckInterval time.Duration
 	// FlushCheckInterval is log.flush.scheduler.interval.ms (flush.ms checks).
@@ -219,6 +224,7 @@ func (m *Manager) openLog(dir string, tp kafka.TopicPartition, opts Options, st 
 		return nil, err
 	}
 	l.onOffline = func(error) { m.markDirOffline(dir) }
+	l.decoder = m.opts.Decoder
 	return l, nil
 }
 

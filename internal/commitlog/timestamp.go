@@ -1,6 +1,8 @@
 package commitlog
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -46,9 +48,9 @@ func (l *Log) OffsetForTimestamp(ts int64) (TimestampOffset, bool, error) {
 			return TimestampOffset{}, false, l.readFailure(err)
 		}
 		if h.MaxTimestamp >= ts && h.LastOffset() >= start {
-			to, ok, err := seg.recordAtOrAfter(pos, h, func(off, rts int64) bool { return rts >= ts && off >= start })
+			to, ok, err := seg.recordAtOrAfter(l.decoder, pos, h, func(off, rts int64) bool { return rts >= ts && off >= start })
 			if err != nil {
-				return TimestampOffset{}, false, l.readFailure(err)
+				return TimestampOffset{}, false, l.undecodable(err)
 			}
 			if ok {
 				return to, true, nil
@@ -84,9 +86,9 @@ func (l *Log) LastTimestampOffset() (TimestampOffset, bool, error) {
 	if !found {
 		return TimestampOffset{}, false, nil
 	}
-	to, ok, err := seg.recordAtOrAfter(pos, h, func(_, rts int64) bool { return rts == maxTS })
+	to, ok, err := seg.recordAtOrAfter(l.decoder, pos, h, func(_, rts int64) bool { return rts == maxTS })
 	if err != nil {
-		return TimestampOffset{}, false, l.readFailure(err)
+		return TimestampOffset{}, false, l.undecodable(err)
 	}
 	if !ok {
 		return TimestampOffset{Offset: maxOff, Timestamp: maxTS}, true, nil
@@ -94,9 +96,27 @@ func (l *Log) LastTimestampOffset() (TimestampOffset, bool, error) {
 	return to, true, nil
 }
 
+// Decoder is what decodes this log's records: the per-batch cap and the
+// broker's decompression budget (nil: the default cap, no budget). Validate
+// takes it too, so whatever Produce accepts reads back within the same
+// limits.
+func (l *Log) Decoder() *records.Decoder { return l.decoder }
+
+// undecodable reports a batch whose records did not decode for a
+// timestamp lookup: that lookup fails (CORRUPT_MESSAGE), nothing else does.
+func (l *Log) undecodable(err error) error {
+	if errors.Is(err, ErrCorruptBatch) {
+		l.logger.Error("record batch cannot be decoded: ListOffsets by timestamp that reaches it fails with CORRUPT_MESSAGE",
+			"partition", l.tp.String(), "err", err)
+	}
+	return l.readFailure(err)
+}
+
 // recordAtOrAfter reads the batch at pos and returns its first record for
-// which match(offset, timestamp) holds.
-func (s *segment) recordAtOrAfter(pos int64, h records.Header, match func(offset, ts int64) bool) (TimestampOffset, bool, error) {
+// which match(offset, timestamp) holds. The records are decoded by dec,
+// one at a time: nothing of a record but its offset and timestamp is kept,
+// whatever it carries (headers are skipped over).
+func (s *segment) recordAtOrAfter(dec *records.Decoder, pos int64, h records.Header, match func(offset, ts int64) bool) (TimestampOffset, bool, error) {
 	batch := make([]byte, h.Size())
 	if _, err := s.log.ReadAt(batch, pos); err != nil {
 		return TimestampOffset{}, false, fmt.Errorf("read %s at %d: %w", s.path(logSuffix), pos, err)
@@ -104,7 +124,7 @@ func (s *segment) recordAtOrAfter(pos int64, h records.Header, match func(offset
 	var out TimestampOffset
 	found := false
 	errFound := fmt.Errorf("found")
-	err := records.ForEachRecord(batch, func(r records.Record) error {
+	err := dec.ForEachRecord(context.Background(), batch, func(r records.Record) error {
 		if off, ts := r.Offset(h), r.Timestamp(h); match(off, ts) {
 			out, found = TimestampOffset{Offset: off, Timestamp: ts}, true
 			return errFound

@@ -49,6 +49,9 @@ type RecordSet struct {
 // Header is the batch's header.
 func (s *RecordSet) Header() Header { return s.h }
 
+// Size is the records' decompressed size in bytes.
+func (s *RecordSet) Size() int { return len(s.data) }
+
 // Each decodes the records in order and calls fn with each; it may be
 // called more than once (a rewriter decides on a first pass and writes on a
 // second). Slices in a Record alias the set's storage.

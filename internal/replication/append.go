@@ -54,7 +54,11 @@ func (p *Partition) AppendRecordsToLeader(ctx context.Context, batches []byte, r
 	if err := p.checkAppendable(requiredAcks, cfg); err != nil {
 		return failedAppend(err, p.log.LogStartOffset()), false
 	}
-	validated, err := records.Validate(ctx, batches, cfg.validateOptions(p.clk.Now().UnixMilli(), produceVersion))
+	// The log's decoder: the limits its reads apply, and the broker's
+	// decompression budget.
+	vopts := cfg.validateOptions(p.clk.Now().UnixMilli(), produceVersion)
+	vopts.Decoder = p.log.Decoder()
+	validated, err := records.Validate(ctx, batches, vopts)
 	if err != nil {
 		return failedAppend(err, p.log.LogStartOffset()), false
 	}

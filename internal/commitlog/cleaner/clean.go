@@ -86,7 +86,7 @@ func (w *worker) cleanLog(ctx context.Context, l *commitlog.Log, firstDirty int6
 	}
 	filter := &batchFilter{offsets: w.offsets, mapEnd: res.mapEnd, nowMs: now.UnixMilli(),
 		deleteRetentionMs: opts.DeleteRetention.Milliseconds(), producerLast: st.ProducerLastOffsets,
-		aborted: aborted, comp: &w.comp, horizon: -1}
+		aborted: aborted, comp: &w.comp, decoder: l.Decoder(), horizon: -1}
 	for _, g := range groupSegments(st, opts, res.mapEnd) {
 		if err := w.cleanGroup(ctx, l, g, st.LogStartOffset, filter, &res); err != nil {
 			return res, err
@@ -118,7 +118,7 @@ func (w *worker) buildOffsetMap(ctx context.Context, l *commitlog.Log, from, to 
 			full = true
 			return nil
 		}
-		err := records.ForEachRecord(batch, func(r records.Record) error {
+		err := l.Decoder().ForEachRecord(ctx, batch, func(r records.Record) error {
 			if r.Key != nil {
 				w.offsets.put(r.Key, r.Offset(h))
 			}
@@ -198,7 +198,7 @@ func (w *worker) cleanGroup(ctx context.Context, l *commitlog.Log, g segmentGrou
 	}
 	read, err := w.forEachBatch(ctx, l, max(g.first.BaseOffset, logStart), cs.EndOffset(), func(h records.Header, batch []byte) error {
 		var err error
-		if w.writeBuf, err = f.filter(w.writeBuf, batch, h); err != nil {
+		if w.writeBuf, err = f.filter(ctx, w.writeBuf, batch, h); err != nil {
 			return err
 		}
 		if len(w.writeBuf) >= w.ioBytes {

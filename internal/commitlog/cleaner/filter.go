@@ -1,8 +1,10 @@
 package cleaner
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"sluice/internal/records"
 )
@@ -34,10 +36,11 @@ type batchFilter struct {
 	producerLast      map[int64]int64
 	aborted           abortedTxns
 	comp              *compressor
+	// decoder is the log's: the same per-batch cap and decompression
+	// budget as Produce and the other reads.
+	decoder *records.Decoder
 
-	kept    []records.Record
 	recBuf  []byte
-	body    []byte // scratch for one record's body
 	stats   filterStats
 	horizon int64 // earliest delete horizon among kept tombstone batches; -1 when none
 }
@@ -47,39 +50,68 @@ type filterStats struct {
 	batchesRead, recordsRead, recordsKept int64
 }
 
-// filter appends what survives of batch (header h) to dst.
-func (f *batchFilter) filter(dst, batch []byte, h records.Header) ([]byte, error) {
+// keptRecords is what the first pass over a batch's records found.
+type keptRecords struct {
+	count               int32
+	removed, tombstones bool
+	firstTimestampDelta int64
+}
+
+// maxKeptScratch keeps one huge rewritten batch from pinning its buffer.
+const maxKeptScratch = 8 << 20
+
+// filter appends what survives of batch (header h) to dst. The batch is
+// decoded once and its records walked twice, keeping no list of them: a
+// first pass decides, a second (only for a batch that changes) writes the
+// kept records.
+func (f *batchFilter) filter(ctx context.Context, dst, batch []byte, h records.Header) ([]byte, error) {
 	f.stats.batchesRead++
 	if h.IsControl() {
 		return append(dst, batch...), nil
 	}
-	discardAll := f.aborted.aborted(h)
-	f.kept = f.kept[:0]
-	removed, tombstones := false, false
-	err := records.ForEachRecord(batch, func(r records.Record) error {
-		f.stats.recordsRead++
-		if discardAll || !f.retain(h, r) {
-			removed = true
-			return nil
-		}
-		if r.Value == nil {
-			tombstones = true
-		}
-		f.kept = append(f.kept, r)
-		return nil
+	out := dst
+	err := f.decoder.Records(ctx, batch, func(set *records.RecordSet) error {
+		var err error
+		out, err = f.filterRecords(dst, batch, set)
+		return err
 	})
 	if err != nil {
 		return dst, fmt.Errorf("batch at offset %d: %w", h.BaseOffset, err)
 	}
-	f.stats.recordsKept += int64(len(f.kept))
-	if len(f.kept) == 0 {
+	return out, nil
+}
+
+func (f *batchFilter) filterRecords(dst, batch []byte, set *records.RecordSet) ([]byte, error) {
+	h := set.Header()
+	discardAll := f.aborted.aborted(h)
+	var k keptRecords
+	err := set.Each(func(r records.Record) error {
+		f.stats.recordsRead++
+		if discardAll || !f.retain(h, r) {
+			k.removed = true
+			return nil
+		}
+		if k.count == 0 {
+			k.firstTimestampDelta = r.TimestampDelta
+		}
+		k.count++
+		if r.Value == nil {
+			k.tombstones = true
+		}
+		return nil
+	})
+	if err != nil {
+		return dst, err
+	}
+	f.stats.recordsKept += int64(k.count)
+	if k.count == 0 {
 		if last, ok := f.producerLast[h.ProducerID]; ok && h.HasProducerID() && last == h.LastOffset() {
 			return appendEmptyBatch(dst, h), nil
 		}
 		return dst, nil
 	}
-	setHorizon := tombstones && !h.HasDeleteHorizon()
-	if tombstones {
+	setHorizon := k.tombstones && !h.HasDeleteHorizon()
+	if k.tombstones {
 		horizon := h.BaseTimestamp
 		if setHorizon {
 			horizon = f.nowMs + f.deleteRetentionMs
@@ -88,10 +120,10 @@ func (f *batchFilter) filter(dst, batch []byte, h records.Header) ([]byte, error
 			f.horizon = horizon
 		}
 	}
-	if !removed && !setHorizon {
+	if !k.removed && !setHorizon {
 		return append(dst, batch...), nil
 	}
-	return f.rebuild(dst, h, setHorizon)
+	return f.rebuild(dst, set, k, setHorizon)
 }
 
 // retain is Kafka's shouldRetainRecord for a data batch.
@@ -112,11 +144,13 @@ func (f *batchFilter) retain(h records.Header, r records.Record) bool {
 	return true
 }
 
-// rebuild writes a batch of the kept records: same offsets (record offset
-// deltas and the batch's last offset delta are kept), same codec, and
-// record timestamps unchanged (their deltas are re-based on the new base
-// timestamp, which is the delete horizon when the batch carries one).
-func (f *batchFilter) rebuild(dst []byte, h records.Header, setHorizon bool) ([]byte, error) {
+// rebuild writes a batch of the kept records (the second pass): same
+// offsets (record offset deltas and the batch's last offset delta are
+// kept), same codec, and record timestamps unchanged (their deltas are
+// re-based on the new base timestamp, which is the delete horizon when the
+// batch carries one). Headers are copied as encoded.
+func (f *batchFilter) rebuild(dst []byte, set *records.RecordSet, k keptRecords, setHorizon bool) ([]byte, error) {
+	h := set.Header()
 	attrs := uint16(h.Attributes)
 	var baseTs int64
 	switch {
@@ -126,26 +160,38 @@ func (f *batchFilter) rebuild(dst []byte, h records.Header, setHorizon bool) ([]
 	case h.HasDeleteHorizon():
 		baseTs = h.BaseTimestamp
 	default:
-		baseTs = h.BaseTimestamp + f.kept[0].TimestampDelta
+		baseTs = h.BaseTimestamp + k.firstTimestampDelta
 	}
 	maxTs := int64(-1)
-	f.recBuf = f.recBuf[:0]
-	for _, r := range f.kept {
+	// The kept records are no larger than the batch's (a re-based delta
+	// grows by a few bytes at most): one allocation, not a doubling series.
+	f.recBuf = slices.Grow(f.recBuf[:0], set.Size()+64)
+	err := set.Each(func(r records.Record) error {
+		if !f.retain(h, r) {
+			return nil
+		}
 		ts := h.BaseTimestamp + r.TimestampDelta
 		maxTs = max(maxTs, ts)
-		f.recBuf, f.body = appendRecord(f.recBuf, f.body[:0], r, ts-baseTs)
+		f.recBuf = appendRecord(f.recBuf, r, ts-baseTs)
+		return nil
+	})
+	if err != nil {
+		return dst, err
 	}
 	if h.IsLogAppendTime() {
 		maxTs = h.MaxTimestamp
 	}
 	start := len(dst)
 	dst = append(dst, make([]byte, records.HeaderSize)...)
-	dst, err := f.comp.compress(dst, h.Compression(), f.recBuf)
+	dst, err = f.comp.compress(dst, h.Compression(), f.recBuf)
+	if cap(f.recBuf) > maxKeptScratch {
+		f.recBuf = nil
+	}
 	if err != nil {
-		return dst[:start], fmt.Errorf("batch at offset %d: %w", h.BaseOffset, err)
+		return dst[:start], err
 	}
 	b := dst[start:]
-	putHeader(b, h, attrs, baseTs, maxTs, int32(len(f.kept)))
+	putHeader(b, h, attrs, baseTs, maxTs, k.count)
 	return dst, nil
 }
 
@@ -179,17 +225,30 @@ func putHeader(b []byte, h records.Header, attrs uint16, baseTs, maxTs int64, co
 }
 
 // appendRecord encodes a record of a v2 batch: length, attributes,
-// timestamp delta, offset delta, key, value, headers (zig-zag varints).
-// body is scratch space, returned for reuse.
-func appendRecord(dst, body []byte, r records.Record, tsDelta int64) ([]byte, []byte) {
-	body = append(body, byte(r.Attributes))
-	body = binary.AppendVarint(body, tsDelta)
-	body = binary.AppendVarint(body, int64(r.OffsetDelta))
-	body = appendBytesField(body, r.Key)
-	body = appendBytesField(body, r.Value)
-	body = append(body, r.RawHeaders()...) // count and headers, copied as they are
-	dst = binary.AppendVarint(dst, int64(len(body)))
-	return append(dst, body...), body
+// timestamp delta, offset delta, key, value, headers (zig-zag varints; the
+// headers copied as encoded).
+func appendRecord(dst []byte, r records.Record, tsDelta int64) []byte {
+	headers := r.RawHeaders()
+	size := 1 + varintLen(tsDelta) + varintLen(int64(r.OffsetDelta)) + bytesFieldLen(r.Key) + bytesFieldLen(r.Value) + len(headers)
+	dst = binary.AppendVarint(dst, int64(size))
+	dst = append(dst, byte(r.Attributes))
+	dst = binary.AppendVarint(dst, tsDelta)
+	dst = binary.AppendVarint(dst, int64(r.OffsetDelta))
+	dst = appendBytesField(dst, r.Key)
+	dst = appendBytesField(dst, r.Value)
+	return append(dst, headers...)
+}
+
+func varintLen(v int64) int {
+	var tmp [binary.MaxVarintLen64]byte
+	return binary.PutVarint(tmp[:], v)
+}
+
+func bytesFieldLen(b []byte) int {
+	if b == nil {
+		return 1
+	}
+	return varintLen(int64(len(b))) + len(b)
 }
 
 func appendBytesField(dst, b []byte) []byte {
