@@ -44,6 +44,11 @@ type SluiceKey struct{ name string }
 // Unset, nothing is bound.
 var SluiceDebugListener = SluiceKey{"sluice.debug.listener"}
 
+// SluiceDecompressionMaxInflightBytes bounds the decompressed bytes of record batches held at
+// once across all requests and readers (Produce validation, ListOffsets by timestamp, the
+// cleaner); a batch over it waits. Unset, records.DefaultDecompressionBudget (512 MiB).
+var SluiceDecompressionMaxInflightBytes = SluiceKey{"sluice.decompression.max.inflight.bytes"}
+
 // Name returns the key as written in server.properties.
 func (k BoolKey) Name() string { return k.name }
 

@@ -3,13 +3,16 @@ package records
 import (
 	"container/list"
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 )
 
-// DefaultDecompressionBudget is the default of sluice.decompression.max.inflight.bytes:
-// twice the per-batch cap, so two batches at the cap (or many ordinary ones)
-// decompress at once.
+// DefaultDecompressionBudget is the default of
+// sluice.decompression.max.inflight.bytes: twice the per-batch cap, so two
+// batches at the cap (or many ordinary ones) decompress at once.
 const DefaultDecompressionBudget = 2 * DefaultMaxUncompressedBytes
 
 // Budget bounds the decompressed bytes held at once by every decoder that
@@ -29,6 +32,23 @@ type Budget struct {
 type budgetWaiter struct {
 	n     int64
 	ready chan struct{} // closed when the reservation is granted
+}
+
+// BudgetSize reads sluice.decompression.max.inflight.bytes as the node's
+// configuration holds it (its raw value and whether it is set): unset is
+// DefaultDecompressionBudget; a value must be a positive byte count.
+func BudgetSize(raw string, set bool) (int64, error) {
+	if !set {
+		return DefaultDecompressionBudget, nil
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(raw), 10, 64)
+	if err == nil && v <= 0 {
+		err = errors.New("must be a positive number of bytes")
+	}
+	if err != nil {
+		return 0, fmt.Errorf("sluice.decompression.max.inflight.bytes %q: %w", raw, err)
+	}
+	return v, nil
 }
 
 // NewBudget returns a budget of size bytes; size <= 0 means the default.

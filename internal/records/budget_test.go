@@ -136,3 +136,17 @@ func (b *Budget) waiting() int {
 	defer b.mu.Unlock()
 	return b.waiters.Len()
 }
+
+func TestBudgetSize(t *testing.T) {
+	if n, err := BudgetSize("", false); err != nil || n != DefaultDecompressionBudget {
+		t.Fatalf("unset: %d %v", n, err)
+	}
+	if n, err := BudgetSize(" 1048576 ", true); err != nil || n != 1<<20 {
+		t.Fatalf("1 MiB: %d %v", n, err)
+	}
+	for _, bad := range []string{"", "0", "-1", "1e9", "lots"} {
+		if _, err := BudgetSize(bad, true); err == nil {
+			t.Fatalf("%q accepted", bad)
+		}
+	}
+}
