@@ -33,6 +33,18 @@ type Log struct {
 	// decoder reads records (timestamp lookups, the cleaner, Validate); set
 	// by the Manager, nil is the default per-batch cap and no budget.
 	decoder *records.Decoder
+	// corrupt holds the damaged places already reported (corruptionKey);
+	// onCorrupt, set by the Manager, counts each in its metric.
+	corrupt   sync.Map
+	onCorrupt func(*CorruptBatchError)
+	// stopped is why this log alone was taken out of service (nil: it
+	// was not); see stop.
+	stopped atomic.Pointer[error]
+	// full is set from a failed append for lack of space to the next
+	// append that succeeds; onFull, set by the Manager, logs the episode
+	// once per log dir (without it the log logs its own).
+	full   atomic.Bool
+	onFull func(full bool, err error)
 
 	mu struct {
 		sync.RWMutex
@@ -49,6 +61,7 @@ type Log struct {
 		filesClosed       bool   // Close or Delete closed every file
 		producers         *producerstate.Manager
 		epochs            *epoch.Cache
+		gap               *MissingSegmentError // found by Open, judged by checkGapLocked
 	}
 }
 
@@ -97,14 +110,18 @@ func (l *Log) Options() Options {
 
 // SetOptions replaces the options (a topic config change); they apply from
 // the next append, roll or retention check.
+// The first call after an Open with the broker's defaults also decides
+// whether a hole between segments is a lost segment (see checkGapLocked).
 func (l *Log) SetOptions(opts Options) {
 	l.mu.Lock()
 	l.mu.opts = opts.normalized()
+	l.checkGapLocked()
 	l.mu.Unlock()
 }
 
-// Offline reports whether the log's directory failed.
-func (l *Log) Offline() bool { return l.offline.Load() }
+// Offline reports whether the log serves nothing: its directory failed, or
+// the log was stopped (OfflineErr says why).
+func (l *Log) Offline() bool { return l.offline.Load() || l.stopped.Load() != nil }
 
 // LogStartOffset is the first offset the log serves.
 func (l *Log) LogStartOffset() int64 {
@@ -166,10 +183,7 @@ func (l *Log) checkUsableLocked() error {
 	if l.mu.closed {
 		return ErrClosed
 	}
-	if l.offline.Load() {
-		return ErrOffline
-	}
-	return nil
+	return l.OfflineErr()
 }
 
 // ioFailure classifies an I/O error of a mutation: a full disk fails only
@@ -177,6 +191,7 @@ func (l *Log) checkUsableLocked() error {
 // Kafka's LogDirFailureChannel does, because the file state is unknown.
 func (l *Log) ioFailure(op string, err error) error {
 	if isNoSpace(err) {
+		l.noSpace(err)
 		return fmt.Errorf("%s %s: %w: %w", op, l.tp, ErrStorage, err)
 	}
 	l.markOffline(err)
@@ -339,6 +354,7 @@ func (l *Log) appendLocked(batches []byte, headers []records.Header, staged *pro
 		}
 	}
 	info.LogStartOffset = l.mu.logStartOffset
+	l.spaceAgain()
 	l.mu.unflushedMessages += messages
 	if opts.flushMessagesEnabled() && l.mu.unflushedMessages >= opts.FlushMessages {
 		if err := l.flushLocked(); err != nil {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"sluice/internal/clock"
 	"sluice/internal/commitlog/checkpoint"
 	"sluice/internal/commitlog/metafile"
@@ -49,6 +51,9 @@ type ManagerOptions struct {
 	// DeleteCheckInterval is how often segments renamed .deleted are
 	// checked for removal (Kafka schedules each one; file.delete.delay.ms).
 	DeleteCheckInterval time.Duration
+	// Metrics is the registry of the Manager's series (damaged batches);
+	// nil registers nothing.
+	Metrics prometheus.Registerer
 }
 
 // DefaultManagerOptions returns Kafka's defaults for dirs.
@@ -71,16 +76,18 @@ func DefaultManagerOptions(dirs ...string) ManagerOptions {
 // periodic tasks (retention, flush, checkpoints, file deletion) and takes a
 // dir offline when its disk fails.
 type Manager struct {
-	fsys   vfs.FS
-	opts   ManagerOptions
-	clk    clock.Clock
-	logger *slog.Logger
+	fsys    vfs.FS
+	opts    ManagerOptions
+	clk     clock.Clock
+	logger  *slog.Logger
+	metrics *managerMetrics
 
 	mu struct {
 		sync.Mutex
 		logs    map[kafka.TopicPartition]*Log
 		dirOf   map[kafka.TopicPartition]string
 		offline map[string]error
+		full    map[string]bool // dirs in a full-disk episode
 		retired []retiredLog
 		closed  bool
 	}
@@ -101,10 +108,15 @@ func NewManager(fsys vfs.FS, opts ManagerOptions, clk clock.Clock, logger *slog.
 	if len(opts.Dirs) == 0 {
 		return nil, errors.New("commitlog: no log dirs")
 	}
-	m := &Manager{fsys: fsys, opts: opts, clk: clk, logger: logger}
+	metrics, err := newManagerMetrics(opts.Metrics)
+	if err != nil {
+		return nil, fmt.Errorf("commitlog metrics: %w", err)
+	}
+	m := &Manager{fsys: fsys, opts: opts, clk: clk, logger: logger, metrics: metrics}
 	m.mu.logs = map[kafka.TopicPartition]*Log{}
 	m.mu.dirOf = map[kafka.TopicPartition]string{}
 	m.mu.offline = map[string]error{}
+	m.mu.full = map[string]bool{}
 	for _, dir := range opts.Dirs {
 		if err := m.loadDir(dir); err != nil {
 			logger.Error("log dir failed to load; offline", "dir", dir, "err", err)
@@ -165,6 +177,10 @@ func (m *Manager) loadDir(dir string) error {
 	if err != nil {
 		return err
 	}
+	cleaned, err := m.readCheckpoint(dir, checkpoint.CleanerOffsetFile)
+	if err != nil {
+		return err
+	}
 	names, err := m.fsys.List(dir)
 	if err != nil {
 		return fmt.Errorf("list log dir %s: %w", dir, err)
@@ -192,7 +208,8 @@ func (m *Manager) loadDir(dir string) error {
 		if info, err := m.fsys.Stat(filepath.Join(dir, name)); err != nil || !info.IsDir() {
 			continue
 		}
-		st := StartState{RecoveryPoint: recovery[tp], LogStartOffset: starts[tp], CleanShutdown: clean}
+		st := StartState{RecoveryPoint: recovery[tp], LogStartOffset: starts[tp], CleanShutdown: clean,
+			CleanerOffset: cleaned[tp], DefaultOptions: true}
 		if _, dup := m.mu.logs[tp]; dup {
 			return fail(fmt.Errorf("partition %s is in both %s and %s", tp, m.mu.dirOf[tp], dir))
 		}
@@ -225,7 +242,26 @@ func (m *Manager) openLog(dir string, tp kafka.TopicPartition, opts Options, st 
 	}
 	l.onOffline = func(error) { m.markDirOffline(dir) }
 	l.decoder = m.opts.Decoder
+	l.onCorrupt = func(*CorruptBatchError) { m.metrics.corruptBatch(l) }
+	l.onFull = func(full bool, err error) { m.dirFull(dir, l.tp, full, err) }
 	return l, nil
+}
+
+// dirFull logs the start of a full-disk episode of dir (the first append
+// that failed for lack of space) and its end (the next that succeeded),
+// once each, however many partitions meet it.
+func (m *Manager) dirFull(dir string, tp kafka.TopicPartition, full bool, err error) {
+	m.mu.Lock()
+	changed := m.mu.full[dir] != full
+	m.mu.full[dir] = full
+	m.mu.Unlock()
+	switch {
+	case changed && full:
+		m.logger.Error("log dir full: no space left on device, appends fail with KAFKA_STORAGE_ERROR until space is freed",
+			"dir", dir, "partition", tp.String(), "err", err)
+	case changed:
+		m.logger.Info("log dir has space again: appends succeed", "dir", dir, "partition", tp.String())
+	}
 }
 
 // markDirOffline takes every log of dir offline after an I/O error in one.

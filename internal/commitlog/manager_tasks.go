@@ -206,7 +206,9 @@ func (m *Manager) closeLogs() map[string]bool {
 			m.logger.Error("closing log failed", "partition", l.tp.String(), "err", err)
 			failed[d] = true
 		}
-		if l.Offline() {
+		if l.offline.Load() {
+			// A failed dir gets no clean-shutdown marker; a log stopped on
+			// its own (a lost segment) closed cleanly.
 			failed[d] = true
 		}
 	}

@@ -27,6 +27,15 @@ type StartState struct {
 	LogStartOffset int64
 	// CleanShutdown says the node stopped cleanly: segments are not scanned.
 	CleanShutdown bool
+	// CleanerOffset is the partition's cleaner-offset-checkpoint entry (0
+	// when none): offsets below it were compacted, so a hole between two
+	// segments there is the cleaner's doing, not a lost segment.
+	CleanerOffset int64
+	// DefaultOptions says the options given to Open are the broker's
+	// defaults, not yet the topic's (the Manager at start-up): the check for
+	// a missing segment, which depends on cleanup.policy, waits for the
+	// first SetOptions.
+	DefaultOptions bool
 }
 
 // Open opens (or creates) the log in the partition directory dir. After an
@@ -49,7 +58,7 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 	if err := fsys.SyncDir(filepath.Dir(dir)); err != nil {
 		return nil, fmt.Errorf("sync parent of %s: %w", dir, err)
 	}
-	segs, err := l.loadSegments(st)
+	segs, rpIgnored, err := l.loadSegments(&st)
 	if err != nil {
 		for _, s := range segs {
 			s.close()
@@ -60,12 +69,18 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 	l.mu.logStartOffset = max(st.LogStartOffset, segs[0].baseOffset)
 	l.mu.producers = producerstate.New(producerstate.Options{Dir: dir, Name: tp.String(), FS: fsys, Clock: clk, Logger: logger})
 	if leo := segs[len(segs)-1].nextOffset; l.mu.logStartOffset > leo {
-		// The checkpoint is ahead of the data (DeleteRecords to the end):
-		// the log restarts empty there.
-		if err := l.truncateFullyLocked(l.mu.logStartOffset); err != nil {
+		if !l.logStartExplained(st, rpIgnored, leo) {
+			l.mu.logStartOffset = segs[0].baseOffset
+		} else if err := l.truncateFullyLocked(l.mu.logStartOffset); err != nil {
+			// Records deleted up to the log start were not flushed before
+			// the stop: the log restarts empty there, as Kafka's does.
 			l.closeSegments()
 			return nil, err
 		}
+	}
+	l.mu.gap = findGap(segs, l.mu.logStartOffset, st.CleanerOffset, dir)
+	if !st.DefaultOptions {
+		l.checkGapLocked()
 	}
 	if err := l.openEpochCacheLocked(); err != nil {
 		l.closeSegments()
@@ -97,14 +112,43 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 }
 
 // loadSegments removes leftovers of interrupted operations, opens the
-// segments and recovers those that need it.
-func (l *Log) loadSegments(st StartState) ([]*segment, error) {
+// segments and recovers those that need it. A recovery point beyond the
+// recovered log end contradicts the log unless the records it vouched for
+// lie below the log start (their deletion outlived the stop, the new
+// active segment did not): it is then reset to 0 in st (every segment is
+// re-validated) and rpIgnored is set.
+func (l *Log) loadSegments(st *StartState) (segs []*segment, rpIgnored bool, err error) {
+	segs, created, err := l.openSegments(*st)
+	if err != nil || created {
+		return segs, false, err
+	}
+	if segs, err = l.recoverSegments(segs, *st); err != nil {
+		return segs, false, err
+	}
+	leo := segs[len(segs)-1].nextOffset
+	if st.RecoveryPoint <= leo || st.RecoveryPoint <= st.LogStartOffset && !st.CleanShutdown {
+		return segs, false, nil
+	}
+	l.logger.Warn("recovery-point-offset-checkpoint is beyond the log end offset, which it cannot be: ignored",
+		"partition", l.tp.String(), "recovery_point", st.RecoveryPoint, "log_end_offset", leo, "clean_shutdown", st.CleanShutdown)
+	st.RecoveryPoint = 0
+	if st.CleanShutdown {
+		// Nothing was trusted on its word: the segments were flushed at the stop.
+		return segs, true, nil
+	}
+	segs, err = l.recoverSegments(segs, *st)
+	return segs, true, err
+}
+
+// openSegments removes leftovers of interrupted operations and opens the
+// segments, or creates an empty one when there is none (created).
+func (l *Log) openSegments(st StartState) (segs []*segment, created bool, err error) {
 	if err := l.finishInterruptedSwaps(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	names, err := l.fsys.List(l.dir)
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", l.dir, err)
+		return nil, false, fmt.Errorf("list %s: %w", l.dir, err)
 	}
 	var bases []int64
 	for _, name := range names {
@@ -112,7 +156,7 @@ func (l *Log) loadSegments(st StartState) ([]*segment, error) {
 		case strings.HasSuffix(name, deletedSuffix), strings.HasSuffix(name, ".tmp"), strings.HasSuffix(name, cleanedSuffix):
 			// Deletions and temporary files interrupted by the stop are finished now.
 			if err := l.fsys.Remove(filepath.Join(l.dir, name)); err != nil && !vfs.IsNotExist(err) {
-				return nil, fmt.Errorf("remove leftover %s: %w", name, err)
+				return nil, false, fmt.Errorf("remove leftover %s: %w", name, err)
 			}
 		case strings.HasSuffix(name, logSuffix):
 			base, err := strconv.ParseInt(strings.TrimSuffix(name, logSuffix), 10, 64)
@@ -126,22 +170,21 @@ func (l *Log) loadSegments(st StartState) ([]*segment, error) {
 	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
 	opts := l.mu.opts
 	now := l.clk.Now()
-	var segs []*segment
 	for _, base := range bases {
 		s, err := openSegment(l.fsys, l.dir, base, opts, now)
 		if err != nil {
-			return segs, err
+			return segs, false, err
 		}
 		segs = append(segs, s)
 	}
 	if len(segs) == 0 {
 		s, err := createSegment(l.fsys, l.dir, st.LogStartOffset, opts, now, l.rollJitter(opts))
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		return []*segment{s}, nil
+		return []*segment{s}, true, nil
 	}
-	return l.recoverSegments(segs, st)
+	return segs, false, nil
 }
 
 // recoverSegments sets each segment's state: a segment wholly below the
@@ -156,7 +199,11 @@ func (l *Log) recoverSegments(segs []*segment, st StartState) ([]*segment, error
 		var cut int64
 		var err error
 		if trusted {
-			err = s.loadState(opts, last)
+			nextBase := int64(-1)
+			if !last {
+				nextBase = segs[i+1].baseOffset
+			}
+			err = s.loadState(opts, last, nextBase)
 		} else {
 			cut, err = s.recover(opts)
 		}

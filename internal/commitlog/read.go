@@ -90,15 +90,20 @@ func (l *Log) Read(offset int64, maxBytes int32, maxOffset int64, minOneBatch bo
 		i--
 	}
 	for ; i < len(segs); i++ {
-		slice, first, end, ok, err := segs[i].read(offset, int64(maxBytes), maxOffset, minOneBatch)
+		r, err := segs[i].read(offset, int64(maxBytes), maxOffset, minOneBatch)
 		if err != nil {
 			return ReadResult{}, l.readFailure(err)
 		}
-		if ok {
-			res.FirstOffset, res.EndOffset = first, max(end, first)
-			if slice.Size > 0 {
-				res.Slices = []FileSlice{slice}
-				res.Size = slice.Size
+		if r.damage != nil {
+			// The batches before the damage are served; the next read,
+			// from the damaged batch, fails.
+			l.reportCorruption(r.damage)
+		}
+		if r.found {
+			res.FirstOffset, res.EndOffset = r.first, max(r.end, r.first)
+			if r.slice.Size > 0 {
+				res.Slices = []FileSlice{r.slice}
+				res.Size = r.slice.Size
 			}
 			return res, nil
 		}
@@ -107,23 +112,34 @@ func (l *Log) Read(offset int64, maxBytes int32, maxOffset int64, minOneBatch bo
 }
 
 // readFailure takes the log offline on a read I/O error, as Kafka does.
-// Bytes that do not parse as a batch fail only this read.
+// Bytes that do not parse as a batch fail only this read (CORRUPT_MESSAGE)
+// and are reported once.
 func (l *Log) readFailure(err error) error {
 	if isFormatError(err) || errors.Is(err, ErrCorruptBatch) {
+		l.reportCorruption(err)
 		return fmt.Errorf("read %s: %w: %w", l.tp, ErrCorruptBatch, err)
 	}
 	l.markOffline(err)
 	return fmt.Errorf("read %s: %w: %w", l.tp, ErrOffline, err)
 }
 
-// read returns the segment's batches from the one holding offset, the
-// first batch's base offset and the offset after the last batch. ok is
-// false when the segment has no batch at or after offset.
-func (s *segment) read(offset, maxBytes, maxOffset int64, minOneBatch bool) (FileSlice, int64, int64, bool, error) {
+// segmentRead is what one segment gives a Read.
+type segmentRead struct {
+	slice      FileSlice
+	first, end int64 // the first batch's base offset, the offset after the last
+	found      bool  // false when the segment has no batch at or after the offset
+	damage     error // a *CorruptBatchError met after the batches returned
+}
+
+// read returns the segment's batches from the one holding offset. Damage
+// after at least one intact batch ends the batches returned (r.damage);
+// damage before any is the error.
+func (s *segment) read(offset, maxBytes, maxOffset int64, minOneBatch bool) (segmentRead, error) {
 	pos, h, found, err := s.translateOffset(offset)
 	if err != nil || !found {
-		return FileSlice{}, 0, 0, false, err
+		return segmentRead{}, err
 	}
+	r := segmentRead{first: h.BaseOffset, found: true}
 	size := s.size.Load()
 	end, endOffset := pos, h.BaseOffset
 	p, hdr := pos, h
@@ -146,11 +162,16 @@ func (s *segment) read(offset, maxBytes, maxOffset int64, minOneBatch bool) (Fil
 			break
 		}
 		if err != nil {
-			return FileSlice{}, 0, 0, false, fmt.Errorf("read %s at %d: %w", s.path(logSuffix), p, err)
+			if err = s.readError(p, endOffset, err); !errors.Is(err, ErrCorruptBatch) {
+				return segmentRead{}, err
+			}
+			r.damage = err
+			break
 		}
 		if p+hdr.Size() > size {
 			break
 		}
 	}
-	return FileSlice{File: s.log, Pos: pos, Size: end - pos}, h.BaseOffset, endOffset, true, nil
+	r.slice, r.end = FileSlice{File: s.log, Pos: pos, Size: end - pos}, endOffset
+	return r, nil
 }

@@ -167,11 +167,14 @@ func readHeader(f vfs.File, pos, limit int64) (records.Header, error) {
 // nextOffset by scanning from the last offset index entry (at most
 // index.interval.bytes of headers) and the max timestamp from the time index,
 // as Kafka does after a clean shutdown. An index that points past the log
-// is corrupt and is rebuilt by a full recovery.
-func (s *segment) loadState(opts Options, active bool) error {
+// is corrupt and is rebuilt by a full recovery. The active segment's tail
+// must be whole batches (else it is recovered, cutting what is not); in a
+// sealed segment, which is trusted, damaged bytes are left for the reads
+// that reach them to report, and it ends where the next one starts
+// (nextBase), as Kafka never scans a sealed segment at load.
+func (s *segment) loadState(opts Options, active bool, nextBase int64) error {
 	size := s.size.Load()
 	if active {
-		// The active segment's indexes may carry a preallocated tail.
 		if err := errors.Join(s.index.ensureResident(), s.timeIndex.ensureResident()); err != nil {
 			return err
 		}
@@ -180,31 +183,17 @@ func (s *segment) loadState(opts Options, active bool) error {
 		_, err := s.recover(opts)
 		return err
 	}
-	last := s.index.lastEntry()
-	s.nextOffset = s.baseOffset
-	pos := last.Position
-	for {
-		h, err := readHeader(s.log, pos, size)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			_, rerr := s.recover(opts)
-			return rerr
-		}
-		if pos+h.Size() > size {
-			break
-		}
-		if s.firstBatchTimestamp < 0 && pos == 0 {
-			s.firstBatchTimestamp = h.MaxTimestamp
-		}
-		s.nextOffset = h.NextOffset()
-		pos += h.Size()
+	pos, err := s.scanTail(size)
+	if err != nil && !isFormatError(err) {
+		return fmt.Errorf("load segment %s: %w", s.path(logSuffix), err)
 	}
-	if pos != size {
-		// The tail is not whole batches: only recovery can say what is valid.
-		_, err := s.recover(opts)
-		return err
+	if err != nil || pos != size {
+		if active {
+			// The tail is not whole batches: only recovery can say what is valid.
+			_, err := s.recover(opts)
+			return err
+		}
+		s.nextOffset = nextBase
 	}
 	if s.firstBatchTimestamp < 0 && size > 0 {
 		if h, err := readHeader(s.log, 0, size); err == nil {
@@ -214,6 +203,28 @@ func (s *segment) loadState(opts Options, active bool) error {
 	te := s.timeIndex.lastEntry()
 	s.maxTimestamp, s.offsetOfMaxTimestamp = te.Timestamp, te.Offset
 	return nil
+}
+
+// scanTail sets nextOffset from the batch headers after the last offset
+// index entry and returns where they stop: size, or where the bytes are not
+// a whole batch (err then says why when it is not a short tail).
+func (s *segment) scanTail(size int64) (int64, error) {
+	s.nextOffset = s.baseOffset
+	pos := s.index.lastEntry().Position
+	for {
+		h, err := readHeader(s.log, pos, size)
+		if err == io.EOF {
+			return pos, nil
+		}
+		if err != nil {
+			return pos, err
+		}
+		if s.firstBatchTimestamp < 0 && pos == 0 {
+			s.firstBatchTimestamp = h.MaxTimestamp
+		}
+		s.nextOffset = h.NextOffset()
+		pos += h.Size()
+	}
 }
 
 // indexesSane is Kafka's index sanity check: both files present for a
@@ -423,23 +434,62 @@ func (s *segment) onBecomeInactive() error {
 }
 
 // translateOffset finds the first batch whose last offset is >= offset,
-// scanning from the offset index's nearest entry. found is false when the segment holds no such batch.
+// scanning from the offset index's nearest entry. found is false when the
+// segment holds no such batch. Damaged bytes on the way are a
+// *CorruptBatchError.
 func (s *segment) translateOffset(offset int64) (pos int64, h records.Header, found bool, err error) {
 	size := s.size.Load()
-	pos = s.index.lookup(offset).Position
+	entry := s.index.lookup(offset)
+	pos = entry.Position
+	next := int64(-1) // the base offset of the batch at pos, once known
 	for {
 		h, err = readHeader(s.log, pos, size)
 		if err == io.EOF {
 			return 0, h, false, nil
 		}
 		if err != nil {
-			return 0, h, false, fmt.Errorf("read %s at %d: %w", s.path(logSuffix), pos, err)
+			if next < 0 {
+				next = s.baseOffsetAt(pos, entry.Offset)
+			}
+			return 0, h, false, s.readError(pos, next, err)
 		}
 		if h.LastOffset() >= offset {
 			return pos, h, true, nil
 		}
 		pos += h.Size()
+		next = h.NextOffset()
 	}
+}
+
+// baseOffsetAt is the base offset the batch at pos should have, the
+// offset after the batches before it, for a report of damage at an offset
+// index entry (whose offset, last, is one of that batch's): the headers
+// are scanned from the entry before. last is returned when they cannot be.
+func (s *segment) baseOffsetAt(pos, last int64) int64 {
+	if pos == 0 {
+		return s.baseOffset
+	}
+	p, next := s.index.lookup(last-1).Position, s.baseOffset
+	for p < pos {
+		h, err := readHeader(s.log, p, pos)
+		if err != nil {
+			return last
+		}
+		p, next = p+h.Size(), h.NextOffset()
+	}
+	if p != pos {
+		return last
+	}
+	return next
+}
+
+// readError describes a failed header read at pos, where the batch holding
+// offset was expected: damage (a *CorruptBatchError) or an I/O error.
+func (s *segment) readError(pos, offset int64, err error) error {
+	if isFormatError(err) {
+		return &CorruptBatchError{File: s.path(logSuffix), Position: pos, Offset: offset, Err: err}
+	}
+	return fmt.Errorf("read %s at %d: %w", s.path(logSuffix), pos, err)
 }
 
 // truncateTo removes the batch holding offset and everything after it,

@@ -197,7 +197,7 @@ func (l *Log) ReplaceSegments(c *CleanedSegment) error {
 	if err != nil {
 		return l.ioFailure("open cleaned segment", err)
 	}
-	if err := live.loadState(l.mu.opts, false); err != nil {
+	if err := live.loadState(l.mu.opts, false, c.end); err != nil {
 		live.close()
 		return l.ioFailure("open cleaned segment", err)
 	}

@@ -36,6 +36,10 @@ func failedAppend(err error, logStartOffset int64) AppendResult {
 		r.RecordErrors = ve.RecordErrors
 		r.ErrorMessage = ve.Message
 	}
+	if r.ErrorMessage == "" {
+		// A full disk or a lost segment says so (Kafka sends no message).
+		r.ErrorMessage = commitlog.ClientMessage(err)
+	}
 	return r
 }
 

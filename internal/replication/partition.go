@@ -279,8 +279,8 @@ func (p *Partition) lastStableOffsetLocked() int64 {
 // with the request's current leader epoch (KIP-320; -1 skips the check).
 // requireLeader false lets a follower answer (follower fetching, KIP-392).
 func (p *Partition) checkLeaderLocked(currentLeaderEpoch int32, requireLeader bool) error {
-	if p.log.Offline() {
-		return fmt.Errorf("partition %s: %w", p.tp, kerr.KafkaStorageError)
+	if err := p.log.OfflineErr(); err != nil {
+		return fmt.Errorf("partition %s: %w: %w", p.tp, kerr.KafkaStorageError, err)
 	}
 	if currentLeaderEpoch != kafka.NoEpoch {
 		if currentLeaderEpoch < p.mu.leaderEpoch {
