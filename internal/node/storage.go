@@ -9,6 +9,7 @@ import (
 	"sluice/internal/commitlog"
 	"sluice/internal/commitlog/cleaner"
 	"sluice/internal/config"
+	"sluice/internal/records"
 )
 
 // storage is the node's log dirs: the log manager and its tasks, the log
@@ -29,10 +30,15 @@ func (n *Node) newStorage() (*storage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("broker log defaults: %w", err)
 	}
+	decoder, err := recordsDecoder(n.cfg)
+	if err != nil {
+		return nil, err
+	}
 	s := &storage{}
 	s.tasks, s.stopTasks = context.WithCancel(context.Background())
 	mopts := managerOptions(n.cfg, broker.LogOptions(defaults))
 	mopts.Metrics = n.metrics
+	mopts.Decoder = decoder
 	if s.mgr, err = commitlog.NewManager(n.fsys, mopts, n.clk, n.logger.With("component", "logs")); err != nil {
 		return nil, fmt.Errorf("load log dirs: %w", err)
 	}
@@ -44,6 +50,17 @@ func (n *Node) newStorage() (*storage, error) {
 	}
 	s.logs = broker.PartitionLogs{FS: n.fsys, Mgr: s.mgr}
 	return s, nil
+}
+
+// recordsDecoder is the broker's: the per-batch cap on decompressed records
+// and sluice.decompression.max.inflight.bytes across every request and
+// reader. The Manager gives it to every log, whose reads and Validate use it.
+func recordsDecoder(cfg *config.Config) (*records.Decoder, error) {
+	size, err := records.BudgetSize(cfg.Raw(config.SluiceDecompressionMaxInflightBytes))
+	if err != nil {
+		return nil, err
+	}
+	return records.NewDecoder(records.NewBudget(size), 0), nil
 }
 
 // start runs the log manager's tasks (retention, flush, checkpoints) and
