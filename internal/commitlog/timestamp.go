@@ -102,12 +102,42 @@ func (l *Log) LastTimestampOffset() (TimestampOffset, bool, error) {
 // limits.
 func (l *Log) Decoder() *records.Decoder { return l.decoder }
 
-// undecodable reports a batch whose records did not decode for a
-// timestamp lookup: that lookup fails (CORRUPT_MESSAGE), nothing else does.
+// undecodableBatchError is a stored batch whose header reads but whose
+// records do not decode within the decoder's limits (damage under a valid
+// CRC, or a batch an older build accepted): the lookups that reach it fail
+// with CORRUPT_MESSAGE; fetches, which do not decode, serve it as stored.
+type undecodableBatchError struct {
+	file   string
+	pos    int64
+	offset int64
+	err    error
+}
+
+func (e *undecodableBatchError) Error() string {
+	return fmt.Sprintf("record batch in %s at position %d (offset %d) does not decode: %v", e.file, e.pos, e.offset, e.err)
+}
+
+func (e *undecodableBatchError) Unwrap() []error { return []error{ErrCorruptBatch, e.err} }
+
+// undecodableKey marks an undecodable batch already reported in l.corrupt.
+type undecodableKey struct {
+	file string
+	pos  int64
+}
+
+// undecodable reports, once per batch, a batch whose records did not
+// decode for a timestamp lookup (logged, counted with the damaged batches):
+// that lookup fails, nothing else does.
 func (l *Log) undecodable(err error) error {
-	if errors.Is(err, ErrCorruptBatch) {
-		l.logger.Error("record batch cannot be decoded: ListOffsets by timestamp that reaches it fails with CORRUPT_MESSAGE",
-			"partition", l.tp.String(), "err", err)
+	var ue *undecodableBatchError
+	if errors.As(err, &ue) {
+		if _, seen := l.corrupt.LoadOrStore(undecodableKey{ue.file, ue.pos}, true); !seen {
+			l.logger.Error("record batch does not decode: ListOffsets by timestamp that reaches it fails with CORRUPT_MESSAGE, fetches serve it as stored",
+				"partition", l.tp.String(), "file", ue.file, "position", ue.pos, "offset", ue.offset, "err", ue.err)
+			if l.onCorrupt != nil {
+				l.onCorrupt(&CorruptBatchError{File: ue.file, Position: ue.pos, Offset: ue.offset, Err: ue.err})
+			}
+		}
 	}
 	return l.readFailure(err)
 }
@@ -132,7 +162,7 @@ func (s *segment) recordAtOrAfter(dec *records.Decoder, pos int64, h records.Hea
 		return nil
 	})
 	if err != nil && err != errFound {
-		return TimestampOffset{}, false, fmt.Errorf("decode batch of %s at %d: %w: %w", s.path(logSuffix), pos, ErrCorruptBatch, err)
+		return TimestampOffset{}, false, &undecodableBatchError{file: s.path(logSuffix), pos: pos, offset: h.BaseOffset, err: err}
 	}
 	return out, found, nil
 }

@@ -96,6 +96,16 @@ func TestUndecodableBatchFailsOnlyItsLookup(t *testing.T) {
 	if l.Offline() {
 		t.Fatal("an undecodable batch took the log offline")
 	}
+	reported := 0
+	l.corrupt.Range(func(k, _ any) bool {
+		if _, ok := k.(undecodableKey); ok {
+			reported++
+		}
+		return true
+	})
+	if reported != 1 {
+		t.Fatalf("the undecodable batch was reported %d times, want once", reported)
+	}
 	if at, ok, err := l.OffsetForTimestamp(ts + 1); err != nil || !ok || at.Offset != 1 {
 		t.Fatalf("lookup before the batch: %+v %v %v", at, ok, err)
 	}
