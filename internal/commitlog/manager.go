@@ -127,6 +127,7 @@ func NewManager(fsys vfs.FS, opts ManagerOptions, clk clock.Clock, logger *slog.
 		m.closeLogs()
 		return nil, fmt.Errorf("commitlog: every log dir failed: %w", m.mu.offline[opts.Dirs[0]])
 	}
+	logger.Info(FileLimitSummary())
 	return m, nil
 }
 

@@ -44,6 +44,12 @@ type Options struct {
 	Configs ConfigPolicy
 	// NewTopicID draws topic ids; kafka.RandomUUID when nil.
 	NewTopicID func() (kafka.UUID, error)
+	// MaxPartitionsPerBroker refuses a CreateTopics or CreatePartitions
+	// that would place more partition replicas on one broker (each holds an
+	// open file): the node's open file limit less room for connections
+	// (commitlog.PartitionsWithinFileLimit), applied to every broker. Zero
+	// means no limit.
+	MaxPartitionsPerBroker int
 }
 
 // Controller computes the records and responses of controller operations.

@@ -62,6 +62,7 @@ func (c *Controller) CreateTopics(im *metadata.Image, req *kmsg.CreateTopicsRequ
 	}
 	var records []metadata.Record
 	total := 0 // records of the accepted topics, counted with validate_only too
+	limit := c.partitionLimit(im)
 	for _, t := range req.Topics {
 		rt := kmsg.NewCreateTopicsResponseTopic()
 		rt.Topic = t.Topic
@@ -75,6 +76,12 @@ func (c *Controller) CreateTopics(im *metadata.Image, req *kmsg.CreateTopicsRequ
 		if rt.ErrorCode == 0 && total+len(recs) > MaxRecordsPerOperation {
 			rt.ErrorCode, rt.ErrorMessage = errMessage(kerr.PolicyViolation, fmt.Sprintf("the request would create more than %d metadata records", MaxRecordsPerOperation))
 			rt.TopicID, rt.NumPartitions, rt.ReplicationFactor = [16]byte{}, -1, -1
+		}
+		if rt.ErrorCode == 0 {
+			if msg, ok := limit.admit(recs); !ok {
+				rt.ErrorCode, rt.ErrorMessage = errMessage(kerr.PolicyViolation, msg)
+				rt.TopicID, rt.NumPartitions, rt.ReplicationFactor = [16]byte{}, -1, -1
+			}
 		}
 		resp.Topics = append(resp.Topics, rt)
 		if rt.ErrorCode == 0 {
@@ -301,6 +308,7 @@ func (c *Controller) CreatePartitions(im *metadata.Image, req *kmsg.CreatePartit
 	}
 	var records []metadata.Record
 	total := 0
+	limit := c.partitionLimit(im)
 	for _, t := range req.Topics {
 		rt := kmsg.NewCreatePartitionsResponseTopic()
 		rt.Topic = t.Topic
@@ -317,6 +325,11 @@ func (c *Controller) CreatePartitions(im *metadata.Image, req *kmsg.CreatePartit
 		}
 		if rt.ErrorCode == 0 && total+len(recs) > MaxRecordsPerOperation {
 			rt.ErrorCode, rt.ErrorMessage = errMessage(kerr.PolicyViolation, fmt.Sprintf("the request would create more than %d metadata records", MaxRecordsPerOperation))
+		}
+		if rt.ErrorCode == 0 {
+			if msg, ok := limit.admit(recs); !ok {
+				rt.ErrorCode, rt.ErrorMessage = errMessage(kerr.PolicyViolation, msg)
+			}
 		}
 		if rt.ErrorCode == 0 {
 			total += len(recs)

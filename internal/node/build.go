@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"sluice/internal/broker"
+	"sluice/internal/commitlog"
 	"sluice/internal/commitlog/logdir"
 	"sluice/internal/config"
 	"sluice/internal/controller"
@@ -68,6 +69,7 @@ func (n *Node) newQuorumController() *quorumctl.QuorumController {
 			NumPartitions:            n.cfg.Int(config.NumPartitions),
 			DefaultReplicationFactor: int16(n.cfg.Int(config.DefaultReplicationFactor)),
 			Configs:                  configPolicy{cfg: n.cfg},
+			MaxPartitionsPerBroker:   commitlog.PartitionsWithinFileLimit(),
 		}),
 		Quorum:              n.meta.driver,
 		Image:               n.meta.loader.Image,
