@@ -2,6 +2,7 @@ package commitlog
 
 import (
 	"errors"
+	"fmt"
 	"syscall"
 )
 
@@ -46,7 +47,9 @@ func ClientMessage(err error) string {
 	}
 	var missing *MissingSegmentError
 	if errors.As(err, &missing) {
-		return missing.Error()
+		// Without the server's paths.
+		return fmt.Sprintf("no segment holds offsets %d to %d of this partition on this broker (a segment file was lost): it is offline here",
+			missing.From, missing.To-1)
 	}
 	return ""
 }
