@@ -23,6 +23,7 @@ public final class Main {
         all.put("group-rebalance", new GroupRebalanceScenario());
         all.put("produce-transactional", new ProduceTransactionalScenario());
         all.put("failover-produce-consume", new FailoverProduceConsumeScenario());
+        all.put("consume-until-corrupt", new ConsumeUntilCorruptScenario());
         return all;
     }
 
