@@ -17,8 +17,8 @@ import (
 	"sluice/internal/testutil"
 )
 
-// openFDs counts the process's open file descriptors.
-func openFDs(t *testing.T, pid int) int {
+// openFileCount counts the process's open file descriptors.
+func openFileCount(t *testing.T, pid int) int {
 	t.Helper()
 	entries, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
 	if err != nil {
@@ -33,7 +33,7 @@ func openFDs(t *testing.T, pid int) int {
 // per use); it held three.
 func TestIdlePartitionsHoldOneFileEach(t *testing.T) {
 	const partitions = 1000
-	n := newNode(t)
+	n := startDiskNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	adm := kadm.NewClient(n.client())
@@ -41,12 +41,12 @@ func TestIdlePartitionsHoldOneFileEach(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitPartitionLogs(t, n.cfg.DataDir, "warmup", 1)
-	before := openFDs(t, n.srv.Pid())
+	before := openFileCount(t, n.srv.Pid())
 	if _, err := adm.CreateTopic(ctx, partitions, 1, nil, "idle"); err != nil {
 		t.Fatal(err)
 	}
 	waitPartitionLogs(t, n.cfg.DataDir, "idle", partitions)
-	after := openFDs(t, n.srv.Pid())
+	after := openFileCount(t, n.srv.Pid())
 	t.Logf("open file descriptors: %d before, %d after %d idle partitions (%.2f each)",
 		before, after, partitions, float64(after-before)/partitions)
 	if after-before > partitions+partitions/20 {
@@ -73,7 +73,7 @@ func waitPartitionLogs(t *testing.T, dataDir, topic string, count int) {
 func TestCreateTopicsPastFileLimitRefused(t *testing.T) {
 	srv := testbin.StartServer(t, binaryPath, testbin.ServerConfig{DataDir: t.TempDir(),
 		Wrap: []string{"prlimit", "--nofile=1024", "--"}})
-	n := &node{t: t, srv: srv}
+	n := &diskNode{t: t, srv: srv}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cl := n.client()
@@ -91,12 +91,12 @@ func TestCreateTopicsPastFileLimitRefused(t *testing.T) {
 	if _, err := adm.CreateTopic(ctx, 100, 1, nil, "fits"); err != nil {
 		t.Fatalf("100 partitions under 1,024 files: %v", err)
 	}
-	id := topicID(t, ctx, cl, "fits")
-	if code, msg := produceOnce(t, ctx, cl, "fits", id); code != 0 {
+	id := lookupTopicID(t, ctx, cl, "fits")
+	if code, msg := producePartition0(t, ctx, cl, "fits", id); code != 0 {
 		t.Fatalf("produce: %s %s", kerr.ErrorForCode(code), msg)
 	}
-	if code, data := fetchOnce(t, ctx, cl, "fits", id, 0); code != 0 || countRecords(t, data) != 1 {
-		t.Fatalf("fetch: %s, %d records", kerr.ErrorForCode(code), countRecords(t, data))
+	if code, data := fetchPartition0(t, ctx, cl, "fits", id, 0); code != 0 || recordsIn(t, data) != 1 {
+		t.Fatalf("fetch: %s, %d records", kerr.ErrorForCode(code), recordsIn(t, data))
 	}
 	if strings.Contains(srv.Logs(), "too many open files") {
 		t.Fatal("the server ran out of file descriptors")

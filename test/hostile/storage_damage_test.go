@@ -36,21 +36,21 @@ const (
 // next segment is served; the server logs the damage once with the file,
 // position and offset, and sluice_log_corrupt_batches_total counts it.
 func TestDamagedBatchServedUpToTheDamage(t *testing.T) {
-	n := newNode(t)
+	n := startDiskNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cl := n.client()
-	createTopic(t, ctx, cl, "damaged", "segment.bytes", "1048576")
-	produceBatches(t, ctx, cl, "damaged", batchCount, batchRecords, recordSize)
+	createTopicWith(t, ctx, cl, "damaged", "segment.bytes", "1048576")
+	produceNumbered(t, ctx, cl, "damaged", batchCount, batchRecords, recordSize)
 	n.stop()
 
 	dir := n.partitionDir("damaged")
-	bases := segmentFiles(t, dir)
+	bases := segmentBases(t, dir)
 	if len(bases) < 3 {
 		t.Fatalf("%d segments, the test needs 3", len(bases))
 	}
-	first := segmentPath(dir, bases[0], ".log")
-	batches := batchesOf(t, first)
+	first := segmentFilePath(dir, bases[0], ".log")
+	batches := segmentBatchList(t, first)
 	bad := batches[len(batches)/2]
 	f, err := os.OpenFile(first, os.O_WRONLY, 0)
 	if err != nil {
@@ -80,21 +80,21 @@ func TestDamagedBatchServedUpToTheDamage(t *testing.T) {
 		t.Fatalf("consumed up to %d, past the damaged batch at %d", next, bad.base)
 	}
 
-	id := topicID(t, ctx, cl, "damaged")
+	id := lookupTopicID(t, ctx, cl, "damaged")
 	cl = n.client()
-	if code, _ := fetchOnce(t, ctx, cl, "damaged", id, bad.base); code != kerr.CorruptMessage.Code {
+	if code, _ := fetchPartition0(t, ctx, cl, "damaged", id, bad.base); code != kerr.CorruptMessage.Code {
 		t.Errorf("fetch at the damaged batch: %s, want CORRUPT_MESSAGE", kerr.ErrorForCode(code))
 	}
-	if code, data := fetchOnce(t, ctx, cl, "damaged", id, bases[1]); code != 0 || len(data) == 0 {
+	if code, data := fetchPartition0(t, ctx, cl, "damaged", id, bases[1]); code != 0 || len(data) == 0 {
 		t.Errorf("fetch at the next segment: %s, %d bytes", kerr.ErrorForCode(code), len(data))
 	}
-	fetchOnce(t, ctx, cl, "damaged", id, bad.base) // again: logged and counted once
+	fetchPartition0(t, ctx, cl, "damaged", id, bad.base) // again: logged and counted once
 	logLine := fmt.Sprintf("file=%s position=%d offset=%d", first, bad.pos, bad.base)
 	if got := strings.Count(n.srv.Logs(), "corrupt record batch on disk"); got != 1 || !strings.Contains(n.srv.Logs(), logLine) {
 		t.Errorf("the damage was logged %d times, want once with %q", got, logLine)
 	}
 	if m := n.metrics(); !strings.Contains(m, `sluice_log_corrupt_batches_total{partition="0",topic="damaged"} 1`) {
-		t.Errorf("/metrics does not count the damage once:\n%s", grepLines(m, "corrupt"))
+		t.Errorf("/metrics does not count the damage once:\n%s", linesWith(m, "corrupt"))
 	}
 }
 
@@ -104,12 +104,12 @@ func TestDamagedBatchServedUpToTheDamage(t *testing.T) {
 // ignored, the log still starts at 0 and every record reads back (Kafka
 // would have deleted them all).
 func TestLogStartCheckpointFarAheadLeavesDataReadable(t *testing.T) {
-	n := newNode(t)
+	n := startDiskNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cl := n.client()
-	createTopic(t, ctx, cl, "ahead")
-	produceBatches(t, ctx, cl, "ahead", 5, 2, 100)
+	createTopicWith(t, ctx, cl, "ahead")
+	produceNumbered(t, ctx, cl, "ahead", 5, 2, 100)
 	n.stop()
 
 	path := filepath.Join(n.cfg.DataDir, checkpoint.LogStartOffsetFile)
@@ -124,12 +124,12 @@ func TestLogStartCheckpointFarAheadLeavesDataReadable(t *testing.T) {
 
 	n.start()
 	cl = n.client()
-	if start := logStartOffset(t, ctx, cl, "ahead"); start != 0 {
+	if start := partitionStartOffset(t, ctx, cl, "ahead"); start != 0 {
 		t.Fatalf("log start offset %d after the bad checkpoint, want 0", start)
 	}
-	code, data := fetchOnce(t, ctx, cl, "ahead", topicID(t, ctx, cl, "ahead"), 0)
-	if code != 0 || countRecords(t, data) != 10 {
-		t.Fatalf("fetch from 0: %s, %d records, want the 10 written", kerr.ErrorForCode(code), countRecords(t, data))
+	code, data := fetchPartition0(t, ctx, cl, "ahead", lookupTopicID(t, ctx, cl, "ahead"), 0)
+	if code != 0 || recordsIn(t, data) != 10 {
+		t.Fatalf("fetch from 0: %s, %d records, want the 10 written", kerr.ErrorForCode(code), recordsIn(t, data))
 	}
 	if !strings.Contains(n.srv.Logs(), "log-start-offset-checkpoint is beyond the log end offset") {
 		t.Error("the ignored checkpoint was not logged")
@@ -143,34 +143,34 @@ func TestLogStartCheckpointFarAheadLeavesDataReadable(t *testing.T) {
 // server logs why, and another topic of the same log dir reads and writes
 // as before.
 func TestDeletedMiddleSegmentFailsOnlyItsPartition(t *testing.T) {
-	n := newNode(t)
+	n := startDiskNode(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cl := n.client()
-	createTopic(t, ctx, cl, "holed", "segment.bytes", "1048576")
-	createTopic(t, ctx, cl, "intact")
-	produceBatches(t, ctx, cl, "holed", batchCount, batchRecords, recordSize)
-	produceBatches(t, ctx, cl, "intact", 3, 2, 100)
+	createTopicWith(t, ctx, cl, "holed", "segment.bytes", "1048576")
+	createTopicWith(t, ctx, cl, "intact")
+	produceNumbered(t, ctx, cl, "holed", batchCount, batchRecords, recordSize)
+	produceNumbered(t, ctx, cl, "intact", 3, 2, 100)
 	n.stop()
 
 	dir := n.partitionDir("holed")
-	bases := segmentFiles(t, dir)
+	bases := segmentBases(t, dir)
 	if len(bases) < 3 {
 		t.Fatalf("%d segments, the test needs 3", len(bases))
 	}
 	for _, suffix := range []string{".log", ".index", ".timeindex"} {
-		if err := os.Remove(segmentPath(dir, bases[1], suffix)); err != nil {
+		if err := os.Remove(segmentFilePath(dir, bases[1], suffix)); err != nil {
 			t.Fatal(err)
 		}
 	}
 
 	n.start()
 	cl = n.client()
-	holed := topicID(t, ctx, cl, "holed")
-	if code, _ := fetchOnce(t, ctx, cl, "holed", holed, 0); code != kerr.KafkaStorageError.Code {
+	holed := lookupTopicID(t, ctx, cl, "holed")
+	if code, _ := fetchPartition0(t, ctx, cl, "holed", holed, 0); code != kerr.KafkaStorageError.Code {
 		t.Errorf("fetch of the holed partition: %s, want KAFKA_STORAGE_ERROR", kerr.ErrorForCode(code))
 	}
-	code, msg := produceOnce(t, ctx, cl, "holed", holed)
+	code, msg := producePartition0(t, ctx, cl, "holed", holed)
 	want := fmt.Sprintf("holds offsets %d to %d", bases[1], bases[2]-1)
 	if code != kerr.KafkaStorageError.Code || !strings.Contains(msg, want) {
 		t.Errorf("produce to the holed partition: %s %q, want KAFKA_STORAGE_ERROR saying it %s", kerr.ErrorForCode(code), msg, want)
@@ -178,21 +178,21 @@ func TestDeletedMiddleSegmentFailsOnlyItsPartition(t *testing.T) {
 	if !strings.Contains(n.srv.Logs(), "partition log stopped") || !strings.Contains(n.srv.Logs(), want) {
 		t.Error("the server did not log the missing segment")
 	}
-	intact := topicID(t, ctx, cl, "intact")
-	if code, msg := produceOnce(t, ctx, cl, "intact", intact); code != 0 {
+	intact := lookupTopicID(t, ctx, cl, "intact")
+	if code, msg := producePartition0(t, ctx, cl, "intact", intact); code != 0 {
 		t.Fatalf("produce to another topic: %s %s", kerr.ErrorForCode(code), msg)
 	}
-	code, data := fetchOnce(t, ctx, cl, "intact", intact, 0)
-	if code != 0 || countRecords(t, data) != 7 {
-		t.Fatalf("fetch of another topic: %s, %d records, want 7", kerr.ErrorForCode(code), countRecords(t, data))
+	code, data := fetchPartition0(t, ctx, cl, "intact", intact, 0)
+	if code != 0 || recordsIn(t, data) != 7 {
+		t.Fatalf("fetch of another topic: %s, %d records, want 7", kerr.ErrorForCode(code), recordsIn(t, data))
 	}
 }
 
-// produceOnce sends one record to partition 0 of topic with acks=1 and
+// producePartition0 sends one record to partition 0 of topic with acks=1 and
 // returns the partition's error code and message.
-func produceOnce(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, id [16]byte) (int16, string) {
+func producePartition0(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, id [16]byte) (int16, string) {
 	t.Helper()
-	batch := recordBatch(t, []byte("one more"))
+	batch := oneRecordBatch(t, []byte("one more"))
 	req := kmsg.NewPtrProduceRequest()
 	req.Acks, req.TimeoutMillis = 1, 5000
 	rt := kmsg.NewProduceRequestTopic()
@@ -213,8 +213,8 @@ func produceOnce(t *testing.T, ctx context.Context, cl *kgo.Client, topic string
 	return p.ErrorCode, msg
 }
 
-// grepLines returns the lines of s that contain substr.
-func grepLines(s, substr string) string {
+// linesWith returns the lines of s that contain substr.
+func linesWith(s, substr string) string {
 	var out []string
 	for _, line := range strings.Split(s, "\n") {
 		if strings.Contains(line, substr) {

@@ -21,36 +21,36 @@ import (
 	"sluice/internal/testbin"
 )
 
-// node is a single-node server whose data dir and ports survive restarts,
+// diskNode is a single-node server whose data dir and ports survive restarts,
 // so a test can stop it, damage its files and start it again.
-type node struct {
+type diskNode struct {
 	t     *testing.T
 	cfg   testbin.ServerConfig
 	debug string // the debug listener (metrics), host:port
 	srv   *testbin.Server
 }
 
-func newNode(t *testing.T, overrides ...string) *node {
+func startDiskNode(t *testing.T, overrides ...string) *diskNode {
 	debug := "127.0.0.1:" + strconv.Itoa(testbin.FreePort(t))
-	n := &node{t: t, debug: debug, cfg: testbin.ServerConfig{DataDir: t.TempDir(),
+	n := &diskNode{t: t, debug: debug, cfg: testbin.ServerConfig{DataDir: t.TempDir(),
 		ClientPort: testbin.FreePort(t), ControllerPort: testbin.FreePort(t),
 		Overrides: append([]string{"sluice.debug.listener=" + debug}, overrides...)}}
 	n.start()
 	return n
 }
 
-func (n *node) start() { n.srv = testbin.StartServer(n.t, binaryPath, n.cfg) }
+func (n *diskNode) start() { n.srv = testbin.StartServer(n.t, binaryPath, n.cfg) }
 
 // stop stops the server cleanly (SIGTERM): its logs are flushed and the
 // clean-shutdown marker written, so the restart trusts sealed segments.
-func (n *node) stop() {
+func (n *diskNode) stop() {
 	n.t.Helper()
 	if err := n.srv.Stop(30 * time.Second); err != nil {
 		n.t.Fatalf("stop: %v\n%s", err, n.srv.Logs())
 	}
 }
 
-func (n *node) client(opts ...kgo.Opt) *kgo.Client {
+func (n *diskNode) client(opts ...kgo.Opt) *kgo.Client {
 	n.t.Helper()
 	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(n.srv.Addr()), kgo.ProducerBatchCompression(kgo.NoCompression())}, opts...)...)
 	if err != nil {
@@ -61,10 +61,10 @@ func (n *node) client(opts ...kgo.Opt) *kgo.Client {
 }
 
 // partitionDir is the directory of topic's partition 0 in the log dir.
-func (n *node) partitionDir(topic string) string { return filepath.Join(n.cfg.DataDir, topic+"-0") }
+func (n *diskNode) partitionDir(topic string) string { return filepath.Join(n.cfg.DataDir, topic+"-0") }
 
 // metrics is the server's /metrics page.
-func (n *node) metrics() string {
+func (n *diskNode) metrics() string {
 	n.t.Helper()
 	resp, err := http.Get("http://" + n.debug + "/metrics")
 	if err != nil {
@@ -78,8 +78,8 @@ func (n *node) metrics() string {
 	return string(body)
 }
 
-// createTopic creates a one-partition topic with configs (key, value pairs).
-func createTopic(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, configs ...string) {
+// createTopicWith creates a one-partition topic with configs (key, value pairs).
+func createTopicWith(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, configs ...string) {
 	t.Helper()
 	cfg := map[string]*string{}
 	for i := 0; i+1 < len(configs); i += 2 {
@@ -90,10 +90,10 @@ func createTopic(t *testing.T, ctx context.Context, cl *kgo.Client, topic string
 	}
 }
 
-// produceBatches writes batches of perBatch records of size bytes each to
+// produceNumbered writes batches of perBatch records of size bytes each to
 // partition 0 of topic, one batch per request; record i's value starts
 // with "record-<i>;".
-func produceBatches(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, batches, perBatch, size int) {
+func produceNumbered(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, batches, perBatch, size int) {
 	t.Helper()
 	i := 0
 	for range batches {
@@ -111,13 +111,13 @@ func produceBatches(t *testing.T, ctx context.Context, cl *kgo.Client, topic str
 	}
 }
 
-// batchAt is one batch of a segment file.
-type batchAt struct {
+// segmentBatch is one batch of a segment file.
+type segmentBatch struct {
 	pos, base, next int64
 }
 
-// segmentFiles lists the base offsets of a partition directory's segments.
-func segmentFiles(t *testing.T, dir string) []int64 {
+// segmentBases lists the base offsets of a partition directory's segments.
+func segmentBases(t *testing.T, dir string) []int64 {
 	t.Helper()
 	names, err := filepath.Glob(filepath.Join(dir, "*.log"))
 	if err != nil {
@@ -134,21 +134,21 @@ func segmentFiles(t *testing.T, dir string) []int64 {
 	return bases
 }
 
-func segmentPath(dir string, base int64, suffix string) string {
+func segmentFilePath(dir string, base int64, suffix string) string {
 	return filepath.Join(dir, fmt.Sprintf("%020d%s", base, suffix))
 }
 
-// batchesOf lists the batches of a segment file.
-func batchesOf(t *testing.T, path string) []batchAt {
+// segmentBatchList lists the batches of a segment file.
+func segmentBatchList(t *testing.T, path string) []segmentBatch {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []batchAt
+	var out []segmentBatch
 	pos := int64(0)
 	if _, err := records.Batches(data, func(h records.Header, b []byte) error {
-		out = append(out, batchAt{pos: pos, base: h.BaseOffset, next: h.NextOffset()})
+		out = append(out, segmentBatch{pos: pos, base: h.BaseOffset, next: h.NextOffset()})
 		pos += int64(len(b))
 		return nil
 	}); err != nil {
@@ -157,8 +157,8 @@ func batchesOf(t *testing.T, path string) []batchAt {
 	return out
 }
 
-// topicID looks the topic's id up.
-func topicID(t *testing.T, ctx context.Context, cl *kgo.Client, topic string) [16]byte {
+// lookupTopicID looks the topic's id up.
+func lookupTopicID(t *testing.T, ctx context.Context, cl *kgo.Client, topic string) [16]byte {
 	t.Helper()
 	topics, err := kadm.NewClient(cl).ListTopics(ctx, topic)
 	if err != nil {
@@ -171,9 +171,9 @@ func topicID(t *testing.T, ctx context.Context, cl *kgo.Client, topic string) [1
 	return d.ID
 }
 
-// fetchOnce sends one Fetch for partition 0 of topic at offset and returns
+// fetchPartition0 sends one Fetch for partition 0 of topic at offset and returns
 // the partition's error code and record bytes.
-func fetchOnce(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, id [16]byte, offset int64) (int16, []byte) {
+func fetchPartition0(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, id [16]byte, offset int64) (int16, []byte) {
 	t.Helper()
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID, req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.SessionEpoch = -1, 100, 1, 1<<20, -1
@@ -194,8 +194,8 @@ func fetchOnce(t *testing.T, ctx context.Context, cl *kgo.Client, topic string, 
 	return p.ErrorCode, p.RecordBatches
 }
 
-// logStartOffset lists partition 0's log start offset.
-func logStartOffset(t *testing.T, ctx context.Context, cl *kgo.Client, topic string) int64 {
+// partitionStartOffset lists partition 0's log start offset.
+func partitionStartOffset(t *testing.T, ctx context.Context, cl *kgo.Client, topic string) int64 {
 	t.Helper()
 	offsets, err := kadm.NewClient(cl).ListStartOffsets(ctx, topic)
 	if err != nil {
@@ -208,14 +208,14 @@ func logStartOffset(t *testing.T, ctx context.Context, cl *kgo.Client, topic str
 	return o.Offset
 }
 
-// recordBatch is one batch holding one record with value.
-func recordBatch(t *testing.T, value []byte) []byte {
+// oneRecordBatch is one batch holding one record with value.
+func oneRecordBatch(t *testing.T, value []byte) []byte {
 	t.Helper()
 	return recordstest.Batch(t, []recordstest.Record{{Timestamp: time.Now().UnixMilli(), Value: value}})
 }
 
-// countRecords counts the records of the batches in data.
-func countRecords(t *testing.T, data []byte) int {
+// recordsIn counts the records of the batches in data.
+func recordsIn(t *testing.T, data []byte) int {
 	t.Helper()
 	n := 0
 	if _, err := records.Batches(data, func(h records.Header, _ []byte) error {
