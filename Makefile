@@ -1,7 +1,7 @@
 # The README's commands. `make test` is what .ci/run runs first.
 GO ?= go
 
-.PHONY: test build vet interop faults bench
+.PHONY: test build vet interop faults bench fuzz
 
 build:
 	$(GO) build -o bin/sluice ./cmd/sluice
@@ -28,3 +28,18 @@ interop:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./internal/...
+
+# Every fuzz target in the repository, FUZZTIME each (go test runs one
+# target of one package at a time), one after another; it fails at the end
+# if any failed, naming them. Not part of make test, which runs the
+# committed seed corpora (testdata/fuzz) as ordinary tests. A new failing
+# input lands in its package's testdata/fuzz.
+FUZZTIME ?= 10s
+fuzz:
+	@failed=""; for dir in $$(grep -rl --include='*_test.go' '^func Fuzz' internal cmd tools bench test 2>/dev/null | xargs -n1 dirname | sort -u); do \
+		for target in $$(grep -h '^func Fuzz' $$dir/*_test.go | sed 's/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+			echo "== ./$$dir $$target ($(FUZZTIME))"; \
+			$(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) ./$$dir || failed="$$failed ./$$dir:$$target"; \
+		done; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz targets failed:$$failed"; exit 1; fi
