@@ -10,7 +10,9 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"sluice/internal/api"
@@ -38,9 +40,26 @@ type conn struct {
 	out  chan outgoing
 	sent chan error
 
+	// frame is the request being read or served; its buffer is charged to
+	// the server's request memory from its first byte until its response
+	// is written.
+	frame frameBuf
+	// ip is the client's address as counted by the connection quotas.
+	ip netip.Addr
+	// lastActive is when a request last arrived or a response was last
+	// written (Unix nanoseconds): the least recently active connection is
+	// the one closed when inter-broker connections exceed max.connections.
+	lastActive atomic.Int64
+
 	mu sync.Mutex
 	// draining: read no further request (graceful shutdown).
 	draining bool
+	// closed: force-closed; no deadline may be re-armed.
+	closed bool
+
+	// evicted: closed to bring the server back to max.connections
+	// (guarded by the server's mu).
+	evicted bool
 }
 
 // outgoing is a response handed from the reader to the writer.
@@ -50,13 +69,14 @@ type outgoing struct {
 	resp          api.Response
 }
 
-func newConn(s *Server, listener string, registry *api.Registry, nc net.Conn) *conn {
+func newConn(s *Server, listener string, registry *api.Registry, nc net.Conn, ip netip.Addr) *conn {
 	ctx, cancel := context.WithCancel(s.draining)
-	return &conn{
+	c := &conn{
 		srv:      s,
 		registry: registry,
 		nc:       nc,
 		listener: listener,
+		ip:       ip,
 		state:    api.ConnState{Listener: listener, RemoteAddr: nc.RemoteAddr(), LocalAddr: nc.LocalAddr()},
 		log:      s.log.With("listener", listener, "remote", nc.RemoteAddr().String()),
 		ctx:      ctx,
@@ -64,7 +84,12 @@ func newConn(s *Server, listener string, registry *api.Registry, nc net.Conn) *c
 		out:      make(chan outgoing),
 		sent:     make(chan error),
 	}
+	c.touch()
+	return c
 }
+
+// touch records activity for the least-recently-active order.
+func (c *conn) touch() { c.lastActive.Store(time.Now().UnixNano()) }
 
 // serve runs the connection until the client leaves, a protocol error or
 // shutdown; it owns the writer goroutine and closes the socket.
@@ -93,19 +118,42 @@ func (c *conn) drain() {
 // forceClose abandons the request in flight. The deadline comes first so a
 // handler woken by the cancellation cannot get its answer written.
 func (c *conn) forceClose() {
+	c.mu.Lock()
+	c.closed = true
 	c.nc.SetDeadline(time.Now())
+	c.mu.Unlock()
 	c.cancel()
 }
 
-// armRead sets the idle deadline for the next request, unless draining.
-func (c *conn) armRead() bool {
+// armRead sets the idle deadline for the next request, unless draining,
+// and returns it.
+func (c *conn) armRead() (time.Time, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.draining {
-		return false
+	if c.draining || c.closed {
+		return time.Time{}, false
 	}
-	c.nc.SetReadDeadline(time.Now().Add(c.srv.opts.IdleTimeout))
-	return true
+	deadline := time.Now().Add(c.srv.opts.IdleTimeout)
+	c.nc.SetReadDeadline(deadline)
+	return deadline, true
+}
+
+// errForceClosed is a write given up because the connection was force-closed.
+var errForceClosed = errors.New("connection force-closed")
+
+// armWrite sets the write deadline for the next piece of a response:
+// connections.max.idle.ms from now. Kafka has no write timeout, but its
+// selector closes a connection that makes no progress (no bytes read or
+// written) for connections.max.idle.ms, which is what a client that never
+// reads its responses comes to once the socket buffers are full.
+func (c *conn) armWrite() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return errForceClosed
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(c.srv.opts.IdleTimeout))
+	return nil
 }
 
 func (c *conn) isDraining() bool {
@@ -116,39 +164,36 @@ func (c *conn) isDraining() bool {
 
 func (c *conn) readLoop() {
 	br := bufio.NewReaderSize(c.nc, 8<<10)
-	// reusable is the previous frame's buffer when nothing can still refer
-	// to it (see frameReusableAfter); otherwise nil and the next frame gets
-	// a fresh one. Under a produce load this removes the largest allocation
-	// of the broker (one frame per request).
-	var reusable []byte
-	for c.armRead() {
-		frame, err := protocol.ReadFrame(br, c.srv.opts.MaxRequestSize, reusable)
-		if err != nil {
+	mem := c.srv.mem
+	for {
+		deadline, ok := c.armRead()
+		if !ok {
+			return
+		}
+		if err := mem.readFrame(c.ctx, br, c.srv.opts.MaxRequestSize, deadline, &c.frame); err != nil {
+			mem.release(&c.frame, true)
 			c.readFailed(err)
 			return
 		}
-		reusable = nil
-		if !c.serveRequest(frame) {
+		c.touch()
+		frame := c.frame.b
+		served := c.serveRequest(frame)
+		mem.release(&c.frame, len(frame) >= 2 && frameReusableAfter(int16(binary.BigEndian.Uint16(frame))))
+		if !served {
 			return
-		}
-		if len(frame) >= 2 && frameReusableAfter(int16(binary.BigEndian.Uint16(frame))) && cap(frame) <= maxRetainedReadBuffer {
-			reusable = frame[:0]
 		}
 	}
 }
 
-// maxRetainedReadBuffer bounds the request buffer a connection keeps between
-// requests, as maxRetainedWriteBuffer does for responses.
-const maxRetainedReadBuffer = 1 << 20
-
 // frameReusableAfter reports whether a request of this key leaves nothing
 // referring to its frame once its response is written (serveRequest returns
-// only then). kmsg copies strings out of the frame but byte fields alias it,
-// so a key qualifies only when its handler is known to keep none of them:
-// Produce (the records are written to the log before the answer; the log
-// keeps no reference) and Fetch (no byte fields). Any other key (group
-// metadata and assignments are kept by the coordinator) gets a fresh buffer
-// for the next request.
+// only then), so its buffer may go back to the pool for any connection's
+// next request. kmsg copies strings out of the frame but byte fields alias
+// it, so a key qualifies only when its handler is known to keep none of
+// them: Produce (the records are written to the log before the answer; the
+// log keeps no reference) and Fetch (no byte fields). Any other key's buffer
+// (group metadata and assignments are kept by the coordinator) is left to
+// the garbage collector.
 func frameReusableAfter(apiKey int16) bool {
 	switch apiKey {
 	case 0, 1:
@@ -253,6 +298,10 @@ func (c *conn) closeFor(h protocol.RequestHeader, reason string, err error) {
 // connection's lifetime.
 const maxRetainedWriteBuffer = 1 << 20
 
+// writeChunk is the piece of an encoded response written under one write
+// deadline: a response makes progress or the connection closes.
+const writeChunk = 1 << 20
+
 func (c *conn) writeLoop() {
 	var buf []byte
 	for o := range c.out {
@@ -261,6 +310,9 @@ func (c *conn) writeLoop() {
 			buf = nil
 		}
 		c.srv.metrics.bytesOut.WithLabelValues(c.listener).Add(float64(n))
+		if err == nil {
+			c.touch()
+		}
 		c.sent <- err
 	}
 }
@@ -268,8 +320,7 @@ func (c *conn) writeLoop() {
 func (c *conn) write(o outgoing, buf *[]byte) (int64, error) {
 	if body := o.resp.Body(); body != nil {
 		*buf = protocol.AppendResponseFrame((*buf)[:0], o.correlationID, o.flexible, body)
-		n, err := c.nc.Write(*buf)
-		return int64(n), err
+		return c.writeChunks(*buf)
 	}
 	stream := o.resp.StreamBody()
 	size := int64(protocol.ResponseHeaderSize(o.flexible)) + stream.Len()
@@ -279,7 +330,30 @@ func (c *conn) write(o outgoing, buf *[]byte) (int64, error) {
 	head := make([]byte, 4, 9)
 	protocol.PutFrameSize(head, 0, int(size))
 	head = protocol.AppendResponseHeader(head, o.correlationID, o.flexible)
+	// A streamed body goes to the socket itself (sendfile), so its whole
+	// write runs under one deadline rather than one per piece.
+	if err := c.armWrite(); err != nil {
+		return 0, err
+	}
 	return stream.WriteFrame(c.nc, head)
+}
+
+// writeChunks writes b in pieces of writeChunk bytes, each under a fresh
+// write deadline.
+func (c *conn) writeChunks(b []byte) (int64, error) {
+	var written int64
+	for len(b) > 0 {
+		if err := c.armWrite(); err != nil {
+			return written, err
+		}
+		n, err := c.nc.Write(b[:min(len(b), writeChunk)])
+		written += int64(n)
+		if err != nil {
+			return written, err
+		}
+		b = b[n:]
+	}
+	return written, nil
 }
 
 // versionLabel labels served versions by number and every other version

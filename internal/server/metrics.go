@@ -18,6 +18,17 @@ type metrics struct {
 	latency           *prometheus.HistogramVec
 	connections       *prometheus.GaugeVec
 	connectionsOpened *prometheus.CounterVec
+	// acceptErrors counts failed accepts the acceptor retried after a
+	// pause (Kafka's acceptor logs them and keeps running).
+	acceptErrors *prometheus.CounterVec
+	// acceptorBlocked is the time an acceptor waited for a connection slot
+	// at max.connections (Kafka's AcceptorBlockedPercent, as a total).
+	acceptorBlocked *prometheus.CounterVec
+	// rejected counts connections closed by a connection quota.
+	rejected *prometheus.CounterVec
+	// poolDepleted is the time connections' reads were paused waiting for
+	// request memory (Kafka's MemoryPoolDepletedTimeTotal).
+	poolDepleted prometheus.Counter
 }
 
 // Error reasons, the "reason" label of sluice_request_errors_total.
@@ -30,7 +41,18 @@ const (
 	reasonWrite              = "write"
 )
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+// Quota reasons, the "reason" label of sluice_connections_rejected_total.
+const (
+	// rejectPerIP: a new connection from an address already at
+	// max.connections.per.ip (or its override), closed at once.
+	rejectPerIP = "max_connections_per_ip"
+	// rejectMaxConnections: the least recently active connection of
+	// another listener, closed when an inter-broker connection took the
+	// broker past max.connections.
+	rejectMaxConnections = "max_connections"
+)
+
+func newMetrics(reg prometheus.Registerer, mem *requestMemory) (*metrics, error) {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_requests_total", Help: "Requests served, by API and version.",
@@ -55,8 +77,35 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		connectionsOpened: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_connections_opened_total", Help: "Client connections accepted.",
 		}, []string{"listener"}),
+		acceptErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_acceptor_errors_total",
+			Help: "Accepts that failed (out of file descriptors, buffers or memory) and were retried after a pause, by listener and error.",
+		}, []string{"listener", "error"}),
+		acceptorBlocked: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_acceptor_blocked_seconds_total",
+			Help: "Time the acceptor waited for a connection slot at max.connections, by listener.",
+		}, []string{"listener"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_connections_rejected_total",
+			Help: "Connections closed by a connection quota (max.connections.per.ip, max.connections), by listener and reason.",
+		}, []string{"listener", "reason"}),
+		poolDepleted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sluice_memory_pool_depleted_seconds_total",
+			Help: "Time connections' reads were paused because request buffers in flight had reached queued.max.request.bytes.",
+		}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.errors, m.bytesIn, m.bytesOut, m.latency, m.connections, m.connectionsOpened} {
+	used := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sluice_memory_pool_used_bytes", Help: "Bytes of request buffers in flight (read or being served).",
+	}, func() float64 { return float64(mem.inUse()) })
+	available := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sluice_memory_pool_available_bytes",
+		Help: "Bytes of request buffers that may still be allocated before reads pause (+Inf when unbounded; negative while one request overdraws).",
+	}, mem.available)
+	waiting := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sluice_memory_pool_waiting_connections", Help: "Connections whose reads are paused waiting for request memory.",
+	}, func() float64 { return float64(mem.waiting()) })
+	for _, c := range []prometheus.Collector{m.requests, m.errors, m.bytesIn, m.bytesOut, m.latency, m.connections,
+		m.connectionsOpened, m.acceptErrors, m.acceptorBlocked, m.rejected, m.poolDepleted, used, available, waiting} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering server metrics: %w", err)
 		}

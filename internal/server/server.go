@@ -2,23 +2,26 @@
 // listeners and serves their requests through an api.Registry: per
 // connection one reader and one writer goroutine, one request in flight at a
 // time (Kafka mutes a channel until its response is sent), and a graceful
-// shutdown that lets in-flight requests finish.
+// shutdown that lets in-flight requests finish. Its bounds are Kafka's
+// SocketServer's: an acceptor that outlives accept errors, the connection
+// quotas, a cap on request bytes in flight, and connections that make no
+// progress for connections.max.idle.ms closed.
 package server
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"sluice/internal/api"
+	"sluice/internal/clock"
 	"sluice/internal/protocol"
 )
 
@@ -58,11 +61,38 @@ type Options struct {
 	// connection. Zero means Kafka's default, 100 MiB.
 	MaxRequestSize int32
 	// MaxConnections is max.connections across all listeners; at the limit
-	// the acceptor waits for a slot, as Kafka's does. Zero means unlimited.
+	// the acceptor waits for a slot, as Kafka's does. Zero means unlimited
+	// (Kafka's zero admits only the inter-broker listener).
 	MaxConnections int
+	// InterBrokerListener is inter.broker.listener.name. When the server
+	// has other listeners too, its connections are admitted past
+	// MaxConnections, and the least recently active connection of another
+	// listener is closed instead, as Kafka protects replication.
+	InterBrokerListener string
+	// MaxConnectionsPerIP is max.connections.per.ip: a connection from an
+	// address that has this many already is closed as soon as it is
+	// accepted. Zero means only the overrides may connect, or with no
+	// overrides (which Kafka refuses) no limit.
+	MaxConnectionsPerIP int
+	// MaxConnectionsPerIPOverrides is max.connections.per.ip.overrides,
+	// "host:count,...": host names are resolved when New runs.
+	MaxConnectionsPerIPOverrides string
+	// QueuedMaxRequestBytes is queued.max.request.bytes: the cap on bytes
+	// of request buffers in flight on the server's connections (read, or
+	// being served), beyond which reads pause. Zero or negative (Kafka's
+	// default, -1) means RequestMemoryBudget applies.
+	QueuedMaxRequestBytes int64
+	// RequestMemoryBudget is sluice.queued.max.request.bytes, the cap when
+	// QueuedMaxRequestBytes is unset; zero or negative means unbounded.
+	RequestMemoryBudget int64
 	// IdleTimeout is connections.max.idle.ms: a connection with no request
-	// for this long is closed. Zero means Kafka's default, 10 minutes.
+	// for this long is closed, and so is one whose response makes no
+	// progress for this long (a client that does not read). Zero means
+	// Kafka's default, 10 minutes.
 	IdleTimeout time.Duration
+	// Clock times the acceptor's pauses after accept errors; nil means the
+	// real clock. Network deadlines stay on real time.
+	Clock clock.Clock
 	// Logger receives one line per connection closed for a protocol error.
 	Logger *slog.Logger
 	// Metrics is the node's registry; nil means a private one.
@@ -73,9 +103,13 @@ type Options struct {
 type Server struct {
 	opts    Options
 	log     *slog.Logger
+	clock   clock.Clock
 	metrics *metrics
-	// slots bounds open connections when MaxConnections is set.
-	slots chan struct{}
+	quotas  *connectionQuotas
+	// mem is the budget and pool of request buffers.
+	mem *requestMemory
+	// listen binds a listener: net.Listen, or a test's failing listener.
+	listen func(network, address string) (net.Listener, error)
 
 	mu        sync.Mutex
 	listeners map[string]net.Listener
@@ -85,7 +119,8 @@ type Server struct {
 
 	acceptors   sync.WaitGroup
 	connections sync.WaitGroup
-	// stopped is closed when Shutdown begins, so acceptors stop waiting for slots.
+	// stopped is closed when Shutdown begins, so acceptors stop waiting for
+	// slots or pausing after errors.
 	stopped chan struct{}
 	// draining is the parent of every connection's handler context and is
 	// cancelled when Shutdown begins: a request parked on a long wait (a
@@ -110,6 +145,10 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxRequestSize < 0 {
 		return nil, fmt.Errorf("server: socket.request.max.bytes %d must be positive", opts.MaxRequestSize)
 	}
+	if opts.QueuedMaxRequestBytes > 0 && opts.QueuedMaxRequestBytes < int64(opts.MaxRequestSize) {
+		return nil, fmt.Errorf("server: queued.max.request.bytes %d must be larger or equal to socket.request.max.bytes %d",
+			opts.QueuedMaxRequestBytes, opts.MaxRequestSize)
+	}
 	if opts.IdleTimeout == 0 {
 		opts.IdleTimeout = 10 * time.Minute
 	}
@@ -119,25 +158,38 @@ func New(opts Options) (*Server, error) {
 	if opts.Metrics == nil {
 		opts.Metrics = prometheus.NewRegistry()
 	}
-	m, err := newMetrics(opts.Metrics)
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	quotas, err := newConnectionQuotas(opts)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	limit := opts.QueuedMaxRequestBytes
+	if limit <= 0 {
+		limit = opts.RequestMemoryBudget
+	}
+	mem := newRequestMemory(limit)
+	m, err := newMetrics(opts.Metrics, mem)
 	if err != nil {
 		return nil, err
 	}
+	mem.waited = m.poolDepleted
 	draining, stopDrained := context.WithCancel(context.Background())
-	s := &Server{
+	return &Server{
 		opts:        opts,
 		log:         opts.Logger,
+		clock:       opts.Clock,
 		metrics:     m,
+		quotas:      quotas,
+		mem:         mem,
+		listen:      net.Listen,
 		listeners:   make(map[string]net.Listener),
 		conns:       make(map[*conn]struct{}),
 		stopped:     make(chan struct{}),
 		draining:    draining,
 		stopDrained: stopDrained,
-	}
-	if opts.MaxConnections > 0 {
-		s.slots = make(chan struct{}, opts.MaxConnections)
-	}
-	return s, nil
+	}, nil
 }
 
 // Start binds every listener and starts accepting. On error nothing is left
@@ -157,7 +209,7 @@ func (s *Server) Start() error {
 func (s *Server) Bind() error {
 	var bound []net.Listener
 	for _, l := range s.opts.Listeners {
-		ln, err := net.Listen("tcp", l.Address)
+		ln, err := s.listen("tcp", l.Address)
 		if err != nil {
 			for _, b := range bound {
 				b.Close()
@@ -216,93 +268,26 @@ func (s *Server) Run(ctx context.Context, grace time.Duration) error {
 	return s.Shutdown(shutdownCtx)
 }
 
-func (s *Server) accept(l Listener, ln net.Listener) {
-	name := l.Name
-	defer s.acceptors.Done()
-	for {
-		if s.slots != nil {
-			select {
-			case s.slots <- struct{}{}:
-			case <-s.stopped:
-				return
-			}
-		}
-		nc, err := ln.Accept()
-		if err != nil {
-			s.releaseSlot()
-			if s.isStopping() {
-				return
-			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
-			s.log.Error("accept failed; listener stopped", "listener", name, "err", err)
-			return
-		}
-		if l.Divert != nil {
-			s.peekConn(l, nc)
-			continue
-		}
-		s.startConn(l, nc)
-	}
-}
-
-// peekConn reads the first bytes of a connection on a listener shared with
-// another protocol and hands it to that protocol's server or to ours.
-func (s *Server) peekConn(l Listener, nc net.Conn) {
-	s.connections.Add(1)
-	go func() {
-		defer s.connections.Done()
-		peeked := make([]byte, l.Divert.PrefixLen)
-		nc.SetReadDeadline(time.Now().Add(divertPeekTimeout))
-		if _, err := io.ReadFull(nc, peeked); err != nil {
-			nc.Close()
-			s.releaseSlot()
-			return
-		}
-		nc.SetReadDeadline(time.Time{})
-		if l.Divert.Match(peeked) {
-			s.releaseSlot()
-			go l.Divert.Serve(nc, peeked)
-			return
-		}
-		s.startConn(l, &prefixedConn{Conn: nc, r: io.MultiReader(bytes.NewReader(peeked), nc)})
-	}()
-}
-
-// prefixedConn replays bytes read while peeking before the rest of the stream.
-type prefixedConn struct {
-	net.Conn
-	r io.Reader
-}
-
-func (p *prefixedConn) Read(b []byte) (int, error) { return p.r.Read(b) }
-
-func (s *Server) releaseSlot() {
-	if s.slots != nil {
-		<-s.slots
-	}
-}
-
 func (s *Server) isStopping() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.stopping
 }
 
-func (s *Server) startConn(l Listener, nc net.Conn) {
+// startConn serves an admitted connection; its slot and per-address count
+// are released when it ends.
+func (s *Server) startConn(l Listener, nc net.Conn, ip netip.Addr) {
 	listener := l.Name
 	registry := l.Registry
 	if registry == nil {
 		registry = s.opts.Registry
 	}
-	c := newConn(s, listener, registry, nc)
+	c := newConn(s, listener, registry, nc, ip)
 	s.mu.Lock()
 	if s.stopping {
 		s.mu.Unlock()
 		nc.Close()
-		s.releaseSlot()
+		s.quotas.release(ip)
 		return
 	}
 	s.conns[c] = struct{}{}
@@ -315,9 +300,14 @@ func (s *Server) startConn(l Listener, nc net.Conn) {
 		c.serve()
 		s.mu.Lock()
 		delete(s.conns, c)
+		evicted := c.evicted
 		s.mu.Unlock()
 		s.metrics.connections.WithLabelValues(listener).Dec()
-		s.releaseSlot()
+		if evicted {
+			s.quotas.releaseEvicted(ip)
+		} else {
+			s.quotas.release(ip)
+		}
 	}()
 }
 

@@ -32,6 +32,12 @@ type testServer struct {
 
 func startServer(t *testing.T, mutate func(*Options), handlers ...api.Handler) *testServer {
 	t.Helper()
+	return startServerWith(t, mutate, nil, handlers...)
+}
+
+// startServerWith is startServer with a hook on the server before it starts.
+func startServerWith(t *testing.T, mutate func(*Options), before func(*Server), handlers ...api.Handler) *testServer {
+	t.Helper()
 	reg, err := api.NewRegistry(api.BrokerRelease(), api.RegistryInfo{}, handlers)
 	if err != nil {
 		t.Fatal(err)
@@ -50,15 +56,26 @@ func startServer(t *testing.T, mutate func(*Options), handlers ...api.Handler) *
 	if err != nil {
 		t.Fatal(err)
 	}
+	if before != nil {
+		before(srv)
+	}
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(ctx)
+		if srv.isStopping() {
+			return
+		}
+		shutdownNow(srv)
 	})
-	return &testServer{srv: srv, addr: srv.Addr("PLAINTEXT").String(), metrics: metrics}
+	return &testServer{srv: srv, addr: srv.Addr(opts.Listeners[0].Name).String(), metrics: metrics}
+}
+
+// shutdownNow shuts srv down, giving in-flight requests 5 s.
+func shutdownNow(srv *Server) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(ctx)
 }
 
 func dial(t *testing.T, addr string) net.Conn {
@@ -387,6 +404,10 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		"no registry":  {Listeners: []Listener{{Name: "PLAINTEXT", Address: "127.0.0.1:0"}}},
 		"no listeners": {Registry: reg},
 		"negative max": {Registry: reg, Listeners: []Listener{{Name: "P", Address: ":0"}}, MaxRequestSize: -1},
+		"queued.max.request.bytes below socket.request.max.bytes": {Registry: reg, Listeners: []Listener{{Name: "P", Address: ":0"}},
+			MaxRequestSize: 1 << 20, QueuedMaxRequestBytes: 1<<20 - 1},
+		"negative max.connections.per.ip": {Registry: reg, Listeners: []Listener{{Name: "P", Address: ":0"}}, MaxConnectionsPerIP: -1},
+		"bad override":                    {Registry: reg, Listeners: []Listener{{Name: "P", Address: ":0"}}, MaxConnectionsPerIPOverrides: "x"},
 	} {
 		if _, err := New(opts); err == nil {
 			t.Errorf("%s: New accepted %+v", name, opts)
