@@ -49,6 +49,11 @@ var SluiceDebugListener = SluiceKey{"sluice.debug.listener"}
 // cleaner); a batch over it waits. Unset, records.DefaultDecompressionBudget (512 MiB).
 var SluiceDecompressionMaxInflightBytes = SluiceKey{"sluice.decompression.max.inflight.bytes"}
 
+// SluiceQueuedMaxRequestBytes caps the bytes of request buffers in flight per server when
+// Kafka's queued.max.request.bytes keeps its default (-1, unbounded); -1 disables the cap.
+// Unset, server.DefaultRequestMemoryBudget.
+var SluiceQueuedMaxRequestBytes = SluiceKey{"sluice.queued.max.request.bytes"}
+
 // Name returns the key as written in server.properties.
 func (k BoolKey) Name() string { return k.name }
 

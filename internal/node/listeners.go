@@ -17,14 +17,24 @@ func (n *Node) newBrokerServer() error {
 	if err != nil {
 		return fmt.Errorf("request handlers: %w", err)
 	}
+	budget, err := server.RequestMemoryBudget(n.cfg.Raw(config.SluiceQueuedMaxRequestBytes))
+	if err != nil {
+		return err
+	}
 	n.broker.server, err = server.New(server.Options{
-		Listeners:      brokerListeners(n.cfg),
-		Registry:       registry,
-		MaxRequestSize: n.cfg.Int(config.SocketRequestMaxBytes),
-		MaxConnections: int(n.cfg.Int(config.MaxConnections)),
-		IdleTimeout:    millis(n.cfg.Long(config.ConnectionsMaxIdleMs)),
-		Logger:         n.logger.With("component", "server"),
-		Metrics:        n.metrics,
+		Listeners:                    brokerListeners(n.cfg),
+		Registry:                     registry,
+		MaxRequestSize:               n.cfg.Int(config.SocketRequestMaxBytes),
+		MaxConnections:               int(n.cfg.Int(config.MaxConnections)),
+		InterBrokerListener:          n.cfg.InterBrokerListenerName(),
+		MaxConnectionsPerIP:          int(n.cfg.Int(config.MaxConnectionsPerIP)),
+		MaxConnectionsPerIPOverrides: n.cfg.String(config.MaxConnectionsPerIPOverrides),
+		QueuedMaxRequestBytes:        n.cfg.Long(config.QueuedMaxRequestBytes),
+		RequestMemoryBudget:          budget,
+		IdleTimeout:                  millis(n.cfg.Long(config.ConnectionsMaxIdleMs)),
+		Logger:                       n.logger.With("component", "server"),
+		Metrics:                      n.metrics,
+		Clock:                        n.clk,
 	})
 	if err != nil {
 		return fmt.Errorf("server: %w", err)
@@ -50,14 +60,26 @@ func (n *Node) newControllerServer() error {
 	if len(listeners) == 0 {
 		return fmt.Errorf("no listener named in controller.listener.names %v: a controller of a multi-voter quorum needs one", n.cfg.ControllerListenerNames())
 	}
+	budget, err := server.RequestMemoryBudget(n.cfg.Raw(config.SluiceQueuedMaxRequestBytes))
+	if err != nil {
+		return err
+	}
+	// Kafka's controller has its own SocketServer: the same limits, counted
+	// apart from the broker's.
 	n.ctrlServer, err = server.New(server.Options{
-		Listeners:      listeners,
-		Registry:       registry,
-		MaxRequestSize: n.cfg.Int(config.SocketRequestMaxBytes),
-		IdleTimeout:    millis(n.cfg.Long(config.ConnectionsMaxIdleMs)),
-		Logger:         n.logger.With("component", "controller-server"),
+		Listeners:                    listeners,
+		Registry:                     registry,
+		MaxRequestSize:               n.cfg.Int(config.SocketRequestMaxBytes),
+		MaxConnections:               int(n.cfg.Int(config.MaxConnections)),
+		MaxConnectionsPerIP:          int(n.cfg.Int(config.MaxConnectionsPerIP)),
+		MaxConnectionsPerIPOverrides: n.cfg.String(config.MaxConnectionsPerIPOverrides),
+		QueuedMaxRequestBytes:        n.cfg.Long(config.QueuedMaxRequestBytes),
+		RequestMemoryBudget:          budget,
+		IdleTimeout:                  millis(n.cfg.Long(config.ConnectionsMaxIdleMs)),
+		Logger:                       n.logger.With("component", "controller-server"),
 		// The controller server's series stay apart from the broker's.
 		Metrics: controllerMetrics(n.metrics),
+		Clock:   n.clk,
 	})
 	if err != nil {
 		return fmt.Errorf("controller server: %w", err)
