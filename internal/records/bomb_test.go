@@ -129,7 +129,8 @@ func TestCountsAreCheckedBeforeAllocating(t *testing.T) {
 
 // TestDecompressionBombsCostOneSmallBuffer: bombs of every codec are
 // refused on their first bytes, or on their size before any is kept,
-// within a few MiB whatever they expand to.
+// within a few MiB whatever they expand to; so are bombs whose first bytes
+// frame a record claiming more than they hold.
 func TestDecompressionBombsCostOneSmallBuffer(t *testing.T) {
 	// maxAlloc: the first try's buffer (8 times the bomb), the codec's
 	// state (lz4 blocks of 4 MiB), or for snappy its declared 20 MiB.
@@ -142,27 +143,30 @@ func TestDecompressionBombsCostOneSmallBuffer(t *testing.T) {
 		{"zstd", records.ZstdCompression, 64 << 10, 2 << 20},      // 2 GiB
 		{"snappy", records.SnappyCompression, 256 << 10, 8 << 20}, // 5 MiB, declared
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			bomb, err := recordstest.DecompressionBomb(c.codec, c.size, bombNow)
-			if err != nil {
-				t.Fatal(err)
-			}
-			budget := records.NewBudget(0)
-			opts := produceOpts()
-			opts.Decoder = records.NewDecoder(budget, 0)
-			var verr error
-			got := allocated(func() { _, verr = records.Validate(context.Background(), bomb, opts) })
-			var ve *records.ValidationError
-			if !errors.As(verr, &ve) || (ve.Err != kerr.InvalidRecord && ve.Err != kerr.CorruptMessage) {
-				t.Fatalf("bomb: %v", verr)
-			}
-			if got > uint64(c.maxAlloc) {
-				t.Fatalf("refusing the bomb allocated %d bytes", got)
-			}
-			if now, _ := budget.InUse(); now != 0 {
-				t.Fatalf("%d bytes of budget still held", now)
-			}
-		})
+		for name, build := range map[string]func(int, int, int64) ([]byte, error){
+			c.name: recordstest.DecompressionBomb, c.name + " framed": recordstest.FramedDecompressionBomb} {
+			t.Run(name, func(t *testing.T) {
+				bomb, err := build(c.codec, c.size, bombNow)
+				if err != nil {
+					t.Fatal(err)
+				}
+				budget := records.NewBudget(0)
+				opts := produceOpts()
+				opts.Decoder = records.NewDecoder(budget, 0)
+				var verr error
+				got := allocated(func() { _, verr = records.Validate(context.Background(), bomb, opts) })
+				var ve *records.ValidationError
+				if !errors.As(verr, &ve) || (ve.Err != kerr.InvalidRecord && ve.Err != kerr.CorruptMessage) {
+					t.Fatalf("bomb: %v", verr)
+				}
+				if got > uint64(c.maxAlloc) {
+					t.Fatalf("refusing the bomb allocated %d bytes", got)
+				}
+				if now, _ := budget.InUse(); now != 0 {
+					t.Fatalf("%d bytes of budget still held", now)
+				}
+			})
+		}
 	}
 }
 

@@ -22,15 +22,17 @@ import (
 //     a buffer of exactly that size, reserved against the Budget first;
 //   - otherwise (gzip, lz4, zstd frames without a size: the Java client's)
 //     a first try decodes into a buffer of a few times the compressed size.
-//     Most batches fit. One that does not is decoded once more to count its
-//     size, keeping nothing; above the per-batch cap it is refused there,
-//     else it is decoded a third time into a buffer of exactly that size.
+//     Most batches fit. For one that does not, the records in the bytes
+//     that fit are checked first (walkPrefix: a bomb of garbage stops
+//     there); then it is decoded once more to count its size, keeping
+//     nothing, and refused above the per-batch cap or short of what its
+//     first records claim; else it is decoded a third time into a buffer
+//     of exactly that size.
 //
-// The Budget holds each buffer's bytes while its records are read; a
-// decoder never waits for budget while holding some. The codecs' own state
-// (a gzip window of 32 KiB, lz4 blocks up to 4 MiB, a zstd window up to
-// zstdMaxStreamWindow while counting) is outside the budget, bounded per
-// decoder.
+// The Budget holds each buffer's bytes while its records are read, and a
+// count's decoder state (a gzip window of 32 KiB, lz4 blocks up to 4 MiB, a
+// zstd window up to zstdMaxStreamWindow) while it runs; a decoder never
+// waits for budget while holding some.
 
 // Sizes of the first try: firstTryRatio times the compressed size, at
 // least firstTryMin, at most the per-batch cap.
@@ -74,8 +76,9 @@ func (d *decompressed) release() {
 // wrap ErrDecompress.
 //
 // check, when not nil, is given the first bytes of records too large for the
-// first try (see walkPrefix); its error refuses them at once.
-func decompressRecords(ctx context.Context, budget *Budget, codec int, src []byte, limit int, pooled bool, check func([]byte) error) (decompressed, error) {
+// first try (see walkPrefix): its error refuses them at once, and the size
+// it says the records need at least refuses them once counted.
+func decompressRecords(ctx context.Context, budget *Budget, codec int, src []byte, limit int, pooled bool, check func([]byte) (int64, error)) (decompressed, error) {
 	if limit <= 0 {
 		limit = DefaultMaxUncompressedBytes
 	}
@@ -84,12 +87,15 @@ func decompressRecords(ctx context.Context, budget *Budget, codec int, src []byt
 		return decompressed{}, decompressError(codec, err)
 	}
 	if !exact {
-		out, fits, err := firstTry(ctx, budget, codec, src, limit, pooled, check)
+		out, fits, need, err := firstTry(ctx, budget, codec, src, limit, pooled, check)
 		if err != nil || fits {
 			return out, err
 		}
-		if size, exact, err = countDecoded(codec, src, limit); err != nil {
-			return decompressed{}, decompressError(codec, err)
+		if size, exact, err = countWithin(ctx, budget, codec, src, limit); err != nil {
+			return decompressed{}, err
+		}
+		if exact && size <= limit && need > int64(size) {
+			return decompressed{}, fmt.Errorf("%w: a record needs the records to reach byte %d, they have %d", ErrInvalidRecord, need, size)
 		}
 	}
 	if size > limit {
@@ -120,30 +126,32 @@ func reserve(ctx context.Context, budget *Budget, n int, pooled bool) (decompres
 // compressed size. fits is false, with no error and nothing held, when the
 // records do not fit (or, for zstd, when the decoder cannot tell an
 // oversized frame from a bad one: counting decides) and check finds no
-// fault in the bytes that fit.
-func firstTry(ctx context.Context, budget *Budget, codec int, src []byte, limit int, pooled bool, check func([]byte) error) (decompressed, bool, error) {
+// fault in the bytes that fit; need is then the size check says they need.
+func firstTry(ctx context.Context, budget *Budget, codec int, src []byte, limit int, pooled bool, check func([]byte) (int64, error)) (decompressed, bool, int64, error) {
 	first := min(limit, max(firstTryMin, len(src)*firstTryRatio))
 	out, buf, err := reserve(ctx, budget, first, pooled)
 	if err != nil {
-		return decompressed{}, false, err
+		return decompressed{}, false, 0, err
 	}
 	n, more, err := firstTryInto(codec, src, buf)
-	if err == nil && more && check != nil {
-		err = check(buf[:n])
+	var need int64
+	if err == nil && more && n >= 0 && check != nil {
+		need, err = check(buf[:n])
 	} else if err != nil {
 		err = decompressError(codec, err)
 	}
 	if err != nil || more {
 		out.release()
-		return decompressed{}, false, err
+		return decompressed{}, false, need, err
 	}
 	out.data = buf[:n]
-	return out, true, nil
+	return out, true, 0, nil
 }
 
 // firstTryInto is decodeInto for a first try, where the bytes that fit
 // matter too (check walks them): zstd is decoded as a stream, unless its
-// window is too large to stream in bounded memory.
+// window is too large to stream in bounded memory. n < 0 with more says
+// the bytes that fit are not known.
 func firstTryInto(codec int, src, dst []byte) (int, bool, error) {
 	if codec != ZstdCompression {
 		return decodeInto(codec, src, dst)
@@ -154,8 +162,9 @@ func firstTryInto(codec int, src, dst []byte) (int, bool, error) {
 	}
 	if n, _, err = zstdInto(src, dst); err != nil {
 		// DecodeAll stops at dst's end without saying so: no reliable
-		// prefix, and counting tells an oversized frame from a bad one.
-		return 0, true, nil
+		// prefix (n < 0), and counting tells an oversized frame from a
+		// bad one.
+		return -1, true, nil
 	}
 	return n, false, nil
 }
@@ -225,6 +234,34 @@ func streamInto(codec int, src, dst []byte) (int, bool, error) {
 	}
 	defer done()
 	return readInto(r, dst)
+}
+
+// countState is what a codec's stream decoder holds while counting: lz4
+// blocks of up to 4 MiB, in and out; a zstd window and two blocks; gzip's
+// 32 KiB window, with the read buffer.
+func countState(codec int) int64 {
+	switch codec {
+	case LZ4Compression:
+		return 8 << 20
+	case ZstdCompression:
+		return zstdMaxStreamWindow + 512<<10
+	}
+	return 128 << 10
+}
+
+// countWithin counts src's decompressed size (countDecoded) holding the
+// decoder's state against the budget, so many counts at once wait too.
+func countWithin(ctx context.Context, budget *Budget, codec int, src []byte, limit int) (int, bool, error) {
+	held, err := budget.acquire(ctx, countState(codec))
+	if err != nil {
+		return 0, false, err
+	}
+	defer budget.release(held)
+	n, exact, err := countDecoded(codec, src, limit)
+	if err != nil {
+		return 0, false, decompressError(codec, err)
+	}
+	return n, exact, nil
 }
 
 // countDecoded decodes src keeping nothing and returns its size (limit+1

@@ -107,7 +107,7 @@ func (d *Decoder) open(ctx context.Context, batch []byte, pooled bool, fn func(i
 	if fn == nil {
 		fn = func(int32, *Record) error { return nil }
 	}
-	check := func(prefix []byte) error { return walkPrefix(prefix, h.RecordCount, fn) }
+	check := func(prefix []byte) (int64, error) { return walkPrefix(prefix, h.RecordCount, fn) }
 	out, err := decompressRecords(ctx, d.Budget(), codec, body, limit, pooled, check)
 	if err != nil {
 		return RecordSet{}, decompressed{}, err

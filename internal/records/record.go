@@ -213,27 +213,35 @@ func walkRecords(data []byte, count int32, fn func(i int32, r *Record) error) er
 }
 
 // walkPrefix decodes the records lying wholly inside prefix, the start of
-// a batch's records whose rest is not decoded yet, calling fn for each; it
-// stops without error at the first record running past prefix. An error is
-// the one walkRecords meets on the whole records: a record inside prefix
-// decodes the same from either. It lets a batch too large for a first
-// buffer be refused on its first bytes instead of decoded in full.
-func walkPrefix(prefix []byte, count int32, fn func(i int32, r *Record) error) error {
+// records that go on past it (not decoded yet), calling fn for each, and
+// stops at the first record running past prefix. It returns the bytes the
+// records need at least: where that record says it ends. An error is one
+// walkRecords meets on the whole records (a record inside prefix decodes the
+// same from either), or a count of records all inside prefix, which leaves
+// the bytes after them over. It lets records too large for a first buffer
+// be refused on their first bytes instead of decoded in full.
+func walkPrefix(prefix []byte, count int32, fn func(i int32, r *Record) error) (int64, error) {
 	d := recordDecoder{buf: prefix}
 	var r Record
-	for i := int32(0); i < count && d.pos < len(prefix); i++ {
+	for i := int32(0); i < count; i++ {
+		if d.pos >= len(prefix) {
+			return int64(len(prefix)) + 1, nil
+		}
 		size, n := binary.Varint(prefix[d.pos:])
-		if n == 0 || (n > 0 && size >= 0 && size <= math.MaxInt32 && int64(d.pos+n)+size > int64(len(prefix))) {
-			return nil
+		if n == 0 {
+			return int64(len(prefix)) + 1, nil
+		}
+		if n > 0 && size >= 0 && size <= math.MaxInt32 && int64(d.pos+n)+size > int64(len(prefix)) {
+			return int64(d.pos+n) + size, nil
 		}
 		if err := d.next(&r); err != nil {
-			return fmt.Errorf("record %d: %w", i, err)
+			return 0, fmt.Errorf("record %d: %w", i, err)
 		}
 		if err := fn(i, &r); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	return nil
+	return 0, fmt.Errorf("%w: bytes remain after %d records", ErrInvalidRecord, count)
 }
 
 // appendVarint appends v zig-zag encoded.

@@ -41,22 +41,37 @@ func HeaderBomb(n int, codec int, ts int64) ([]byte, error) {
 // blocks, without a declared content size, as a stream) 32,000-fold,
 // snappy about 20-fold. None holds a valid record.
 func DecompressionBomb(codec, size int, ts int64) ([]byte, error) {
+	return bomb(codec, size, ts, nil)
+}
+
+// FramedDecompressionBomb is DecompressionBomb whose zeros follow the
+// start of a record claiming them all as its value (length 1 GiB): the
+// first bytes frame, so only the decompressed size refuses it (gzip, zstd),
+// or, under the cap (lz4), the record's end.
+func FramedDecompressionBomb(codec, size int, ts int64) ([]byte, error) {
+	prefix := binary.AppendVarint(nil, 1<<30) // record length
+	prefix = append(prefix, 0, 0, 0, 1)       // attributes, timestamp and offset deltas, null key
+	prefix = binary.AppendVarint(prefix, 1<<30-16)
+	return bomb(codec, size, ts, prefix)
+}
+
+func bomb(codec, size int, ts int64, prefix []byte) ([]byte, error) {
 	var body []byte
 	var err error
 	switch codec {
 	case records.GzipCompression:
-		body, err = streamBomb(size, func(w io.Writer) (io.WriteCloser, error) {
+		body, err = streamBomb(size, prefix, func(w io.Writer) (io.WriteCloser, error) {
 			return gzip.NewWriterLevel(w, 5) // as small as level 9 on zeros, ten times faster
 		})
 	case records.LZ4Compression:
-		body, err = streamBomb(size, func(w io.Writer) (io.WriteCloser, error) {
+		body, err = streamBomb(size, prefix, func(w io.Writer) (io.WriteCloser, error) {
 			zw := lz4.NewWriter(w)
 			return zw, zw.Apply(lz4.BlockSizeOption(lz4.Block4Mb), lz4.CompressionLevelOption(lz4.Level9))
 		})
 	case records.ZstdCompression:
-		body = zstdRLEBomb(size)
+		body = zstdRLEBomb(size, prefix)
 	case records.SnappyCompression:
-		body = s2.EncodeSnappy(nil, make([]byte, size*20))
+		body = s2.EncodeSnappy(nil, append(prefix, make([]byte, size*20)...))
 	default:
 		return nil, fmt.Errorf("no decompression bomb for codec %d", codec)
 	}
@@ -66,12 +81,15 @@ func DecompressionBomb(codec, size int, ts int64) ([]byte, error) {
 	return Assemble(Options(Compression(codec)), 1, ts, ts, body), nil
 }
 
-// streamBomb writes zeros through a compressor until about size bytes
-// came out.
-func streamBomb(size int, open func(io.Writer) (io.WriteCloser, error)) ([]byte, error) {
+// streamBomb writes prefix then zeros through a compressor until about
+// size bytes came out.
+func streamBomb(size int, prefix []byte, open func(io.Writer) (io.WriteCloser, error)) ([]byte, error) {
 	var out bytes.Buffer
 	w, err := open(&out)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(prefix); err != nil {
 		return nil, err
 	}
 	zeros := make([]byte, 1<<20)
@@ -87,11 +105,16 @@ func streamBomb(size int, open func(io.Writer) (io.WriteCloser, error)) ([]byte,
 }
 
 // zstdRLEBomb is one zstd frame of about size bytes without a content
-// size: a 128 KiB window and RLE blocks of 128 KiB of zeros, four bytes each.
-func zstdRLEBomb(size int) []byte {
+// size: a 128 KiB window, prefix in a raw block, then RLE blocks of 128 KiB
+// of zeros, four bytes each.
+func zstdRLEBomb(size int, prefix []byte) []byte {
 	const block = 128 << 10
 	out := binary.LittleEndian.AppendUint32(nil, 0xFD2FB528)
 	out = append(out, 0x00, 7<<3) // no content size, not single segment; window 2^(10+7)
+	if len(prefix) > 0 {
+		h := uint32(len(prefix)) << 3 // type raw
+		out = append(append(out, byte(h), byte(h>>8), byte(h>>16)), prefix...)
+	}
 	for len(out)+8 <= size {
 		out = appendRLEBlock(out, block, false)
 	}
