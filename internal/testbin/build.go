@@ -6,7 +6,9 @@
 package testbin
 
 import (
+	"bytes"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,11 +54,17 @@ func Build(tb testing.TB) string {
 }
 
 // build writes the binary to a private name and renames it over one fixed
-// path per user: the rename is atomic, so a process of another test package
-// running the previous binary keeps its file, and no temp dir is left behind
-// per test process.
+// path per user and checkout: the rename is atomic, so a process of another
+// test package running the previous binary keeps its file, and no temp dir
+// is left behind per test process. The checkout (the module root) is part
+// of the path, so tests of two worktrees never run each other's binary.
 func build() (string, error) {
-	dir := filepath.Join(os.TempDir(), "sluice-testbin-"+strconv.Itoa(os.Getuid()))
+	root, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("testbin: module root: %w", err)
+	}
+	sum := crc32.ChecksumIEEE(bytes.TrimSpace(root))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("sluice-testbin-%d-%08x", os.Getuid(), sum))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("testbin: binary dir: %w", err)
 	}
