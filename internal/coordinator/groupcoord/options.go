@@ -66,7 +66,7 @@ func (o *Options) runtimeOptions() runtime.Options[*groupShard] {
 	cfg := o.Group
 	return runtime.Options[*groupShard]{
 		Name: "group coordinator", Topic: OffsetsTopic, NodeID: o.NodeID,
-		NewShard:          func(_ int32, now time.Time) *groupShard { return newGroupShard(cfg, now) },
+		NewShard:          func(_, _ int32, now time.Time) *groupShard { return newGroupShard(cfg, now) },
 		NumPartitions:     o.NumPartitions,
 		ReplicationFactor: o.ReplicationFactor,
 		TopicConfigs: map[string]string{

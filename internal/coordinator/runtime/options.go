@@ -111,9 +111,11 @@ type Options[S Shard] struct {
 	Topic string
 	// NodeID is this broker's node.id.
 	NodeID int32
-	// NewShard returns the empty state machine of a partition; a load
-	// that fails and is retried starts again from a new one.
-	NewShard func(partition int32, now time.Time) S
+	// NewShard returns the empty state machine of a partition led at
+	// leaderEpoch (the transaction coordinator's markers carry it as their
+	// coordinator epoch); a load that fails and is retried starts again
+	// from a new one.
+	NewShard func(partition, leaderEpoch int32, now time.Time) S
 	// NumPartitions, ReplicationFactor and TopicConfigs create the topic;
 	// an existing topic's own partition count decides the mapping of keys.
 	NumPartitions     int32

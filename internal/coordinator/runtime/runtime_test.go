@@ -27,6 +27,8 @@ const (
 // they are applied and answered, and waiters parked until Shutdown. A
 // transactional put waits in pending until its producer's marker.
 type kvShard struct {
+	// epoch is the leader epoch NewShard was given.
+	epoch   int32
 	kv      map[string]string
 	pending map[int64]map[string]string
 	writes  []Write
@@ -149,8 +151,8 @@ func newKVRuntimeOn(t *testing.T, w PartitionWriter, clk clock.Clock, tick time.
 	shutdowns := make(chan int16, 100)
 	r, err := New(Options[*kvShard]{
 		Name: "kv coordinator", Topic: testTopic, NodeID: testNode,
-		NewShard: func(int32, time.Time) *kvShard {
-			return &kvShard{kv: map[string]string{}, pending: map[int64]map[string]string{}, shutdowns: shutdowns, ticks: ticks}
+		NewShard: func(_, epoch int32, _ time.Time) *kvShard {
+			return &kvShard{epoch: epoch, kv: map[string]string{}, pending: map[int64]map[string]string{}, shutdowns: shutdowns, ticks: ticks}
 		},
 		NumPartitions: 2, ReplicationFactor: 1, Writer: w, TickInterval: tick, Clock: clk,
 	})
@@ -226,6 +228,9 @@ func TestRuntimeLoadWriteReload(t *testing.T) {
 		t.Fatalf("epoch %d %v after the new epoch", epoch, ok)
 	}
 	waitServing(t, r, 0)
+	if epoch, _ := Call(ctx, r, 0, func(_ time.Time, s *kvShard, reply func(int32)) { reply(s.epoch) }); epoch != 1 {
+		t.Fatalf("the reloaded shard was made for epoch %d, want 1", epoch)
+	}
 	if v, _ := get(ctx, r, 0, "c"); v != "4" {
 		t.Fatalf("after reload c = %q", v)
 	}

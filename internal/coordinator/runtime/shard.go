@@ -117,7 +117,7 @@ func (s *shard[S]) run() {
 // learn of its leadership after us). It returns the Shard once Loaded.
 func (s *shard[S]) load() (S, error) {
 	for attempt := 0; ; attempt++ {
-		sh := s.opts.NewShard(s.partition, s.opts.Clock.Now())
+		sh := s.opts.NewShard(s.partition, s.epoch, s.opts.Clock.Now())
 		err := s.replay(sh)
 		if err == nil {
 			return sh, nil
