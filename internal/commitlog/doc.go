@@ -27,12 +27,15 @@
 //	l, err := commitlog.Open(fsys, dir, tp, opts, clk, commitlog.StartState{...}, logger)
 //	info, err := l.Append(batches, leaderEpoch)      // leader: assigns offsets in place
 //	info, err := l.AppendAsCoordinator(batches, ep)  // coordinators: no sequence checks
+//	g := l.MaybeStartTransactionVerification(pid, seq, epoch) // KIP-890, 0: ongoing
+//	info, err := l.AppendVerified(batches, ep, g)    // leader with verification on
+//	info, err := l.AppendTxnMarker(marker, ep)       // COMMIT/ABORT for the coordinator
 //	info, err := l.AppendAsFollower(batches)         // follower: offsets kept
 //	res, err := l.Read(offset, maxBytes, maxOffset, minOneBatch)
 //	res.Slices                                       // []FileSlice{File, Pos, Size}: sendfile them
 //	res.WriteTo(w) / res.Bytes()                     // copying alternatives
-//	l.CollectAbortedTxns(res.FirstOffset, res.EndOffset) // read_committed
-//	l.LastStableOffset(hw); l.FirstUnstableOffset()
+//	l.CollectAbortedTxns(offset, res.EndOffset)      // read_committed
+//	l.LastStableOffset(hw); l.FirstUnstableOffset(); l.ActiveProducers()
 //	l.OffsetForTimestamp(ts); l.LastTimestampOffset()
 //	l.EndOffsetForEpoch(epoch); l.LatestEpoch()
 //	l.TruncateTo(offset); l.TruncateFullyAndStartAt(offset)

@@ -248,18 +248,30 @@ func parseAppend(batches []byte, maxMessageBytes int) ([]records.Header, error) 
 // Batches of idempotent or transactional producers are checked against the
 // producer state; when a batch repeats one already written, nothing is
 // written and the info carries the original's offsets (Duplicate set).
+// Transactional batches need no verification (see AppendVerified).
 func (l *Log) Append(batches []byte, leaderEpoch int32) (AppendInfo, error) {
-	return l.appendAsLeader(batches, leaderEpoch, producerstate.OriginClient)
+	return l.appendAsLeader(batches, leaderEpoch, appendChecks{origin: producerstate.OriginClient})
 }
 
 // AppendAsCoordinator is Append for the group and transaction coordinators'
 // writes (offset commits, transaction markers): producer epochs are checked,
 // sequences are not, as Kafka's AppendOrigin.COORDINATOR.
 func (l *Log) AppendAsCoordinator(batches []byte, leaderEpoch int32) (AppendInfo, error) {
-	return l.appendAsLeader(batches, leaderEpoch, producerstate.OriginCoordinator)
+	return l.appendAsLeader(batches, leaderEpoch, appendChecks{origin: producerstate.OriginCoordinator})
 }
 
-func (l *Log) appendAsLeader(batches []byte, leaderEpoch int32, origin producerstate.Origin) (AppendInfo, error) {
+// appendChecks are the producer-state checks of a leader's append.
+type appendChecks struct {
+	origin producerstate.Origin
+	// verify requires KIP-890 verification with guard (AppendVerified).
+	verify bool
+	guard  VerificationGuard
+	// markerVersion is the transaction version a marker was written with
+	// (WriteTxnMarkers v2+); the log does not record it.
+	markerVersion int16
+}
+
+func (l *Log) appendAsLeader(batches []byte, leaderEpoch int32, checks appendChecks) (AppendInfo, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.checkUsableLocked(); err != nil {
@@ -280,7 +292,7 @@ func (l *Log) appendAsLeader(batches []byte, leaderEpoch int32, origin producers
 		next = h.NextOffset()
 		pos += int(h.Size())
 	}
-	staged, dup, err := l.stageProducers(origin, batches, headers)
+	staged, dup, err := l.stageProducers(checks, batches, headers)
 	if err != nil {
 		return AppendInfo{}, err
 	}
@@ -311,7 +323,7 @@ func (l *Log) AppendAsFollower(batches []byte) (AppendInfo, error) {
 		}
 		next = h.NextOffset()
 	}
-	staged, _, err := l.stageProducers(producerstate.OriginReplication, batches, headers)
+	staged, _, err := l.stageProducers(appendChecks{origin: producerstate.OriginReplication}, batches, headers)
 	if err != nil {
 		return AppendInfo{}, err
 	}

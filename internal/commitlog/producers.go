@@ -42,8 +42,11 @@ func decodeMarker(batch []byte) (producerstate.Marker, bool, error) {
 
 // stageProducers runs the producer-state checks of an append. For a client
 // append a duplicate batch returns its original offsets in dup.
-func (l *Log) stageProducers(origin producerstate.Origin, batches []byte, headers []records.Header) (*producerstate.Append, *producerstate.Verdict, error) {
-	a := l.mu.producers.BeginAppend(origin)
+func (l *Log) stageProducers(checks appendChecks, batches []byte, headers []records.Header) (*producerstate.Append, *producerstate.Verdict, error) {
+	a := l.mu.producers.BeginAppend(checks.origin)
+	if checks.verify {
+		a.RequireVerification(checks.guard)
+	}
 	pos := 0
 	for _, h := range headers {
 		b := batches[pos : pos+int(h.Size())]
@@ -57,6 +60,7 @@ func (l *Log) stageProducers(origin producerstate.Origin, batches []byte, header
 				return nil, nil, fmt.Errorf("%w: %w", ErrCorruptBatch, err)
 			}
 			if ok {
+				mk.TxnVersion = checks.markerVersion
 				if err := a.AddMarker(h, mk); err != nil {
 					return nil, nil, err
 				}

@@ -87,6 +87,10 @@ type staged struct {
 	updated   Entry
 	batchBuf  [BatchesToRetain]BatchMetadata
 	started   []txnStart
+	// transactional is set by a transactional batch or a marker: either
+	// opens the transaction or ends it, so the producer's verification
+	// state is spent (Kafka's updateProducers clears it).
+	transactional bool
 }
 
 func (s *staged) reset(committed *Entry) {
@@ -94,6 +98,7 @@ func (s *staged) reset(committed *Entry) {
 	s.updated = *committed
 	s.updated.batches = s.batchBuf[:0]
 	s.started = nil
+	s.transactional = false
 }
 
 // Append collects the producer-state changes of one log append (one or more
@@ -115,6 +120,9 @@ type Append struct {
 	// completed is handed to the caller by Commit.
 	completed []CompletedTxn
 	nextEnd   int64
+	// verify and guard: see RequireVerification.
+	verify bool
+	guard  VerificationGuard
 }
 
 // BeginAppend starts staging an append of the given origin. The Append of
@@ -129,6 +137,24 @@ func (m *Manager) BeginAppend(origin Origin) *Append {
 	m.spareAppend = nil
 	*a = Append{m: m, origin: origin, nextEnd: -1}
 	return a
+}
+
+// RequireVerification turns on KIP-890's check for this append (the
+// leader's, with transaction verification enabled): a transactional batch of
+// a producer with no ongoing transaction is refused with INVALID_TXN_STATE
+// unless guard is the producer's current verification guard. Replication
+// appends are never checked.
+func (a *Append) RequireVerification(guard VerificationGuard) {
+	a.verify, a.guard = true, guard
+}
+
+// missingVerification is Kafka's batchMissingRequiredVerification, asked
+// only when the producer has no ongoing transaction.
+func (a *Append) missingVerification(h records.Header) bool {
+	if !a.verify || a.origin == OriginReplication || !h.IsTransactional() || a.m.HasOngoingTransaction(h.ProducerID) {
+		return false
+	}
+	return a.guard == 0 || a.m.VerificationGuardOf(h.ProducerID) != a.guard
 }
 
 func (a *Append) stagedFor(producerID int64) *staged {
@@ -178,6 +204,10 @@ func (a *Append) AddBatch(h records.Header) (Verdict, error) {
 			}
 		}
 	}
+	if a.missingVerification(h) {
+		return Verdict{}, fmt.Errorf("%w: producer %d batch at offset %d of %s was not part of an ongoing transaction (not verified with the transaction coordinator)",
+			kerr.InvalidTxnState, h.ProducerID, h.BaseOffset, a.m.name)
+	}
 	s := a.stagedFor(h.ProducerID)
 	if err := a.checkEpoch(s, h.ProducerEpoch, h.BaseOffset, 0); err != nil {
 		return Verdict{}, err
@@ -198,6 +228,7 @@ func (a *Append) AddBatch(h records.Header) (Verdict, error) {
 		OffsetDelta: h.LastOffsetDelta,
 		Timestamp:   h.MaxTimestamp,
 	})
+	s.transactional = s.transactional || h.IsTransactional()
 	if u.CurrentTxnFirstOffset < 0 && h.IsTransactional() {
 		u.CurrentTxnFirstOffset = h.BaseOffset
 		s.started = append(s.started, txnStart{producerID: h.ProducerID, firstOffset: h.BaseOffset})
@@ -244,6 +275,7 @@ func (a *Append) AddMarker(h records.Header, mk Marker) error {
 			IsAborted:   !mk.Commit,
 		})
 	}
+	s.transactional = true
 	u.setEpoch(h.ProducerEpoch)
 	u.CoordinatorEpoch = mk.CoordinatorEpoch
 	u.CurrentTxnFirstOffset = -1
@@ -288,6 +320,12 @@ func (a *Append) checkEpoch(s *staged, epoch int16, offset int64, txnVersion int
 // gives up UNKNOWN_PRODUCER_ID here since KIP-360, so neither do we.
 func (a *Append) checkSequence(s *staged, epoch int16, firstSeq int32, offset int64) error {
 	u, c := &s.updated, s.committed
+	if v, ok := a.m.verifications[u.ProducerID]; ok && firstSeq > v.lowestSeq {
+		// A lower sequence is still verifying (it failed with a retriable
+		// error): this one may not overtake it.
+		return fmt.Errorf("%w: producer %d at offset %d of %s sent sequence %d while sequence %d awaits verification",
+			kerr.OutOfOrderSequenceNumber, u.ProducerID, offset, a.m.name, firstSeq, v.lowestSeq)
+	}
 	if epoch != u.ProducerEpoch {
 		if firstSeq != 0 && u.ProducerEpoch != kafka.NoProducerEpoch {
 			return fmt.Errorf("%w: producer %d at offset %d of %s starts new epoch %d (was %d) at sequence %d, not 0",
@@ -353,5 +391,8 @@ func (m *Manager) commitStaged(pid int64, s *staged) {
 	}
 	for _, t := range s.started {
 		m.ongoing[t.firstOffset] = t.producerID
+	}
+	if s.transactional {
+		delete(m.verifications, pid)
 	}
 }

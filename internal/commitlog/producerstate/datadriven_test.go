@@ -3,33 +3,51 @@ package producerstate
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"sluice/internal/clock"
 	"sluice/internal/records"
 )
 
 // TestRules runs the golden files in testdata/rules. Commands:
 //
-//	append [origin=client|coordinator|replication]
+//	append [origin=client|coordinator|replication] [guard=G]
 //	  one batch per line: pid=P epoch=E seq=S count=N offset=O [ts=T] [txn]
-//	  prints each batch's verdict; commits when every batch passed.
+//	  prints each batch's verdict; commits when every batch passed. guard
+//	  requires KIP-890 verification with that guard (0: the sentinel).
+//	verify pid=P epoch=E seq=S
+//	  starts a verification and prints its guard (0 when none is needed)
+//	verifications
+//	  lists the verifications in progress
 //	marker pid=P epoch=E offset=O commit|abort coord=C [tv=V] [origin=...]
 //	expire now=MS ms=EXPIRATION
 //	hw offset=O
 //	state
 func TestRules(t *testing.T) {
 	datadriven.Walk(t, "testdata/rules", func(t *testing.T, path string) {
-		m := New(Options{Name: "t-0"})
+		// Verifications are stamped with the clock: 1,000,000 ms here.
+		m := New(Options{Name: "t-0", Clock: clock.NewManual(time.UnixMilli(1_000_000))})
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			args := parseArgs(t, d.CmdArgs)
 			switch d.Cmd {
 			case "append":
-				return runAppend(t, m, parseOrigin(t, args["origin"]), d.Input)
+				a := m.BeginAppend(parseOrigin(t, args["origin"]))
+				if g, ok := args["guard"]; ok {
+					a.RequireVerification(VerificationGuard(mustInt(t, g)))
+				}
+				return runAppend(t, a, d.Input)
+			case "verify":
+				g := m.MaybeStartVerification(num(t, args, "pid"), int32(num(t, args, "seq")), int16(num(t, args, "epoch")))
+				return fmt.Sprintf("guard=%d\n", g)
+			case "verifications":
+				return dumpVerifications(m)
 			case "marker":
 				h := header(t, args)
 				h.Attributes |= records.ControlBit | records.TransactionalBit
@@ -59,8 +77,7 @@ func TestRules(t *testing.T) {
 	})
 }
 
-func runAppend(t *testing.T, m *Manager, origin Origin, input string) string {
-	a := m.BeginAppend(origin)
+func runAppend(t *testing.T, a *Append, input string) string {
 	var b strings.Builder
 	failed := false
 	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
@@ -82,6 +99,23 @@ func runAppend(t *testing.T, m *Manager, origin Origin, input string) string {
 	}
 	if !failed {
 		a.Commit()
+	}
+	return b.String()
+}
+
+func dumpVerifications(m *Manager) string {
+	var b strings.Builder
+	ids := make([]int64, 0, len(m.verifications))
+	for id := range m.verifications {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		v := m.verifications[id]
+		fmt.Fprintf(&b, "pid=%d guard=%d lowest-seq=%d epoch=%d ts=%d\n", id, v.guard, v.lowestSeq, v.epoch, v.timestampMs)
+	}
+	if b.Len() == 0 {
+		return "none\n"
 	}
 	return b.String()
 }

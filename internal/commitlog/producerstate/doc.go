@@ -21,14 +21,23 @@
 // AddMarker. Followers and recovery use Replay and ReplayMarker, which do no
 // sequence checks.
 //
+// Transaction verification (KIP-890), on the leader with it enabled: before
+// the first transactional batch of a producer, the caller takes
+// g := m.MaybeStartVerification(pid, seq, epoch) (0 when the transaction is
+// already ongoing), asks the transaction coordinator, and appends with
+// a.RequireVerification(g): a transactional batch with no ongoing
+// transaction and a guard that is not the producer's current one is
+// refused with INVALID_TXN_STATE. Any transactional batch or marker
+// committed for the producer spends its guard (Kafka's VerificationGuard and
+// VerificationStateEntry).
+//
 // Recovery after an unclean stop: TruncateAndReload(logStart, recoveredEnd)
 // loads the newest valid snapshot at or below the recovered end (corrupt ones
 // are deleted) and returns the offset to replay from; the Log replays every
 // batch header from there with Replay/ReplayMarker, then calls
 // UpdateMapEndOffset(recoveredEnd) and TakeSnapshot.
 //
-// Differences from Kafka 4.x: the KIP-890 verification guard (a transactional
-// batch needing a verified ongoing transaction) is not implemented yet; the
-// snapshot reader rejects trailing bytes after the entries, which Kafka's
-// schema reader would ignore.
+// Differences from Kafka 4.x: the snapshot reader rejects trailing bytes
+// after the entries, which Kafka's schema reader would ignore; guards are
+// numbers unique within the Manager rather than objects.
 package producerstate

@@ -52,6 +52,10 @@ type Manager struct {
 	lastSnapOffset int64
 	// spareAppend is the last committed Append, for BeginAppend to reuse.
 	spareAppend *Append
+	// verifications holds the KIP-890 verifications in progress, by
+	// producer; lastGuard numbers their guards.
+	verifications map[int64]*verificationState
+	lastGuard     VerificationGuard
 }
 
 // New returns an empty Manager; call TruncateAndReload (or LoadLatest) to
@@ -79,6 +83,9 @@ func New(opts Options) *Manager {
 		producers:    map[int64]*Entry{},
 		ongoing:      map[int64]int64{},
 		unreplicated: map[int64]int64{},
+		// Verifications outlive truncation and reloads, as in Kafka: they
+		// describe requests in flight, not the log.
+		verifications: map[int64]*verificationState{},
 	}
 }
 
@@ -168,13 +175,15 @@ func isExpired(e *Entry, nowMs, expirationMs int64) bool {
 	return e.CurrentTxnFirstOffset < 0 && nowMs-e.LastTimestamp >= expirationMs
 }
 
-// RemoveExpired drops producers idle for producer.id.expiration.ms.
+// RemoveExpired drops producers idle for producer.id.expiration.ms, and
+// verifications begun that long ago.
 func (m *Manager) RemoveExpired(nowMs, expirationMs int64) {
 	for id, e := range m.producers {
 		if isExpired(e, nowMs, expirationMs) {
 			delete(m.producers, id)
 		}
 	}
+	m.removeExpiredVerifications(nowMs, expirationMs)
 }
 
 // FirstUnstableOffset is the first offset of the oldest transaction that is

@@ -1,0 +1,78 @@
+package producerstate
+
+// VerificationGuard names one verification of a producer's transaction on
+// this partition (KIP-890, Kafka's VerificationGuard). The leader takes a
+// guard before asking the transaction coordinator and appends the first
+// transactional batch with it; a marker or a transactional batch written
+// meanwhile clears the producer's verification state, so a stale "verified"
+// answer (the transaction ended and a new one began unaware of the
+// partition) no longer matches and the batch is refused. The zero value is
+// Kafka's SENTINEL: it never matches.
+type VerificationGuard uint64
+
+// verificationState is Kafka's VerificationStateEntry: the guard of the
+// verification in progress for a producer, when it began (it expires as a
+// producer does), and the lowest sequence and latest epoch seen while
+// verifying, so a higher sequence cannot be written before a lower one that
+// is still retrying its verification.
+type verificationState struct {
+	guard       VerificationGuard
+	timestampMs int64
+	lowestSeq   int32
+	epoch       int16
+}
+
+// maybeUpdate keeps the lowest sequence of the latest epoch, as Kafka's
+// maybeUpdateLowestSequenceAndEpoch.
+func (v *verificationState) maybeUpdate(seq int32, epoch int16) {
+	if epoch == v.epoch && seq < v.lowestSeq {
+		v.lowestSeq = seq
+	}
+	if epoch > v.epoch {
+		v.epoch, v.lowestSeq = epoch, seq
+	}
+}
+
+// HasOngoingTransaction reports whether the producer has an open transaction
+// on this partition: its batches need no verification.
+func (m *Manager) HasOngoingTransaction(producerID int64) bool {
+	e, ok := m.producers[producerID]
+	return ok && e.CurrentTxnFirstOffset >= 0
+}
+
+// MaybeStartVerification begins (or continues) verifying the producer's
+// transaction before its first transactional batch here, as Kafka's
+// maybeStartTransactionVerification: it returns the sentinel (0) when the
+// producer's transaction is already ongoing, else the guard the append must
+// carry once the coordinator has answered. seq is the batch's first sequence.
+func (m *Manager) MaybeStartVerification(producerID int64, seq int32, epoch int16) VerificationGuard {
+	if m.HasOngoingTransaction(producerID) {
+		return 0
+	}
+	v, ok := m.verifications[producerID]
+	if !ok {
+		m.lastGuard++
+		v = &verificationState{guard: m.lastGuard, timestampMs: m.clk.Now().UnixMilli(), lowestSeq: seq, epoch: epoch}
+		m.verifications[producerID] = v
+	}
+	v.maybeUpdate(seq, epoch)
+	return v.guard
+}
+
+// VerificationGuardOf returns the producer's current guard, or the sentinel.
+func (m *Manager) VerificationGuardOf(producerID int64) VerificationGuard {
+	if v, ok := m.verifications[producerID]; ok {
+		return v.guard
+	}
+	return 0
+}
+
+// removeExpiredVerifications drops verifications begun expirationMs ago or
+// more: a producer that never appended after asking leaves nothing behind.
+func (m *Manager) removeExpiredVerifications(nowMs, expirationMs int64) {
+	for id, v := range m.verifications {
+		if nowMs-v.timestampMs >= expirationMs {
+			delete(m.verifications, id)
+		}
+	}
+}
