@@ -23,6 +23,7 @@ var coordinatorImports = map[string][]string{
 	"coordinator/group":               nil,
 	"coordinator/groupcoord":          {"coordinator/group", "coordinator/runtime"},
 	"coordinator/txn":                 nil,
+	"coordinator/txncoord":            {"coordinator/txn", "coordinator/runtime"},
 }
 
 func TestCoordinatorLayers(t *testing.T) {
