@@ -49,8 +49,13 @@ func failedAppend(err error, logStartOffset int64) AppendResult {
 // (NOT_ENOUGH_REPLICAS); waiting for the high watermark is the caller's
 // (ReplicaManager.AppendRecords) business. It reports whether the high
 // watermark moved, so the caller wakes the waiters. ctx bounds the wait for
-// decompression budget.
+// decompression budget. Transactional batches need no verification here
+// (ReplicaManager.AppendRecords verifies them when it has a verifier).
 func (p *Partition) AppendRecordsToLeader(ctx context.Context, batches []byte, requiredAcks int16, cfg TopicConfig, produceVersion int16) (AppendResult, bool) {
+	return p.appendRecordsToLeader(ctx, batches, requiredAcks, cfg, produceVersion, leaderChecks{})
+}
+
+func (p *Partition) appendRecordsToLeader(ctx context.Context, batches []byte, requiredAcks int16, cfg TopicConfig, produceVersion int16, checks leaderChecks) (AppendResult, bool) {
 	// Kafka's precedence: leadership and min.insync.replicas are refused
 	// before the batch is looked at. They are checked again under the lock
 	// for the append; validation (decompression included) runs between,
@@ -66,21 +71,20 @@ func (p *Partition) AppendRecordsToLeader(ctx context.Context, batches []byte, r
 	if err != nil {
 		return failedAppend(err, p.log.LogStartOffset()), false
 	}
-	for _, b := range validated.Batches {
-		if b.Header.IsTransactional() {
-			// Transactions are not built yet, so no producer can have begun
-			// one: Kafka's transaction verification answers a partition that
-			// is not part of an ongoing transaction with INVALID_TXN_STATE.
-			return failedAppend(fmt.Errorf("partition %s: transactional batch from producer %d, but this broker has no transaction coordinator: %w",
-				p.tp, b.Header.ProducerID, kerr.InvalidTxnState), p.log.LogStartOffset()), false
-		}
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := p.checkAppendableLocked(requiredAcks, cfg); err != nil {
 		return failedAppend(err, p.log.LogStartOffset()), false
 	}
-	info, err := p.log.Append(batches, p.mu.leaderEpoch)
+	var info commitlog.AppendInfo
+	switch {
+	case checks.origin == AppendOriginCoordinator:
+		info, err = p.log.AppendAsCoordinator(batches, p.mu.leaderEpoch)
+	case checks.verify:
+		info, err = p.log.AppendVerified(batches, p.mu.leaderEpoch, checks.guard)
+	default:
+		info, err = p.log.Append(batches, p.mu.leaderEpoch)
+	}
 	if err != nil {
 		if errors.Is(err, commitlog.ErrOffline) {
 			p.logger.Error("append failed: log directory offline", "err", err)

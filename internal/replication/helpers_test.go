@@ -38,16 +38,27 @@ func (f *fixture) topicConfig(topic string) TopicConfig {
 // (1 partition) on broker 1, in an FS that can be made to fail.
 func newFixture(t testing.TB, fsys vfs.FS) *fixture {
 	t.Helper()
+	return newFixtureWith(t, fsys, nil)
+}
+
+// newFixtureWith is newFixture with the manager's options changed by edit
+// (nil: none).
+func newFixtureWith(t testing.TB, fsys vfs.FS, edit func(*Options)) *fixture {
+	t.Helper()
 	if fsys == nil {
 		fsys = vfs.NewMem()
 	}
 	f := &fixture{clk: clock.NewManual(testStart)}
 	f.logs = replicationtest.NewMemLogs(fsys, f.clk)
-	rm, err := NewReplicaManager(Options{
+	opts := Options{
 		BrokerID: 1, FS: fsys, Logs: f.logs, Clock: f.clk,
 		Logger:          slog.New(slog.NewTextHandler(io.Discard, nil)),
 		DefaultSettings: &TopicSettings{Data: DefaultTopicConfig(), Log: f.logs.Options},
-	})
+	}
+	if edit != nil {
+		edit(&opts)
+	}
+	rm, err := NewReplicaManager(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

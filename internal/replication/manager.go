@@ -17,6 +17,16 @@
 // than replica.lag.time.max.ms and to add back those that caught up; the
 // change takes effect when its metadata arrives.
 //
+// Transactions: with a TxnVerifier (Options.Verifier) a client's first
+// transactional batch of a producer on a partition is verified with the
+// transaction coordinator before it is appended (KIP-890); coordinators
+// append with AppendOriginCoordinator (no sequence checks, no
+// verification); AppendTxnMarkers writes COMMIT/ABORT markers as leader and
+// answers once the high watermark passes them; read_committed reads stop at
+// the last stable offset with the aborted transactions of what they return;
+// followers replay markers like any batch, so their last stable offset is
+// the leader's; ActiveProducers answers DescribeProducers.
+//
 // Wiring: NewReplicaManager with a LogProvider over the log dirs and
 // ReplicationOptions; ApplyImage with the image loaded at start-up, then
 // ApplyDelta as a metadata Subscriber (both start and stop fetchers as
@@ -84,6 +94,12 @@ type Options struct {
 	// Replication configures followers and ISR changes; its zero value
 	// suits a broker whose partitions have no other replica.
 	Replication ReplicationOptions
+	// Verifier verifies clients' transactional batches with the
+	// transaction coordinator (KIP-890, Kafka's
+	// transaction.partition.verification.enable); nil turns verification
+	// off: transactional batches are appended unchecked, as Kafka does with
+	// it disabled.
+	Verifier TxnVerifier
 }
 
 // ReplicaManager owns this broker's partitions.

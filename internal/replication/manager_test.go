@@ -162,7 +162,10 @@ func TestFetchLongPollExpires(t *testing.T) {
 }
 
 func TestProduceRefusals(t *testing.T) {
-	f := newFixture(t, nil)
+	// The coordinator says the transactional producer did not add t-0.
+	v := &fakeVerifier{}
+	v.answer(tp("t", 0), kerr.InvalidTxnState.Code)
+	f := newFixtureWith(t, nil, func(o *Options) { o.Verifier = v })
 	f.setTopicConfig("c", TopicConfig{MinInsyncReplicas: 2, Delete: true, MaxMessageBytes: 1 << 20, TimestampAfterMaxMs: 3600000, TimestampBeforeMaxMs: 1 << 62})
 	ts := testStart.UnixMilli()
 	corrupt := batch(t, 2, ts)

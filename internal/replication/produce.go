@@ -22,9 +22,15 @@ type AppendRequest struct {
 	RequiredAcks int16
 	// Timeout bounds the wait for acks=all (the request's timeout_ms).
 	Timeout time.Duration
-	// ProduceVersion is the request version (zstd needs v7+).
+	// ProduceVersion is the request version (zstd needs v7+; verification
+	// errors and TV2's implicit add depend on it too).
 	ProduceVersion int16
-	Partitions     []AppendPartition
+	// TransactionalID is the producer's transactional id, for the
+	// coordinator verifying its transactional batches ("" for none).
+	TransactionalID string
+	// Origin is the writer: clients (the zero value) or a coordinator.
+	Origin     AppendOrigin
+	Partitions []AppendPartition
 }
 
 // PartitionAppendResult is one partition's produce outcome.
@@ -37,14 +43,25 @@ type PartitionAppendResult struct {
 // and, for acks=all, waits in the purgatory until the high watermark passes
 // every successful append or the timeout fires (REQUEST_TIMED_OUT for the
 // ones still short). Results are in request order.
+//
+// With a TxnVerifier (Options.Verifier), a client's transactional batches
+// are first verified with the transaction coordinator where the producer
+// has no ongoing transaction (KIP-890), and appended only if it confirms.
 func (rm *ReplicaManager) AppendRecords(ctx context.Context, req AppendRequest) []PartitionAppendResult {
 	results := make([]PartitionAppendResult, len(req.Partitions))
+	for i, ap := range req.Partitions {
+		results[i].TP = ap.TP
+	}
 	parts := make([]*Partition, len(req.Partitions))
 	// The acks=all wait checks min.insync.replicas as it was when the
 	// append was accepted.
 	minISR := make([]int, len(req.Partitions))
+	done := make([]bool, len(req.Partitions))
+	checks := rm.verifyTransactions(ctx, req, results, done)
 	for i, ap := range req.Partitions {
-		results[i].TP = ap.TP
+		if done[i] {
+			continue
+		}
 		p, err := rm.Partition(ap.TP)
 		if err != nil {
 			results[i].AppendResult = failedAppend(err, kafka.NoOffset)
@@ -53,7 +70,7 @@ func (rm *ReplicaManager) AppendRecords(ctx context.Context, req AppendRequest) 
 		parts[i] = p
 		cfg := p.TopicConfig()
 		minISR[i] = cfg.MinInsyncReplicas
-		res, moved := p.AppendRecordsToLeader(ctx, ap.Records, req.RequiredAcks, cfg, req.ProduceVersion)
+		res, moved := p.appendRecordsToLeader(ctx, ap.Records, req.RequiredAcks, cfg, req.ProduceVersion, checks[i])
 		results[i].AppendResult = res
 		if res.Err == nil {
 			rm.fetchWaits.Notify(ap.TP)

@@ -67,6 +67,11 @@ type ReadResult struct {
 	// DivergingEpoch is set when LastFetchedEpoch shows the fetcher's log
 	// diverged from this one; Records is then empty.
 	DivergingEpoch *EpochEndOffset
+	// AbortedTransactions are, for a read_committed read
+	// (IsolationCommitted) that returned records, the aborted transactions
+	// overlapping them, from the transaction index: the consumer drops
+	// their batches.
+	AbortedTransactions []commitlog.AbortedTxn
 }
 
 // ReadRecords reads for a fetch: checks leadership and epochs, detects a
@@ -118,6 +123,15 @@ func (p *Partition) ReadRecords(o ReadOptions) (ReadResult, error) {
 		return res, fmt.Errorf("partition %s: read at %d: %w", p.tp, o.FetchOffset, err)
 	}
 	res.Records = recs
+	if o.Isolation == IsolationCommitted && recs.Size > 0 {
+		// Kafka's LocalLog.addAbortedTransactions: from the offset asked for
+		// to the end of what is returned.
+		aborted, err := p.log.CollectAbortedTxns(o.FetchOffset, recs.EndOffset)
+		if err != nil {
+			return res, fmt.Errorf("partition %s: aborted transactions from %d: %w", p.tp, o.FetchOffset, err)
+		}
+		res.AbortedTransactions = aborted
+	}
 	return res, nil
 }
 

@@ -25,15 +25,15 @@ var _ PartitionWriter = ReplicaWriter{}
 
 // Append appends with acks=all, waiting in the replica manager's purgatory.
 // A transactional batch (Write.Transaction) goes as it is, its header
-// naming the producer. It needs the replica manager to append it as a
-// coordinator's write (Kafka's AppendOrigin.COORDINATOR: the producer epoch
-// checked, not the sequence, which is 0 in every such batch); until the
-// partition side takes transactional batches, it is refused.
+// naming the producer. Every write is a coordinator's (Kafka's
+// AppendOrigin.COORDINATOR: the producer epoch checked, not the sequence,
+// which is 0 in every transactional batch, and no KIP-890 verification).
 func (w ReplicaWriter) Append(ctx context.Context, partition int32, batch []byte) (int64, error) {
 	tp := kafka.TopicPartition{Topic: w.Topic, Partition: partition}
 	timeout := replicaWaitTimeout(ctx)
 	res := w.Replicas.AppendRecords(ctx, replication.AppendRequest{
 		RequiredAcks: -1, Timeout: timeout, ProduceVersion: produceVersion,
+		Origin:     replication.AppendOriginCoordinator,
 		Partitions: []replication.AppendPartition{{TP: tp, Records: batch}},
 	})
 	if len(res) != 1 {

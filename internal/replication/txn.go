@@ -1,0 +1,222 @@
+package replication
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"sluice/internal/commitlog"
+	"sluice/internal/kafka"
+	"sluice/internal/records"
+)
+
+// AppendOrigin says who appends, which decides the producer-state checks
+// (Kafka's AppendOrigin).
+type AppendOrigin int8
+
+const (
+	// AppendOriginClient is a produce request: epochs, sequences and, with a
+	// verifier, KIP-890 verification are checked.
+	AppendOriginClient AppendOrigin = iota
+	// AppendOriginCoordinator is a coordinator's write (the group
+	// coordinator's offsets, transactional ones included): producer epochs
+	// are checked, sequences and verification are not.
+	AppendOriginCoordinator
+)
+
+// TxnVerifier asks the transaction coordinator whether partitions are part
+// of a producer's ongoing transaction (KIP-890: AddPartitionsToTxn v4+
+// with VerifyOnly, Kafka's AddPartitionsToTxnManager). The broker
+// implements it; ReplicaManager calls it before the first transactional
+// batch of a producer on a partition it leads.
+type TxnVerifier interface {
+	// VerifyTransaction answers a Kafka error code for every partition of
+	// req, 0 when the partition is in the transaction (or, with
+	// AddPartitions, was added to it). Codes are the coordinator's as it
+	// answered (PRODUCER_FENCED, TRANSACTION_ABORTABLE, INVALID_TXN_STATE,
+	// CONCURRENT_TRANSACTIONS, ...) or, when it could not be asked,
+	// COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR or NETWORK_EXCEPTION; the
+	// replica manager maps them to what the producer expects. A partition
+	// missing from the answer counts as COORDINATOR_NOT_AVAILABLE. It
+	// returns when ctx ends, answering the partitions not yet verified.
+	VerifyTransaction(ctx context.Context, req VerifyRequest) map[kafka.TopicPartition]int16
+}
+
+// VerifyRequest is one producer's verification on this broker.
+type VerifyRequest struct {
+	TransactionalID string
+	ProducerID      int64
+	ProducerEpoch   int16
+	Partitions      []kafka.TopicPartition
+	// AddPartitions is Transactions V2's implicit add (Produce v12+): the
+	// coordinator adds the partitions to the transaction rather than only
+	// checking them (AddPartitionsToTxn v5 without VerifyOnly).
+	AddPartitions bool
+}
+
+// leaderChecks are the producer-state checks of one leader append.
+type leaderChecks struct {
+	origin AppendOrigin
+	// verify appends with commitlog.AppendVerified and guard.
+	verify bool
+	guard  commitlog.VerificationGuard
+}
+
+// txnProducer is the transactional producer of a partition's batches.
+type txnProducer struct {
+	id       int64
+	epoch    int16
+	firstSeq int32
+}
+
+// transactionalProducer finds the producer of the transactional batches of
+// one partition's records (Kafka reads only batch headers here; records
+// that do not parse are left to validation, which refuses them). ok is
+// false without transactional batches; more is set when they name more
+// than one producer.
+func transactionalProducer(batches []byte) (p txnProducer, ok, more bool) {
+	first := true
+	firstSeq := int32(kafka.NoSequence)
+	_, _ = records.Batches(batches, func(h records.Header, _ []byte) error {
+		if first {
+			// Kafka starts verification with the first batch's sequence.
+			firstSeq, first = h.BaseSequence, false
+		}
+		if !h.HasProducerID() || !h.IsTransactional() {
+			return nil
+		}
+		if ok && (h.ProducerID != p.id || h.ProducerEpoch != p.epoch) {
+			more = true
+		}
+		if !ok {
+			p, ok = txnProducer{id: h.ProducerID, epoch: h.ProducerEpoch}, true
+		}
+		return nil
+	})
+	p.firstSeq = firstSeq
+	return p, ok, more
+}
+
+// verifyTransactions runs KIP-890's verification of a produce request
+// before anything is appended (Kafka's handleProduceAppend): for each
+// partition with transactional batches whose producer has no ongoing
+// transaction there, it takes a verification guard and asks the verifier,
+// once for all such partitions. It returns the checks each partition's
+// append runs with; partitions refused are answered in results, with done
+// set.
+func (rm *ReplicaManager) verifyTransactions(ctx context.Context, req AppendRequest, results []PartitionAppendResult, done []bool) []leaderChecks {
+	checks := make([]leaderChecks, len(req.Partitions))
+	for i := range checks {
+		checks[i].origin = req.Origin
+	}
+	if req.Origin != AppendOriginClient || rm.opts.Verifier == nil {
+		return checks
+	}
+	var (
+		producer  txnProducer
+		waiting   []int
+		toVerify  []kafka.TopicPartition
+		producers = map[[2]int64]bool{}
+	)
+	for i, ap := range req.Partitions {
+		checks[i].verify = true
+		p, ok, more := transactionalProducer(ap.Records)
+		if !ok {
+			continue
+		}
+		producers[[2]int64{p.id, int64(p.epoch)}] = true
+		if more || len(producers) > 1 {
+			refuseAll(req, results, done, fmt.Errorf("transactional records contained more than one producer ID: %w", kerr.InvalidProducerIDMapping))
+			return checks
+		}
+		producer = p
+		part, err := rm.Partition(ap.TP)
+		if err == nil {
+			checks[i].guard, err = part.maybeStartTransactionVerification(p)
+		}
+		if err != nil {
+			results[i].AppendResult, done[i] = failedAppend(err, kafka.NoOffset), true
+			continue
+		}
+		if checks[i].guard != 0 {
+			waiting = append(waiting, i)
+			toVerify = append(toVerify, ap.TP)
+		}
+	}
+	if len(toVerify) == 0 {
+		return checks
+	}
+	codes := rm.opts.Verifier.VerifyTransaction(ctx, VerifyRequest{
+		TransactionalID: req.TransactionalID, ProducerID: producer.id, ProducerEpoch: producer.epoch,
+		Partitions: toVerify, AddPartitions: req.ProduceVersion >= 12,
+	})
+	for _, i := range waiting {
+		code, ok := codes[req.Partitions[i].TP]
+		if !ok {
+			code = kerr.CoordinatorNotAvailable.Code
+		}
+		if code != 0 {
+			results[i].AppendResult, done[i] = verificationFailed(req.Partitions[i].TP, code, req.ProduceVersion), true
+		}
+	}
+	return checks
+}
+
+func refuseAll(req AppendRequest, results []PartitionAppendResult, done []bool, err error) {
+	for i := range req.Partitions {
+		if !done[i] {
+			results[i].AppendResult, done[i] = failedAppend(err, kafka.NoOffset), true
+		}
+	}
+}
+
+// maybeStartTransactionVerification takes a verification guard for the
+// producer on this leader (0: its transaction is ongoing here, no
+// verification needed); a follower refuses with NOT_LEADER_OR_FOLLOWER.
+func (p *Partition) maybeStartTransactionVerification(tp txnProducer) (commitlog.VerificationGuard, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.checkLeaderLocked(kafka.NoEpoch, true); err != nil {
+		return 0, err
+	}
+	return p.log.MaybeStartTransactionVerification(tp.id, tp.firstSeq, tp.epoch), nil
+}
+
+// verificationFailed is the produce answer for a partition the coordinator
+// did not confirm, as Kafka's AddPartitionsToTxnManager and ReplicaManager
+// map it: PRODUCER_FENCED is INVALID_PRODUCER_EPOCH to a producer,
+// TRANSACTION_ABORTABLE is INVALID_TXN_STATE before Produce v11, and the
+// retriable coordinator errors become NOT_ENOUGH_REPLICAS, which every
+// client retries without refreshing metadata.
+func verificationFailed(tp kafka.TopicPartition, code, produceVersion int16) AppendResult {
+	switch {
+	case code == kerr.ProducerFenced.Code:
+		code = kerr.InvalidProducerEpoch.Code
+	case code == kerr.TransactionAbortable.Code && produceVersion < 11:
+		code = kerr.InvalidTxnState.Code
+	}
+	cause := kerr.ErrorForCode(code)
+	msg := ""
+	switch code {
+	case kerr.InvalidTxnState.Code:
+		msg = "Partition was not added to the transaction"
+	case kerr.ConcurrentTransactions.Code, kerr.NetworkException.Code, kerr.CoordinatorLoadInProgress.Code,
+		kerr.CoordinatorNotAvailable.Code, kerr.NotCoordinator.Code:
+		msg = "Unable to verify the partition has been added to the transaction. Underlying error: " + errorName(cause)
+		cause = kerr.NotEnoughReplicas
+	}
+	r := failedAppend(fmt.Errorf("partition %s: transaction verification: %w", tp, cause), kafka.NoOffset)
+	if msg != "" {
+		r.ErrorMessage = msg
+	}
+	return r
+}
+
+// errorName is a code's name as Kafka's Errors prints it.
+func errorName(err error) string {
+	if ke, ok := err.(*kerr.Error); ok {
+		return ke.Message
+	}
+	return err.Error()
+}
