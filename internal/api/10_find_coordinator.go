@@ -3,15 +3,16 @@ package api
 // FindCoordinator (key 10), versions 0-6: the pinned Kafka release's range.
 //
 // Group keys (type 0, and every key of v0) are answered by the group
-// coordinator; the first request creates __consumer_offsets and gets
-// COORDINATOR_NOT_AVAILABLE until the topic has a leader, as in Kafka.
-// v4+ batches keys. Deviations: transactions are not built, so transaction
-// keys (type 1) get INVALID_REQUEST with a message saying so. Kafka answers
-// COORDINATOR_NOT_AVAILABLE only while its transaction log is loading; a
-// retriable error here would make a transactional Java producer retry until
-// max.block.ms, while a non-retriable one fails initTransactions() at once
-// with our message. Share-group keys (type 2) and unknown types get
+// coordinator, transaction keys (type 1) by the transaction coordinator:
+// the first request creates __consumer_offsets or __transaction_state and
+// gets COORDINATOR_NOT_AVAILABLE until the topic has a leader, as in
+// Kafka. v4+ batches keys. Share-group keys (type 2) and unknown types get
 // INVALID_REQUEST, since share groups are not served.
+//
+// Deviation: a broker built without the transaction coordinator (a test's
+// handler set) answers transaction keys INVALID_REQUEST with a message
+// saying transactions are not served, so that a producer fails at once
+// instead of retrying until max.block.ms.
 
 import (
 	"context"
@@ -27,10 +28,11 @@ const (
 	coordinatorKeyTransaction int8 = 1
 )
 
-// transactionsUnsupported is the message a transactional producer sees.
-const transactionsUnsupported = "Sluice does not serve transactions yet: transactional.id is not supported (see docs/compatibility.md)"
+// transactionsUnsupported is the message a transactional producer sees
+// from a broker without the transaction coordinator.
+const transactionsUnsupported = "this broker does not serve transactions: transactional.id is not supported (see docs/compatibility.md)"
 
-func newFindCoordinatorHandler(gd *GroupPlaneDeps) Handler {
+func newFindCoordinatorHandler(gd *GroupPlaneDeps, td *TxnPlaneDeps) Handler {
 	return Handler{
 		Key: 10, MinVersion: 0, MaxVersion: 6,
 		Handle: func(ctx context.Context, req *Request) Response {
@@ -39,12 +41,12 @@ func newFindCoordinatorHandler(gd *GroupPlaneDeps) Handler {
 			if req.Conn != nil {
 				listener = req.Conn.Listener
 			}
-			return Reply(findCoordinator(ctx, gd.Coordinator, listener, body))
+			return Reply(findCoordinator(ctx, gd.Coordinator, td.txnCoordinator(), listener, body))
 		},
 	}
 }
 
-func findCoordinator(ctx context.Context, gp GroupPlane, listener string, req *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
+func findCoordinator(ctx context.Context, gp GroupPlane, tp TxnPlane, listener string, req *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
 	resp := kmsg.NewPtrFindCoordinatorResponse()
 	resp.SetVersion(req.Version)
 	keyType := req.CoordinatorType
@@ -55,18 +57,18 @@ func findCoordinator(ctx context.Context, gp GroupPlane, listener string, req *k
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key = key
 		var node runtime.Node
-		var code int16
-		switch keyType {
-		case coordinatorKeyGroup:
+		code := kerr.InvalidRequest.Code // share-group keys, unknown types
+		switch {
+		case keyType == coordinatorKeyGroup:
 			node, code = gp.FindCoordinator(ctx, key, listener)
-		default: // transaction and share-group keys, unknown types
-			code = kerr.InvalidRequest.Code
+		case keyType == coordinatorKeyTransaction && tp != nil:
+			node, code = tp.FindCoordinator(ctx, key, listener)
 		}
 		c.ErrorCode = code
 		if code != 0 {
 			c.NodeID, c.Port = -1, -1
 			msg := kerr.ErrorForCode(code).(*kerr.Error).Description
-			if keyType == coordinatorKeyTransaction {
+			if keyType == coordinatorKeyTransaction && tp == nil {
 				msg = transactionsUnsupported
 			}
 			c.ErrorMessage = &msg

@@ -2,24 +2,34 @@ package api
 
 // InitProducerId (key 22), versions 0-5: the pinned Kafka release's range.
 //
-// Behaviour as Kafka's for idempotent producers (no transactional id): every
+// Without a transactional id (an idempotent producer), as Kafka: every
 // request gets a fresh producer id at epoch 0 from this broker's block of
 // controller-allocated ids, including a KIP-360 request that names its
 // current producer id and epoch (Kafka's transaction coordinator "blindly
 // accepts" those and hands out a new id, since without a transactional id
-// there is no state to fence). A producer id without an epoch, or the
-// reverse, is INVALID_REQUEST.
+// there is no state to fence).
 //
-// Deviations: transactions are not built, so a request with a transactional
-// id gets COORDINATOR_NOT_AVAILABLE, what Kafka answers while its transaction
-// coordinator cannot serve (the transaction log not available). See
-// docs/compatibility.md for what the Java producer does with it.
+// With a transactional id the transaction coordinator answers: a new id
+// gets a producer id and epoch 0, a known one its epoch bumped (a new
+// producer id once the epochs are exhausted), an ongoing transaction is
+// fenced and aborted first (CONCURRENT_TRANSACTIONS until the abort
+// completes), KIP-360 recovery from the producer id and epoch a v3+ client
+// names, transaction.timeout.ms over transaction.max.timeout.ms is
+// INVALID_TRANSACTION_TIMEOUT, an empty transactional id INVALID_REQUEST.
+// PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v4, as Kafka answers
+// clients that do not know it.
+//
+// A producer id without an epoch, or the reverse, is INVALID_REQUEST. A
+// listener without the transaction coordinator (a dedicated controller)
+// answers a transactional request COORDINATOR_NOT_AVAILABLE.
 
 import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/coordinator/txn"
 )
 
 // noProducerID and noProducerEpoch are Kafka's "none" values.
@@ -28,13 +38,16 @@ const (
 	noProducerEpoch int16 = -1
 )
 
-func newInitProducerIDHandler(ids ProducerIDSource) Handler {
+func newInitProducerIDHandler(ids ProducerIDSource, txns *TxnPlaneDeps) Handler {
 	return Handler{
 		Key:        22,
 		MinVersion: 0,
 		MaxVersion: 5,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.InitProducerIDRequest)
+			if body.TransactionalID != nil {
+				return Reply(initTransactionalProducerID(ctx, txns.txnCoordinator(), body))
+			}
 			return Reply(initProducerID(ctx, ids, body))
 		},
 	}
@@ -62,5 +75,26 @@ func initProducerID(ctx context.Context, ids ProducerIDSource, req *kmsg.InitPro
 		return resp
 	}
 	resp.ProducerID, resp.ProducerEpoch = id, 0
+	return resp
+}
+
+// initTransactionalProducerID serves a request with a transactional id;
+// without a coordinator it answers as initProducerID does.
+func initTransactionalProducerID(ctx context.Context, tp TxnPlane, req *kmsg.InitProducerIDRequest) *kmsg.InitProducerIDResponse {
+	if tp == nil {
+		return initProducerID(ctx, nil, req)
+	}
+	resp := kmsg.NewPtrInitProducerIDResponse()
+	resp.SetVersion(req.Version)
+	producerID, epoch := noProducerID, noProducerEpoch
+	if req.Version >= 3 {
+		producerID, epoch = req.ProducerID, req.ProducerEpoch
+	}
+	res := tp.InitProducerID(ctx, txn.InitRequest{
+		TransactionalID: *req.TransactionalID, TimeoutMs: req.TransactionTimeoutMillis,
+		ProducerID: producerID, ProducerEpoch: epoch,
+	})
+	resp.ErrorCode = txn.ErrorForVersion(kmsg.InitProducerID, req.Version, res.ErrorCode)
+	resp.ProducerID, resp.ProducerEpoch = res.ProducerID, res.ProducerEpoch
 	return resp
 }

@@ -26,6 +26,8 @@ type BrokerDeps struct {
 	Data *DataPlaneDeps
 	// Groups is the group coordinator.
 	Groups *GroupPlaneDeps
+	// Txns is the transaction coordinator.
+	Txns *TxnPlaneDeps
 }
 
 // BrokerRelease is the vector a broker listener advertises: the pinned
@@ -49,7 +51,7 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 		hs = append(hs,
 			newOffsetCommitHandler(d.Groups),
 			newOffsetFetchHandler(d.Groups),
-			newFindCoordinatorHandler(d.Groups),
+			newFindCoordinatorHandler(d.Groups, d.Txns),
 			newJoinGroupHandler(d.Groups),
 			newHeartbeatHandler(d.Groups),
 			newLeaveGroupHandler(d.Groups),
@@ -62,6 +64,15 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 	}
 	if d.Groups != nil && d.Groups.TxnOffsets != nil {
 		hs = append(hs, newTxnOffsetCommitHandler(d.Groups))
+	}
+	if d.Txns != nil && d.Txns.Coordinator != nil {
+		hs = append(hs,
+			newAddPartitionsToTxnHandler(d.Txns),
+			newAddOffsetsToTxnHandler(d.Txns),
+			newEndTxnHandler(d.Txns),
+			newDescribeTransactionsHandler(d.Txns),
+			newListTransactionsHandler(d.Txns),
+		)
 	}
 	if d.Config != nil && d.Metadata != nil {
 		hs = append(hs,
@@ -90,7 +101,7 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 		)
 	}
 	if d.ProducerIDs != nil {
-		hs = append(hs, newInitProducerIDHandler(d.ProducerIDs))
+		hs = append(hs, newInitProducerIDHandler(d.ProducerIDs, d.Txns))
 	}
 	if d.LogDirs != nil {
 		hs = append(hs, newDescribeLogDirsHandler(d.LogDirs))

@@ -124,7 +124,7 @@ func ControllerHandlers(d ControllerDeps) []Handler {
 		)
 	}
 	if d.ProducerIDs != nil {
-		hs = append(hs, newInitProducerIDHandler(d.ProducerIDs))
+		hs = append(hs, newInitProducerIDHandler(d.ProducerIDs, nil))
 	}
 	if d.LogDirs != nil {
 		hs = append(hs, newDescribeLogDirsHandler(d.LogDirs))

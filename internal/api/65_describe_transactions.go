@@ -1,0 +1,54 @@
+package api
+
+// DescribeTransactions (key 65), version 0: the pinned Kafka release's
+// range.
+//
+// Describes each transactional id this broker coordinates: its state (by
+// Kafka's name), producer id and epoch, timeout, start time and partitions
+// (grouped by topic, sorted). An id coordinated elsewhere answers
+// NOT_COORDINATOR, one loading COORDINATOR_LOAD_IN_PROGRESS, an unknown or
+// expiring one TRANSACTIONAL_ID_NOT_FOUND, an empty one INVALID_REQUEST.
+// Deviation: no authorization (Kafka checks DESCRIBE on the id and on
+// each topic).
+
+import (
+	"context"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func newDescribeTransactionsHandler(td *TxnPlaneDeps) Handler {
+	return Handler{
+		Key: 65, MinVersion: 0, MaxVersion: 0,
+		Handle: func(ctx context.Context, req *Request) Response {
+			body := req.Body.(*kmsg.DescribeTransactionsRequest)
+			resp := kmsg.NewPtrDescribeTransactionsResponse()
+			resp.SetVersion(body.Version)
+			for _, id := range body.TransactionalIDs {
+				resp.TransactionStates = append(resp.TransactionStates, describeTransaction(ctx, td.Coordinator, id))
+			}
+			return Reply(resp)
+		},
+	}
+}
+
+func describeTransaction(ctx context.Context, tp TxnPlane, id string) kmsg.DescribeTransactionsResponseTransactionState {
+	s := kmsg.NewDescribeTransactionsResponseTransactionState()
+	s.TransactionalID = id
+	d := tp.DescribeTransaction(ctx, id)
+	if s.ErrorCode = d.ErrorCode; d.ErrorCode != 0 {
+		return s
+	}
+	s.State, s.TimeoutMillis, s.StartTimestamp = d.State.String(), d.TimeoutMs, d.StartTimestamp
+	s.ProducerID, s.ProducerEpoch = d.ProducerID, d.ProducerEpoch
+	for _, tp := range d.Partitions {
+		if n := len(s.Topics); n == 0 || s.Topics[n-1].Topic != tp.Topic {
+			t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
+			t.Topic = tp.Topic
+			s.Topics = append(s.Topics, t)
+		}
+		last := &s.Topics[len(s.Topics)-1]
+		last.Partitions = append(last.Partitions, tp.Partition)
+	}
+	return s
+}
