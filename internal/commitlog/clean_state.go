@@ -37,6 +37,12 @@ type CleanState struct {
 	// offset of its last data batch. That batch is kept, emptied if need
 	// be, so the producer's last sequence survives compaction.
 	ProducerLastOffsets map[int64]int64
+	// ProducerMarkerEpochs maps each producer the log tracks without a
+	// data batch (its last entry is a transaction marker, as after a
+	// Transactions V2 marker bumped its epoch) to its epoch: its markers of
+	// that epoch are kept, emptied if need be, so the epoch survives for
+	// fencing (Kafka's LastRecord without a data offset).
+	ProducerMarkerEpochs map[int64]int16
 	// MaxIndexEntries is how many entries one segment's indexes hold
 	// (segment.index.bytes over the time index's 12-byte entries).
 	MaxIndexEntries int
@@ -51,12 +57,13 @@ func (l *Log) CleanState() (CleanState, error) {
 	}
 	active := l.activeLocked()
 	st := CleanState{
-		LogStartOffset:      l.mu.logStartOffset,
-		LogEndOffset:        active.nextOffset,
-		ActiveBaseOffset:    active.baseOffset,
-		StableOffset:        l.retentionBoundLocked(),
-		ProducerLastOffsets: make(map[int64]int64),
-		MaxIndexEntries:     min(active.index.maxEntries, active.timeIndex.maxEntries-1),
+		LogStartOffset:       l.mu.logStartOffset,
+		LogEndOffset:         active.nextOffset,
+		ActiveBaseOffset:     active.baseOffset,
+		StableOffset:         l.retentionBoundLocked(),
+		ProducerLastOffsets:  make(map[int64]int64),
+		ProducerMarkerEpochs: make(map[int64]int16),
+		MaxIndexEntries:      min(active.index.maxEntries, active.timeIndex.maxEntries-1),
 	}
 	if first, ok := l.mu.producers.FirstUnstableOffset(); ok && first < st.StableOffset {
 		st.StableOffset = first
@@ -67,8 +74,13 @@ func (l *Log) CleanState() (CleanState, error) {
 			IndexEntries: s.index.entries()})
 	}
 	for _, id := range l.mu.producers.ProducerIDs() {
-		if e, ok := l.mu.producers.Entry(id); ok && e.LastDataOffset() >= 0 {
+		e, ok := l.mu.producers.Entry(id)
+		switch {
+		case !ok:
+		case e.LastDataOffset() >= 0:
 			st.ProducerLastOffsets[id] = e.LastDataOffset()
+		default:
+			st.ProducerMarkerEpochs[id] = e.ProducerEpoch
 		}
 	}
 	return st, nil

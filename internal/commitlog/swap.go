@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"sluice/internal/records"
 	"sluice/internal/vfs"
@@ -70,8 +71,8 @@ func (l *Log) BeginCleanedSegment(firstBase, endBase int64) (*CleanedSegment, er
 	if len(c.replaces) == 0 || c.replaces[0].baseOffset != firstBase {
 		return nil, fmt.Errorf("%w: no inactive segment of %s starts at %d", ErrCleaningAborted, l.tp, firstBase)
 	}
-	// Aborted transactions whose markers survive stay in the new segment's
-	// transaction index (the cleaner keeps every marker for now).
+	// Aborted transactions stay in the new segment's transaction index
+	// unless the cleaner drops them (DropAbortedTxn).
 	for _, s := range c.replaces {
 		s.txnIndex.mu.Lock()
 		c.aborted = append(c.aborted, s.txnIndex.entries...)
@@ -84,6 +85,17 @@ func (l *Log) BeginCleanedSegment(firstBase, endBase int64) (*CleanedSegment, er
 	}
 	c.seg = seg
 	return c, nil
+}
+
+// DropAbortedTxn leaves the aborted transaction whose ABORT marker is at
+// markerOffset out of the cleaned segment's transaction index: the cleaner
+// found none of its batches left, so read_committed fetches need no entry
+// (Kafka's cleaned index keeps only transactions with data before their
+// marker). The marker itself may stay until its delete horizon.
+func (c *CleanedSegment) DropAbortedTxn(producerID, markerOffset int64) {
+	c.aborted = slices.DeleteFunc(c.aborted, func(t AbortedTxn) bool {
+		return t.ProducerID == producerID && t.LastOffset == markerOffset
+	})
 }
 
 // EndOffset is the base offset of the segment after the replaced run: the

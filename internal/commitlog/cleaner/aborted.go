@@ -6,10 +6,11 @@ import (
 )
 
 // abortedTxns tells the data batches of aborted transactions, from the
-// log's transaction index (Kafka's CleanedTransactionMetadata, simplified:
-// a producer has one transaction open at a time, so a transactional batch
-// is aborted when it lies between the first offset and the ABORT marker
-// of one of its producer's aborted transactions).
+// log's transaction index, for building the offset map over the dirty
+// range (a producer has one transaction open at a time, so a transactional
+// batch is aborted when it lies between the first offset and the ABORT
+// marker of one of its producer's aborted transactions). The clean itself
+// follows transactions with txnTracker, which also decides about markers.
 type abortedTxns map[int64][]commitlog.AbortedTxn
 
 func newAbortedTxns(txns []commitlog.AbortedTxn) abortedTxns {

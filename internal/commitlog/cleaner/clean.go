@@ -86,7 +86,8 @@ func (w *worker) cleanLog(ctx context.Context, l *commitlog.Log, firstDirty int6
 	}
 	filter := &batchFilter{offsets: w.offsets, mapEnd: res.mapEnd, nowMs: now.UnixMilli(),
 		deleteRetentionMs: opts.DeleteRetention.Milliseconds(), producerLast: st.ProducerLastOffsets,
-		aborted: aborted, comp: &w.comp, decoder: l.Decoder(), horizon: -1}
+		producerMarkerEpoch: st.ProducerMarkerEpochs, txns: newTxnTracker(txns),
+		comp: &w.comp, decoder: l.Decoder(), horizon: -1}
 	for _, g := range groupSegments(st, opts, res.mapEnd) {
 		if err := w.cleanGroup(ctx, l, g, st.LogStartOffset, filter, &res); err != nil {
 			return res, err
@@ -212,6 +213,9 @@ func (w *worker) cleanGroup(ctx context.Context, l *commitlog.Log, g segmentGrou
 	}
 	if err != nil {
 		return errors.Join(err, cs.Abort())
+	}
+	for _, t := range f.txns.takeDropped() {
+		cs.DropAbortedTxn(t.ProducerID, t.LastOffset)
 	}
 	if err := l.ReplaceSegments(cs); err != nil {
 		return err

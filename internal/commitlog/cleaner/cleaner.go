@@ -229,7 +229,7 @@ func (c *Cleaner) clean(ctx context.Context, w *worker, cand candidate, now time
 		"first_dirty", res.firstDirty, "cleaned_to", res.mapEnd,
 		"segments_before", res.segmentsBefore, "segments_after", res.segments,
 		"bytes_read", res.bytesRead, "bytes_written", res.bytesWritten,
-		"records_read", res.stats.recordsRead, "records_kept", res.stats.recordsKept,
+		"records_read", res.stats.recordsRead, "records_kept", res.stats.recordsKept, "markers_removed", res.stats.markersRemoved,
 		"seconds", elapsed.Seconds(), "read_mb_per_s", mbps)
 	return nil
 }

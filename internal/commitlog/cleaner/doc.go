@@ -40,12 +40,14 @@
 // Tombstones stay for delete.retention.ms after the clean that first sees
 // them, which stamps the KIP-534 delete horizon into their batch header.
 // Data batches of aborted transactions (found through the transaction
-// index) are dropped and never enter the offset map. Control batches
-// (transaction markers) are kept as they are: Kafka removes a marker once
-// its transaction's data is gone and its delete horizon passed, Sluice
-// does not yet (see batchFilter.filter, where that belongs). The last data
-// batch of each producer the log tracks is kept, emptied if need be, so
-// its sequence survives.
+// index) are dropped and never enter the offset map. Transaction markers
+// follow Kafka's rules (txnTracker, filterControl): a marker stays while a
+// batch of its transaction is left before it; the clean that finds none
+// stamps a delete horizon (delete.retention.ms) into it and leaves an
+// aborted transaction out of the cleaned transaction index; a clean after
+// the horizon removes it. The last data batch of each producer the log
+// tracks is kept, emptied if need be, so its sequence survives, and so is
+// the last marker of a producer with no data batch left (its epoch).
 //
 // # Observability
 //

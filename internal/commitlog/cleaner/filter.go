@@ -18,13 +18,15 @@ import (
 //     (KIP-534) has passed. A kept batch with tombstones and no horizon
 //     yet gets one, now + delete.retention.ms, in its header;
 //   - data batches of aborted transactions go;
-//   - control batches (transaction markers) are kept as they are (Kafka
-//     drops a marker once its transaction's data is gone and its delete
-//     horizon passed; Sluice keeps them);
+//   - a transaction marker stays while a batch of its transaction is left
+//     before it; then, as a tombstone, it gets a delete horizon (now +
+//     delete.retention.ms) and goes once that has passed (Kafka's
+//     isControlBatch rules; see filterControl);
 //   - a batch left with no record goes, unless it is the last data batch
-//     of a producer the log still tracks: it then stays as an empty batch
+//     of a producer the log still tracks (or, for a producer with no data
+//     batch, a marker of its epoch): it then stays as an empty batch
 //     (header only, offsets and sequences kept), so the producer's last
-//     sequence survives, as in Kafka.
+//     sequence or epoch survives, as in Kafka.
 //
 // Kept batches keep their base offset and last offset delta, producer id,
 // epoch, base sequence and leader epoch; survivors' offsets never change.
@@ -34,20 +36,23 @@ type batchFilter struct {
 	nowMs             int64
 	deleteRetentionMs int64
 	producerLast      map[int64]int64
-	aborted           abortedTxns
-	comp              *compressor
+	// producerMarkerEpoch is the epoch of producers tracked without a
+	// data batch (commitlog.CleanState.ProducerMarkerEpochs).
+	producerMarkerEpoch map[int64]int16
+	txns                *txnTracker
+	comp                *compressor
 	// decoder is the log's: the same per-batch cap and decompression
 	// budget as Produce and the other reads.
 	decoder *records.Decoder
 
 	recBuf  []byte
 	stats   filterStats
-	horizon int64 // earliest delete horizon among kept tombstone batches; -1 when none
+	horizon int64 // earliest delete horizon among kept tombstone and marker batches; -1 when none
 }
 
 // filterStats count what the filter saw and kept.
 type filterStats struct {
-	batchesRead, recordsRead, recordsKept int64
+	batchesRead, recordsRead, recordsKept, markersRemoved int64
 }
 
 // keptRecords is what the first pass over a batch's records found.
@@ -67,7 +72,7 @@ const maxKeptScratch = 8 << 20
 func (f *batchFilter) filter(ctx context.Context, dst, batch []byte, h records.Header) ([]byte, error) {
 	f.stats.batchesRead++
 	if h.IsControl() {
-		return append(dst, batch...), nil
+		return f.filterControl(ctx, dst, batch, h)
 	}
 	out := dst
 	err := f.decoder.Records(ctx, batch, func(set *records.RecordSet) error {
@@ -83,7 +88,7 @@ func (f *batchFilter) filter(ctx context.Context, dst, batch []byte, h records.H
 
 func (f *batchFilter) filterRecords(dst, batch []byte, set *records.RecordSet) ([]byte, error) {
 	h := set.Header()
-	discardAll := f.aborted.aborted(h)
+	discardAll := f.txns.onData(h)
 	var k keptRecords
 	err := set.Each(func(r records.Record) error {
 		f.stats.recordsRead++
@@ -116,14 +121,20 @@ func (f *batchFilter) filterRecords(dst, batch []byte, set *records.RecordSet) (
 		if setHorizon {
 			horizon = f.nowMs + f.deleteRetentionMs
 		}
-		if f.horizon < 0 || horizon < f.horizon {
-			f.horizon = horizon
-		}
+		f.noteHorizon(horizon)
 	}
 	if !k.removed && !setHorizon {
 		return append(dst, batch...), nil
 	}
 	return f.rebuild(dst, set, k, setHorizon)
+}
+
+// noteHorizon keeps the earliest delete horizon left, so the cleaner comes
+// back once it has passed.
+func (f *batchFilter) noteHorizon(horizon int64) {
+	if f.horizon < 0 || horizon < f.horizon {
+		f.horizon = horizon
+	}
 }
 
 // retain is Kafka's shouldRetainRecord for a data batch.

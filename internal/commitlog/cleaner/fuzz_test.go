@@ -51,7 +51,7 @@ func FuzzFilter(f *testing.F) {
 		offsets.put([]byte{}, 101)
 		budget := records.NewBudget(32 << 20)
 		filter := &batchFilter{offsets: offsets, mapEnd: 120, nowMs: testStart.UnixMilli(), deleteRetentionMs: 1000,
-			producerLast: map[int64]int64{}, aborted: newAbortedTxns(nil), comp: &compressor{},
+			producerLast: map[int64]int64{}, txns: newTxnTracker(nil), comp: &compressor{},
 			decoder: records.NewDecoder(budget, 16<<20), horizon: -1}
 		out, err := filter.filter(context.Background(), nil, batch, h)
 		if now, _ := budget.InUse(); now != 0 {
