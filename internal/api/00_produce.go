@@ -19,10 +19,18 @@ package api
 // MESSAGE_TOO_LARGE, INVALID_TIMESTAMP. log_append_time is set for
 // LogAppendTime topics, log_start_offset always.
 //
-// Deviations: transactional batches get INVALID_TXN_STATE, the answer of
-// Kafka's transaction verification for a producer that has not added the
-// partition to a transaction, because transactions are not built yet (no
-// producer can have begun one). ThrottleMillis is 0 (no quotas).
+// Transactions, as Kafka's: a request with transactional records but no
+// transactional_id is refused whole with TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+// (Kafka's authorizer check, which fails a null id); the replica manager
+// verifies a producer's first transactional batch on each partition with
+// the transaction coordinator (KIP-890; Produce v12+ adds the partition
+// under TV2) and answers what Kafka does: INVALID_TXN_STATE ("Partition was
+// not added to the transaction"), INVALID_PRODUCER_EPOCH for a fenced
+// producer, TRANSACTION_ABORTABLE from v11 (INVALID_TXN_STATE before),
+// NOT_ENOUGH_REPLICAS when the coordinator could not answer, and
+// INVALID_PRODUCER_ID_MAPPING for transactional records of two producers.
+//
+// Deviations: ThrottleMillis is 0 (no quotas).
 //
 // KIP-951 (v10+), as Kafka: a partition answered NOT_LEADER_OR_FOLLOWER
 // carries CurrentLeader (leader id and epoch from this broker's metadata
@@ -40,6 +48,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/kafka"
+	"sluice/internal/records"
 	"sluice/internal/replication"
 )
 
@@ -82,6 +91,9 @@ type producePartitionRef struct {
 
 func handleProduce(ctx context.Context, dp DataPlane, req *kmsg.ProduceRequest, clientID string) Response {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	if req.TransactionID == nil && hasTransactionalRecords(req) {
+		return Reply(produceErrorResponse(req, kerr.TransactionalIDAuthorizationFailed.Code))
+	}
 	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	var (
 		appends []replication.AppendPartition
@@ -114,11 +126,16 @@ func handleProduce(ctx context.Context, dp DataPlane, req *kmsg.ProduceRequest, 
 		resp.Topics = append(resp.Topics, st)
 	}
 	if len(appends) > 0 {
+		var txnID string
+		if req.TransactionID != nil {
+			txnID = *req.TransactionID
+		}
 		results := dp.AppendRecords(ctx, replication.AppendRequest{
-			RequiredAcks:   req.Acks,
-			Timeout:        time.Duration(req.TimeoutMillis) * time.Millisecond,
-			ProduceVersion: req.Version,
-			Partitions:     appends,
+			RequiredAcks:    req.Acks,
+			Timeout:         time.Duration(req.TimeoutMillis) * time.Millisecond,
+			ProduceVersion:  req.Version,
+			TransactionalID: txnID,
+			Partitions:      appends,
 		})
 		for i, res := range results {
 			sp := &resp.Topics[refs[i].topic].Partitions[refs[i].partition]
@@ -135,6 +152,37 @@ func handleProduce(ctx context.Context, dp DataPlane, req *kmsg.ProduceRequest, 
 		return NoResponse()
 	}
 	return Reply(resp)
+}
+
+// hasTransactionalRecords is Kafka's RequestUtils.hasTransactionalRecords:
+// whether the first batch of any partition is transactional.
+func hasTransactionalRecords(req *kmsg.ProduceRequest) bool {
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			if h, err := records.ParseHeader(rp.Records); err == nil && h.IsTransactional() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// produceErrorResponse answers every partition with code, as Kafka's
+// ProduceRequest.getErrorResponse does for a request refused whole.
+func produceErrorResponse(req *kmsg.ProduceRequest, code int16) *kmsg.ProduceResponse {
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition, sp.ErrorCode = rp.Partition, code
+			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp
 }
 
 // resolveProduceTopic finds the topic's name (by id from v13) and refuses

@@ -21,9 +21,11 @@ package api
 // high watermark; a broker that is not an assigned replica gets
 // NOT_LEADER_OR_FOLLOWER.
 //
-// Deviations: the aborted transactions list is empty (read_committed) or
-// null (read_uncommitted) because transactions are not built yet; the
-// preferred read replica is always -1 (no KIP-392 rack awareness);
+// read_committed answers carry the aborted transactions (producer id, first
+// offset) overlapping the returned batches, from the transaction index;
+// read_uncommitted ones a null list, as Kafka.
+//
+// Deviations: the preferred read replica is always -1 (no KIP-392 rack awareness);
 // ThrottleMillis is 0 (no quotas). A follower's broker epoch (ReplicaState,
 // KIP-903) travels with the ISR expansion it earns, so the controller
 // refuses to add a replica whose broker restarted since that fetch.
@@ -246,7 +248,10 @@ func (h *fetchHandler) partitionAnswer(sp sessionPartition, at int, results []re
 				ans.DivergingEpoch = &fetchwire.EpochEndOffset{Epoch: res.DivergingEpoch.Epoch, EndOffset: res.DivergingEpoch.EndOffset}
 			}
 			if isolation == 1 {
-				ans.AbortedTransactions = []fetchwire.AbortedTransaction{}
+				ans.AbortedTransactions = make([]fetchwire.AbortedTransaction, 0, len(res.AbortedTransactions))
+				for _, a := range res.AbortedTransactions {
+					ans.AbortedTransactions = append(ans.AbortedTransactions, fetchwire.AbortedTransaction{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
+				}
 			}
 		}
 	case usesTopicIDs:

@@ -45,7 +45,11 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 			newListOffsetsHandler(d.Data.Partitions),
 			newDeleteRecordsHandler(d.Data.Partitions),
 			newOffsetForLeaderEpochHandler(d.Data.Partitions),
+			newDescribeProducersHandler(d.Data.Partitions),
 		)
+	}
+	if d.Data != nil && d.Data.Markers != nil {
+		hs = append(hs, newWriteTxnMarkersHandler(d.Data.Markers))
 	}
 	if d.Groups != nil && d.Groups.Coordinator != nil {
 		hs = append(hs,

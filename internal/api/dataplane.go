@@ -9,8 +9,9 @@ import (
 	"sluice/internal/replication"
 )
 
-// DataPlane is what the Produce, Fetch, ListOffsets, DeleteRecords and
-// OffsetForLeaderEpoch handlers need of the broker's partitions.
+// DataPlane is what the Produce, Fetch, ListOffsets, DeleteRecords,
+// OffsetForLeaderEpoch and DescribeProducers handlers need of the broker's
+// partitions.
 // *replication.ReplicaManager implements it; errors carry Kafka codes
 // (replication.ErrorCode maps them).
 type DataPlane interface {
@@ -25,6 +26,8 @@ type DataPlane interface {
 	ListOffset(tp kafka.TopicPartition, timestamp int64, iso replication.Isolation, currentLeaderEpoch int32, isClient bool) (replication.OffsetAnswer, error)
 	DeleteRecords(tp kafka.TopicPartition, offset int64) (int64, error)
 	EndOffsetForEpoch(tp kafka.TopicPartition, currentLeaderEpoch, leaderEpoch int32, requireLeader bool) (replication.EpochEndOffset, error)
+	// ActiveProducers lists a hosted partition's producers (DescribeProducers).
+	ActiveProducers(tp kafka.TopicPartition) ([]replication.ProducerState, error)
 }
 
 var _ DataPlane = (*replication.ReplicaManager)(nil)
@@ -48,6 +51,9 @@ type DataPlaneDeps struct {
 	FetchMaxBytes int32
 	// Clock times fetch sessions; nil is the real clock.
 	Clock clock.Clock
+	// Markers writes transaction markers (WriteTxnMarkers); nil leaves the
+	// API out.
+	Markers TxnMarkerWriter
 }
 
 func (d *DataPlaneDeps) clock() clock.Clock {

@@ -14,6 +14,7 @@ import (
 // an unstubbed method panics on the nil embedded interface.
 type (
 	stubDataPlane  struct{ DataPlane }
+	stubMarkers    struct{ TxnMarkerWriter }
 	stubGroupPlane struct{ GroupPlane }
 	stubTxnPlane   struct{ TxnPlane }
 	stubTxnOffsets struct{ TxnOffsetCommitter }
@@ -44,18 +45,18 @@ func keysOf(r *Registry) []int16 {
 }
 
 // TestBrokerHandlersServeTheBrokerKeys: with every dependency, the broker
-// listener serves the 37 keys of docs/compatibility.md, each at the
+// listener serves the 39 keys of docs/compatibility.md, each at the
 // release's whole range.
 func TestBrokerHandlersServeTheBrokerKeys(t *testing.T) {
 	deps := newFakeController(t, 1).brokerDeps()
-	deps.Data = &DataPlaneDeps{Partitions: stubDataPlane{}}
+	deps.Data = &DataPlaneDeps{Partitions: stubDataPlane{}, Markers: stubMarkers{}}
 	deps.Groups = &GroupPlaneDeps{Coordinator: stubGroupPlane{}, TxnOffsets: stubTxnOffsets{}}
 	deps.Txns = &TxnPlaneDeps{Coordinator: stubTxnPlane{}}
 	r, err := NewRegistry(BrokerRelease(), RegistryInfo{}, BrokerHandlers(deps))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []int16{0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23, 24, 25, 26, 28, 32, 33, 35, 37, 42, 43, 44, 45, 46, 47, 55, 60, 65, 66}
+	want := []int16{0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 32, 33, 35, 37, 42, 43, 44, 45, 46, 47, 55, 60, 61, 65, 66}
 	if got := keysOf(r); !slices.Equal(got, want) {
 		t.Fatalf("broker keys %v, want %v", got, want)
 	}
