@@ -147,6 +147,16 @@ func (rm *ReplicaManager) verifyTransactions(ctx context.Context, req AppendRequ
 	if len(toVerify) == 0 {
 		return checks
 	}
+	if req.TransactionalID == "" {
+		// Kafka verifies only requests naming a transactional id; without
+		// one the guards stay unanswered and the append refuses the
+		// batches with INVALID_TXN_STATE unless their transaction is
+		// ongoing.
+		for _, i := range waiting {
+			checks[i].guard = 0
+		}
+		return checks
+	}
 	codes := rm.opts.Verifier.VerifyTransaction(ctx, VerifyRequest{
 		TransactionalID: req.TransactionalID, ProducerID: producer.id, ProducerEpoch: producer.epoch,
 		Partitions: toVerify, AddPartitions: req.ProduceVersion >= 12,

@@ -158,6 +158,16 @@ func TestVerificationErrors(t *testing.T) {
 		res := produceTxn(t, f, 11, AppendPartition{TP: tp("t", 0), Records: txnRecords(t, 7, 0, 0, 1)})
 		wantCode(t, "partition left out of the answer", res[0].Err, kerr.NotEnoughReplicas)
 	})
+	t.Run("no transactional id", func(t *testing.T) {
+		v := &fakeVerifier{}
+		f := newFixtureWith(t, nil, func(o *Options) { o.Verifier = v })
+		res := f.rm.AppendRecords(t.Context(), AppendRequest{RequiredAcks: 1, ProduceVersion: 11,
+			Partitions: []AppendPartition{{TP: tp("t", 0), Records: txnRecords(t, 7, 0, 0, 1)}}})
+		wantCode(t, "transactional batch without a transactional id", res[0].Err, kerr.InvalidTxnState)
+		if len(v.takeCalls()) != 0 {
+			t.Fatal("verified a request without a transactional id")
+		}
+	})
 	t.Run("two producers", func(t *testing.T) {
 		v := &fakeVerifier{}
 		f := newFixtureWith(t, nil, func(o *Options) { o.Verifier = v })
