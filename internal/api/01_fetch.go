@@ -25,10 +25,11 @@ package api
 // offset) overlapping the returned batches, from the transaction index;
 // read_uncommitted ones a null list, as Kafka.
 //
-// Deviations: the preferred read replica is always -1 (no KIP-392 rack awareness);
-// ThrottleMillis is 0 (no quotas). A follower's broker epoch (ReplicaState,
-// KIP-903) travels with the ISR expansion it earns, so the controller
-// refuses to add a replica whose broker restarted since that fetch.
+// Deviations: the preferred read replica is always -1 (no KIP-392 rack
+// awareness); ThrottleMillis is 0 (no quotas). A follower's broker epoch
+// (ReplicaState, KIP-903) travels with the ISR expansion it earns, so the
+// controller refuses to add a replica whose broker restarted since that
+// fetch.
 //
 // KIP-951 (v16+), as Kafka: a partition the replica manager answers
 // NOT_LEADER_OR_FOLLOWER or FENCED_LEADER_EPOCH carries current_leader
