@@ -67,8 +67,17 @@ func enforcedBrokerKeys() map[string]string {
 		"sasl.mechanism.inter.broker.protocol":      "setting it stops start-up until SASL is built",
 		"sasl.mechanism.controller.protocol":        "setting it stops start-up until SASL is built",
 		"offsets.topic.replication.factor":          "defaults to 1 on a single node",
-		"transaction.state.log.replication.factor":  "validated; defaults to 1 on a single node",
-		"transaction.state.log.min.isr":             "validated; defaults to 1 on a single node",
+
+		// The transaction coordinator (internal/coordinator/txncoord).
+		"transaction.state.log.num.partitions":                        "",
+		"transaction.state.log.replication.factor":                    "capped at the unfenced brokers when __transaction_state is created; defaults to 1 on a single node",
+		"transaction.state.log.min.isr":                               "capped at the topic's replication factor when it is created; defaults to 1 on a single node",
+		"transaction.state.log.segment.bytes":                         "",
+		"transaction.max.timeout.ms":                                  "",
+		"transactional.id.expiration.ms":                              "",
+		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "",
+		"transaction.remove.expired.transaction.cleanup.interval.ms":  "",
+		"transaction.partition.verification.enable":                   "",
 
 		// The quorum (docs/quorum.md maps the timeouts onto raft ticks).
 		"controller.listener.names":             "",
