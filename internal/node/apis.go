@@ -23,9 +23,11 @@ func (n *Node) brokerRegistry() (*api.Registry, error) {
 			Partitions:             n.broker.replicas,
 			FetchSessionCacheSlots: int(n.cfg.Int(config.MaxIncrementalFetchSessionCacheSlots)),
 			FetchMaxBytes:          n.cfg.Int(config.FetchMaxBytes),
+			Markers:                n.broker.markers,
 			Clock:                  n.clk,
 		},
-		Groups: &api.GroupPlaneDeps{Coordinator: n.broker.groups, Image: n.Image},
+		Groups: &api.GroupPlaneDeps{Coordinator: n.broker.groups, TxnOffsets: n.broker.groups, Image: n.Image},
+		Txns:   &api.TxnPlaneDeps{Coordinator: n.broker.txns, Image: n.Image},
 	}))
 }
 

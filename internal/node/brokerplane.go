@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -11,6 +12,8 @@ import (
 	"sluice/internal/coordinator/group"
 	"sluice/internal/coordinator/groupcoord"
 	"sluice/internal/coordinator/runtime"
+	"sluice/internal/coordinator/txn"
+	"sluice/internal/coordinator/txncoord"
 	"sluice/internal/metadata"
 	"sluice/internal/metadata/publisher"
 	"sluice/internal/replication"
@@ -27,7 +30,14 @@ type brokerPlane struct {
 	topicConfigs *broker.TopicConfigPublisher
 	replicas     *replication.ReplicaManager
 	groups       *groupcoord.GroupCoordinator
-	server       *server.Server
+	txns         *txncoord.TransactionCoordinator
+	// markers writes transaction markers as leader: for this broker's
+	// transaction coordinator and the WriteTxnMarkers handler alike.
+	markers *broker.MarkerWriter
+	// verifier asks transaction coordinators about clients' transactional
+	// batches (nil with transaction.partition.verification.enable=false).
+	verifier *broker.TxnVerifier
+	server   *server.Server
 }
 
 // newBrokerPlane makes the publisher first: the metadata loader, built
@@ -41,7 +51,7 @@ func (n *Node) newBrokerPlane() *brokerPlane {
 
 // publish is the broker's one subscriber: topic configs first (a new
 // topic's partitions are created with them), then the replica manager,
-// then the group coordinator.
+// then the group and transaction coordinators.
 func (b *brokerPlane) publish(delta *metadata.Delta, image *metadata.Image) {
 	b.topicConfigs.Publish(delta, image)
 	if delta == nil || delta.Base().Offset() < 0 {
@@ -52,6 +62,7 @@ func (b *brokerPlane) publish(delta *metadata.Delta, image *metadata.Image) {
 		b.replicas.ApplyDelta(delta, image)
 	}
 	b.groups.ApplyImage(image)
+	b.txns.ApplyImage(image)
 }
 
 // buildBroker builds the broker's components over the controller channel.
@@ -64,6 +75,7 @@ func (n *Node) buildBroker() error {
 		return fmt.Errorf("broker log defaults: %w", err)
 	}
 	settings := broker.TopicSettings(defaults)
+	b.verifier = n.newTxnVerifier()
 	b.replicas, err = replication.NewReplicaManager(replication.Options{
 		BrokerID:        n.cfg.NodeID(),
 		FS:              n.fsys,
@@ -72,6 +84,7 @@ func (n *Node) buildBroker() error {
 		Clock:           n.clk,
 		Logger:          n.logger,
 		Replication:     n.replicationOptions(),
+		Verifier:        verifierOrNil(b.verifier),
 	})
 	if err != nil {
 		return fmt.Errorf("replica manager: %w", err)
@@ -79,6 +92,10 @@ func (n *Node) buildBroker() error {
 	b.topicConfigs = broker.NewTopicConfigPublisher(n.cfg, b.replicas, n.logger.With("component", "topic-configs"))
 	if b.groups, err = n.newGroupCoordinator(); err != nil {
 		return fmt.Errorf("group coordinator: %w", err)
+	}
+	b.markers = broker.NewMarkerWriter(b.replicas, b.groups)
+	if b.txns, err = n.newTransactionCoordinator(); err != nil {
+		return fmt.Errorf("transaction coordinator: %w", err)
 	}
 	return n.newBrokerServer()
 }
@@ -134,6 +151,86 @@ func (n *Node) newGroupCoordinator() (*groupcoord.GroupCoordinator, error) {
 	})
 }
 
+// newTransactionCoordinator builds the transaction coordinator from the
+// transaction.* keys over the replica manager; it creates
+// __transaction_state through the active controller on first use and
+// writes markers through the broker's MarkerWriter or to other leaders
+// over the peer pool.
+func (n *Node) newTransactionCoordinator() (*txncoord.TransactionCoordinator, error) {
+	b := n.broker
+	markers := txncoord.MarkerOptions{
+		Local:          b.markers,
+		Listener:       n.cfg.InterBrokerListenerName(),
+		RequestTimeout: millis(int64(n.cfg.Int(config.RequestTimeoutMs))),
+	}
+	if n.peers != nil {
+		markers.Peers = n.peers
+	}
+	cfg := txnConfig(n.cfg)
+	cfg.OffsetsPartitionFor = b.groups.PartitionFor
+	return txncoord.New(txncoord.Options{
+		NodeID:            n.cfg.NodeID(),
+		Txn:               cfg,
+		NumPartitions:     n.cfg.Int(config.TransactionStateLogNumPartitions),
+		ReplicationFactor: int16(n.cfg.Int(config.TransactionStateLogReplicationFactor)),
+		MinISR:            n.cfg.Int(config.TransactionStateLogMinISR),
+		SegmentBytes:      int64(n.cfg.Int(config.TransactionStateLogSegmentBytes)),
+		// Kafka's TransactionStateManager appends with request.timeout.ms.
+		WriteTimeout: millis(int64(n.cfg.Int(config.RequestTimeoutMs))),
+		Writer:       runtime.ReplicaWriter{Replicas: b.replicas, Topic: txncoord.TransactionStateTopic},
+		Image:        n.Image,
+		CreateTopic:  runtime.CreateTopicsCreator(n.channel.CreateTopics),
+		ProducerIDs:  b.producerIDs,
+		Markers:      markers,
+		Clock:        n.clk,
+		Logger:       n.logger.With("component", "transaction-coordinator"),
+	})
+}
+
+// newTxnVerifier builds the verifier the replica manager asks before a
+// client's first transactional batch (nil when
+// transaction.partition.verification.enable is false). The replica
+// manager is built with it, before the coordinator it calls locally.
+func (n *Node) newTxnVerifier() *broker.TxnVerifier {
+	if !n.cfg.Bool(config.TransactionPartitionVerificationEnable) {
+		return nil
+	}
+	opts := broker.TxnVerifierOptions{
+		NodeID:         n.cfg.NodeID(),
+		Image:          n.Image,
+		Listener:       n.cfg.InterBrokerListenerName(),
+		Local:          localTxns{n.broker},
+		RequestTimeout: millis(int64(n.cfg.Int(config.RequestTimeoutMs))),
+		Logger:         n.logger.With("component", "txn-verifier"),
+	}
+	if n.peers != nil {
+		opts.Peers = n.peers
+	}
+	return broker.NewTxnVerifier(opts)
+}
+
+// verifierOrNil keeps a nil verifier a nil interface.
+func verifierOrNil(v *broker.TxnVerifier) replication.TxnVerifier {
+	if v == nil {
+		return nil
+	}
+	return v
+}
+
+// localTxns is the broker's transaction coordinator for the verifier,
+// which is built before it.
+type localTxns struct{ b *brokerPlane }
+
+func (l localTxns) PartitionFor(id string) int32 { return l.b.txns.PartitionFor(id) }
+
+func (l localTxns) Verify(ctx context.Context, req txn.VerifyRequest) []int16 {
+	return l.b.txns.Verify(ctx, req)
+}
+
+func (l localTxns) AddPartitions(ctx context.Context, req txn.AddPartitionsRequest) int16 {
+	return l.b.txns.AddPartitions(ctx, req)
+}
+
 // registrationListeners are the advertised broker listeners for the
 // registration, an ephemeral port as bound.
 func (n *Node) registrationListeners() []kmsg.BrokerRegistrationRequestListener {
@@ -156,10 +253,18 @@ func (n *Node) registrationListeners() []kmsg.BrokerRegistrationRequestListener 
 	return out
 }
 
-// close stops delivering metadata, then the replica manager (fetchers, ISR
-// loops and purgatories, waking parked requests).
+// close stops delivering metadata, then the transaction coordinator (its
+// shards and marker channel) and the verifier, which write and ask through
+// the replica manager and the peers, then the replica manager (fetchers,
+// ISR loops and purgatories, waking parked requests).
 func (b *brokerPlane) close() {
 	b.publisher.Stop()
+	if b.txns != nil {
+		b.txns.Close()
+	}
+	if b.verifier != nil {
+		b.verifier.Close()
+	}
 	if b.replicas != nil {
 		b.replicas.Close()
 	}

@@ -12,6 +12,7 @@ import (
 	"sluice/internal/commitlog"
 	"sluice/internal/commitlog/cleaner"
 	"sluice/internal/config"
+	"sluice/internal/coordinator/txn"
 	"sluice/internal/quorum"
 	"sluice/internal/replication"
 )
@@ -106,4 +107,14 @@ func securityProtocolID(name string) int16 {
 	default:
 		return 0
 	}
+}
+
+// txnConfig maps the transaction coordinator's keys.
+func txnConfig(cfg *config.Config) txn.Config {
+	c := txn.DefaultConfig()
+	c.TransactionalIDExpiration = millis(int64(cfg.Int(config.TransactionalIDExpirationMs)))
+	c.MaxTimeout = millis(int64(cfg.Int(config.TransactionMaxTimeoutMs)))
+	c.AbortTimedOutInterval = millis(int64(cfg.Int(config.TransactionAbortTimedOutTransactionCleanupIntervalMs)))
+	c.RemoveExpiredInterval = millis(int64(cfg.Int(config.TransactionRemoveExpiredTransactionCleanupIntervalMs)))
+	return c
 }

@@ -133,6 +133,9 @@ func (n *Node) startBrokerData(ctx context.Context) error {
 	if err := n.storage.logs.RemoveStrayLogs(im, n.cfg.NodeID()); err != nil {
 		return err
 	}
+	// Transaction state partitions load as the images arrive: their marker
+	// jobs go out at once.
+	n.broker.txns.Start()
 	n.broker.publisher.Start(n.meta.loader.Image)
 	if err := n.broker.publisher.WaitFor(ctx, im.Offset()); err != nil {
 		return err
