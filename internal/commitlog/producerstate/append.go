@@ -151,7 +151,7 @@ func (a *Append) RequireVerification(guard VerificationGuard) {
 // missingVerification is Kafka's batchMissingRequiredVerification, asked
 // only when the producer has no ongoing transaction.
 func (a *Append) missingVerification(h records.Header) bool {
-	if !a.verify || a.origin == OriginReplication || !h.IsTransactional() || a.m.HasOngoingTransaction(h.ProducerID) {
+	if !a.verify || a.origin == OriginReplication || !h.IsTransactional() || a.m.HasOngoingTransaction(h.ProducerID, h.ProducerEpoch) {
 		return false
 	}
 	return a.guard == 0 || a.m.VerificationGuardOf(h.ProducerID) != a.guard

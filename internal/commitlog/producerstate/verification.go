@@ -34,10 +34,13 @@ func (v *verificationState) maybeUpdate(seq int32, epoch int16) {
 }
 
 // HasOngoingTransaction reports whether the producer has an open transaction
-// on this partition: its batches need no verification.
-func (m *Manager) HasOngoingTransaction(producerID int64) bool {
+// on this partition at epoch: its batches need no verification. Another
+// epoch's batch does (Transactions V2 starts the next transaction at the
+// bumped epoch while the previous one's markers may still be in flight),
+// as Kafka's hasOngoingTransaction(producerId, epoch).
+func (m *Manager) HasOngoingTransaction(producerID int64, epoch int16) bool {
 	e, ok := m.producers[producerID]
-	return ok && e.CurrentTxnFirstOffset >= 0
+	return ok && e.CurrentTxnFirstOffset >= 0 && e.ProducerEpoch == epoch
 }
 
 // MaybeStartVerification begins (or continues) verifying the producer's
@@ -46,7 +49,7 @@ func (m *Manager) HasOngoingTransaction(producerID int64) bool {
 // producer's transaction is already ongoing, else the guard the append must
 // carry once the coordinator has answered. seq is the batch's first sequence.
 func (m *Manager) MaybeStartVerification(producerID int64, seq int32, epoch int16) VerificationGuard {
-	if m.HasOngoingTransaction(producerID) {
+	if m.HasOngoingTransaction(producerID, epoch) {
 		return 0
 	}
 	v, ok := m.verifications[producerID]
