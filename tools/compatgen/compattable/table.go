@@ -21,7 +21,6 @@ const (
 // stops being served, or a new release's key, cannot go undocumented.
 func notServedReasons() map[int16]string {
 	const (
-		txn     = "transactions are not built (a `transactional.id` producer fails fast, see Deviations)"
 		sasl    = "SASL is not built: listeners are PLAINTEXT only"
 		acls    = "ACLs and an authorizer are not built"
 		tokens  = "delegation tokens are not built"
@@ -34,8 +33,6 @@ func notServedReasons() map[int16]string {
 	)
 	return map[int16]string{
 		17: sasl, 36: sasl,
-		24: txn, 25: txn, 26: txn, 27: txn, 28: txn, 65: txn, 66: txn,
-		61: "producer state inspection (DescribeProducers, used by kafka-transactions.sh) is not built",
 		29: acls, 30: acls, 31: acls,
 		34: "log dir moves are not built (no future logs)",
 		38: tokens, 39: tokens, 40: tokens, 41: tokens,
