@@ -1,5 +1,5 @@
 // Package cli holds the client commands of the sluice binary: topic, cluster,
-// group, produce, consume and bench. They speak only the Kafka protocol (through
+// group, txn, produce, consume and bench. They speak only the Kafka protocol (through
 // franz-go's kgo and kadm), so they work against Sluice and Apache Kafka alike.
 package cli
 
@@ -25,8 +25,8 @@ const DefaultBrokers = "127.0.0.1:9092"
 // BrokersEnv names the environment variable that supplies --brokers.
 const BrokersEnv = "SLUICE_BROKERS"
 
-// AddCommands registers the client commands (topic, cluster, group, produce,
-// consume, bench) on the root command of the sluice binary.
+// AddCommands registers the client commands (topic, cluster, group, txn,
+// produce, consume, bench) on the root command of the sluice binary.
 func AddCommands(root *cobra.Command) {
 	root.AddCommand(
 		newTopicCommand(),
@@ -35,6 +35,7 @@ func AddCommands(root *cobra.Command) {
 		newConsumeCommand(),
 		newBenchCommand(),
 		newGroupCommand(),
+		newTxnCommand(),
 	)
 }
 

@@ -25,6 +25,9 @@ const testBrokersEnv = "SLUICE_TEST_BROKERS"
 // testServer is one `sluice server` process shared by the tests of this
 // package, started on first use and stopped by TestMain.
 type testServer struct {
+	// overrides are extra --override key=value for this server alone.
+	overrides []string
+
 	once    sync.Once
 	addr    string
 	skipMsg string // why no server can be had yet (it does not build)
@@ -74,6 +77,9 @@ func (s *testServer) start() {
 		"--override", fmt.Sprintf("listeners=PLAINTEXT://%s,CONTROLLER://127.0.0.1:%d", s.addr, ports[1]),
 		"--override", fmt.Sprintf("controller.quorum.voters=1@127.0.0.1:%d", ports[1]),
 		"--override", "log.dirs="+filepath.Join(dir, "data"))
+	for _, o := range s.overrides {
+		s.cmd.Args = append(s.cmd.Args, "--override", o)
+	}
 	s.cmd.Stdout = &s.log
 	s.cmd.Stderr = &s.log
 	if err := s.cmd.Start(); err != nil {
