@@ -2,9 +2,10 @@
 # The sluice command line against the reference Apache Kafka and against a real `sluice
 # server`, side by side: the same script of commands (topic create/list/describe/
 # alter-config/delete, produce with keys and headers, consume with offsets, formats and
-# --json, cluster info, cluster config set/get, and the error paths) runs against both,
-# and the two transcripts must be equal once what legitimately differs is normalised:
-# cluster and topic ids, ports, timestamps, the server's free-text error details, and
+# --json, cluster info, cluster config set/get, txn list/describe/describe-producers/
+# find-hanging/abort, and the error paths) runs against both, and the two transcripts
+# must be equal once what legitimately differs is normalised: cluster and topic ids,
+# ports, timestamps and producer ids, the server's free-text error details, and
 # broker-level configs that come from each server's own setup rather than the topic.
 # --group is checked outside the compared transcripts: against Kafka it must consume;
 # against a Sluice that does not serve consumer groups it must fail naming the missing API
@@ -58,6 +59,12 @@ run_script() {
   cmd '' consume cli-a -p 1 -o 1 -n 2
   cmd '' consume cli-b -e --json
   cmd '' consume cli-a -p 7 -e
+  cmd '' txn list
+  cmd '' txn describe cli-no-such-id
+  cmd '' txn describe-producers cli-a
+  cmd '' txn describe-producers cli-a -p 7
+  cmd '' txn find-hanging --topic cli-a --max-transaction-timeout-minutes 0
+  cmd '' txn abort --topic cli-a --partition 0 --start-offset 0
   cmd '' topic alter-config cli-a -c cleanup.policy=compact --delete retention.ms
   cmd '' topic describe cli-a
   cmd '' topic alter-config cli-a -c retention.ms=not-a-number
@@ -80,6 +87,7 @@ normalise() {
     -e 's/^([0-9]+) +127\.0\.0\.1 +[0-9]+ +/\1 127.0.0.1 <port> /' \
     -e 's/"timestamp":[0-9]+/"timestamp":<ts>/' \
     -e 's/ \(server: [^)]*\)//' \
+    -e 's/^([0-9]+ +)[0-9]+( +[0-9]+ +-?[0-9]+ +-?[0-9]+ +)[0-9]{13}( +(None|[0-9]+))$/\1<pid>\2<ts>\3/' \
     -e 's/[ \t]+/ /g' "$1" |
     grep -Ev ' (STATIC_BROKER_CONFIG|DYNAMIC_DEFAULT_BROKER_CONFIG)$' |
     grep -Ev '^(CONFIG VALUE SOURCE|non-default configs: none)$'
@@ -102,6 +110,8 @@ grep -q '^created cli-a: 3 partitions, replication factor 1$' "$work/kafka.txt" 
 grep -q '^sluice: create cli-a: TOPIC_ALREADY_EXISTS: ' "$work/kafka.txt" || fail "duplicate create: no TOPIC_ALREADY_EXISTS"
 [[ "$(grep -c '^cli-a [0-9] [0-9]* k[0-9]=v[0-9] \[src=cli\]$' "$work/kafka.txt")" -eq 10 ]] || fail "consume -f did not print the 10 keyed records"
 grep -q '^sluice: describe cli-a: UNKNOWN_TOPIC_OR_PARTITION: ' "$work/kafka.txt" || fail "no UNKNOWN_TOPIC_OR_PARTITION for the deleted topic"
+grep -Eq '^[0-9]+ +[0-9]+ +0 +-1 +[0-9]+ +[0-9]{13} +None$' "$work/kafka.txt" || fail "txn describe-producers shows no idempotent producer of cli-a"
+grep -q '^sluice: describe transaction cli-no-such-id: TRANSACTIONAL_ID_NOT_FOUND: ' "$work/kafka.txt" || fail "txn describe: no TRANSACTIONAL_ID_NOT_FOUND"
 
 check "consume --group: consumes against Kafka; against Sluice consumes or names the missing API"
 for b in "$kafka_bootstrap" "$sluice_bootstrap"; do
