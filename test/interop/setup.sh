@@ -38,6 +38,15 @@ if ! python3 -c 'import kafka' >/dev/null 2>&1; then
     || { python3 -m ensurepip -q >/dev/null 2>&1 && python3 -m pip install -q --disable-pip-version-check "kafka-python==3.0.12"; }
   python3 -c 'import kafka' || { echo "setup: kafka-python still not importable by $(command -v python3)" >&2; exit 1; }
 fi
+# confluent-kafka (librdkafka bundled in its wheel) for the transaction tests: kcat cannot
+# produce transactionally.
+if ! python3 -c 'import confluent_kafka' >/dev/null 2>&1; then
+  echo "setup: installing confluent-kafka (pip)"
+  python3 -m pip install -q --disable-pip-version-check "confluent-kafka==2.16.1" >/dev/null 2>&1 \
+    || { python3 -m ensurepip -q >/dev/null 2>&1 && python3 -m pip install -q --disable-pip-version-check "confluent-kafka==2.16.1"; }
+  python3 -c 'import confluent_kafka' || { echo "setup: confluent-kafka still not importable by $(command -v python3)" >&2; exit 1; }
+fi
+echo "setup: confluent-kafka $(python3 -c 'import confluent_kafka as c; print(c.__version__, "(librdkafka", c.libversion()[0] + ")")')"
 echo "setup: kcat $(kcat -V 2>&1 | awk '/^Version/ { print $2 }') (librdkafka $(kcat -V 2>&1 | sed -n 's/.*librdkafka \([0-9.]*\).*/\1/p')), kafka-python $(python3 -c 'import kafka; print(kafka.__version__)')"
 
 java_major="$(java -XshowSettings:properties -version 2>&1 | awk -F' = ' '/java.specification.version/ { print $2 }')"

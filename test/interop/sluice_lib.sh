@@ -4,7 +4,9 @@
 #   sluice_build            the sluice binary (built once per interop run, see below) in $SLUICE_BIN
 #   sluice_start [DATADIR]  starts `sluice server` on free 127.0.0.1 ports with a data dir,
 #                           waits until it answers ApiVersions; sets SLUICE_BOOTSTRAP,
-#                           SLUICE_PID, SLUICE_LOG, SLUICE_DATA
+#                           SLUICE_PID, SLUICE_LOG, SLUICE_DATA; each KEY=VALUE of the array
+#                           sluice_overrides is passed as one more --override (to the
+#                           reference Kafka as a --config file)
 #   sluice_stop             TERM the server started last, KILL after 15 s
 #
 # SLUICE_INTEROP_BROKER=kafka-ref runs the same checks against the reference Apache Kafka
@@ -21,6 +23,7 @@ ref="$repo/bench/kafka-ref"
 java_run="$here/java/run"
 
 sluice_pids=()
+sluice_overrides=()
 
 sluice_init() {
   sluice_test_name="$1"
@@ -126,7 +129,9 @@ sluice_start() {
   SLUICE_CONTROLLER_PORT="${ports[1]}"
   SLUICE_BOOTSTRAP="127.0.0.1:$SLUICE_PORT"
   SLUICE_LOG="$work/sluice-$SLUICE_PORT.log"
-  "$SLUICE_BIN" server \
+  local extra=() o
+  for o in "${sluice_overrides[@]}"; do extra+=(--override "$o"); done
+  "$SLUICE_BIN" server "${extra[@]}" \
     --override "listeners=PLAINTEXT://127.0.0.1:$SLUICE_PORT,CONTROLLER://127.0.0.1:$SLUICE_CONTROLLER_PORT" \
     --override "controller.quorum.voters=1@127.0.0.1:$SLUICE_CONTROLLER_PORT" \
     --override "log.dirs=$SLUICE_DATA" \
@@ -144,7 +149,12 @@ sluice_start() {
 
 start_kafka_ref() {
   export KAFKA_REF_STATE="$work/kafka-ref-state"
-  SLUICE_BOOTSTRAP="$("$ref" start | tail -n 1)" || fail "bench/kafka-ref start"
+  local config=()
+  if [[ ${#sluice_overrides[@]} -gt 0 ]]; then
+    printf '%s\n' "${sluice_overrides[@]}" > "$work/kafka-ref-overrides.properties"
+    config=(--config "$work/kafka-ref-overrides.properties")
+  fi
+  SLUICE_BOOTSTRAP="$("$ref" start "${config[@]}" | tail -n 1)" || fail "bench/kafka-ref start"
   SLUICE_LOG="$("$ref" status | awk '/^run dir:/ { print $3 }')/node1/logs/server.log"
   SLUICE_PID=""
   step "reference Kafka up at $SLUICE_BOOTSTRAP"

@@ -24,6 +24,8 @@ public final class Main {
         all.put("produce-transactional", new ProduceTransactionalScenario());
         all.put("failover-produce-consume", new FailoverProduceConsumeScenario());
         all.put("consume-until-corrupt", new ConsumeUntilCorruptScenario());
+        all.put("txn-produce-consume", new TransactionalProduceConsumeScenario());
+        all.put("txn-fence", new TransactionalFencingScenario());
         return all;
     }
 
