@@ -12,7 +12,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"time"
 )
@@ -34,7 +33,7 @@ func run() error {
 		out         = flag.String("out", "", "results file (default: print only)")
 		scratch     = flag.String("scratch", "", "scratch dir for data dirs (default: a new dir under TMPDIR)")
 		skipMachine = flag.Bool("skip-machine", false, "skip the machine figures (for checking the suite)")
-		phases      = flag.String("phases", "produce,catch-up", "phases to run, comma-separated: produce, catch-up, pprof (one more Sluice session, profiled, on the row with the lowest Sluice/Kafka ratio)")
+		phases      = flag.String("phases", "produce,catch-up,txn", "phases to run, comma-separated: produce, catch-up, txn (transactional produce and EndTxn latency), pprof (one more Sluice session, profiled, on the produce row with the lowest Sluice/Kafka ratio)")
 		command     = flag.String("command", "", "the command line to print in the report")
 		pprofDir    = flag.String("pprof-dir", "", "where the pprof phase keeps its profiles (default: the scratch dir)")
 		nodesFlag   = flag.String("nodes", "", "cluster sizes to run, comma-separated: 1 (every single-broker row) and/or 3 (the 3-node rows); default: the profile's (quick 1, full 1,3)")
@@ -51,6 +50,10 @@ func run() error {
 		if prof.Nodes, err = parseNodes(*nodesFlag); err != nil {
 			return err
 		}
+	}
+	want, err := parsePhases(*phases)
+	if err != nil {
+		return err
 	}
 	if *sluiceBin == "" {
 		return fmt.Errorf("--sluice is required")
@@ -81,6 +84,7 @@ func run() error {
 		LoadBefore: load(),
 		Facts:      collectFacts(root),
 		Prof:       prof,
+		Phases:     want,
 	}
 	if info.Command == "" {
 		info.Command = "bench/compare --profile " + prof.Name
@@ -93,10 +97,6 @@ func run() error {
 	s := &suite{prof: prof, kafkaRef: filepath.Join(root, "bench", "kafka-ref"), sluiceBin: bin, scratch: *scratch, res: newResults(), log: log}
 	if *pprofDir == "" {
 		*pprofDir = *scratch
-	}
-	want := make(map[string]bool)
-	for _, ph := range strings.Split(*phases, ",") {
-		want[strings.TrimSpace(ph)] = true
 	}
 	single := slices.Contains(prof.Nodes, 1)
 	clusters := slices.DeleteFunc(slices.Clone(prof.Nodes), func(n int) bool { return n == 1 })
@@ -130,6 +130,9 @@ func run() error {
 				s.clusterCatchUpSession(ctx, sysKafka, n, r)
 			}
 		}
+	}
+	if want["txn"] {
+		s.txnPhase(ctx, single, clusters)
 	}
 	if want["pprof"] && single {
 		info.Profiles = s.profileWorstRow(ctx, *pprofDir)

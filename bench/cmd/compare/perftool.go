@@ -23,6 +23,9 @@ type produceSpec struct {
 	// Nodes is the size of the cluster produced to (0 or 1: a single broker); on 3 nodes
 	// the topic has replication factor 3 and min.insync.replicas 2.
 	Nodes int
+	// TxnDurationMs > 0 makes the producer transactional (producer-perf-test
+	// --transactional-id), committing every TxnDurationMs; it needs AcksAll.
+	TxnDurationMs int
 }
 
 func (p produceSpec) properties() []string {
@@ -37,6 +40,9 @@ func (p produceSpec) label() string {
 	if p.AcksAll {
 		mode = "acks=all, idempotent"
 	}
+	if p.TxnDurationMs > 0 {
+		mode = fmt.Sprintf("transactional, a commit every %d ms (producer-perf-test --transactional-id, --transaction-duration-ms %d), %s", p.TxnDurationMs, p.TxnDurationMs, mode)
+	}
 	unit := "partitions"
 	if p.Partitions == 1 {
 		unit = "partition"
@@ -48,6 +54,9 @@ func (p produceSpec) key() string {
 	acks := "acks1"
 	if p.AcksAll {
 		acks = "acksall"
+	}
+	if p.TxnDurationMs > 0 {
+		acks = fmt.Sprintf("txn%d", p.TxnDurationMs)
 	}
 	return fmt.Sprintf("%s-p%d", acks, p.Partitions) + nodesKey(p.Nodes)
 }
@@ -123,14 +132,7 @@ type windowedRun struct {
 func runProducerWindows(ctx context.Context, kafkaRef string, b target, topic string, spec produceSpec, warm, measure int) (windowedRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(3*(warm+measure)+90)*time.Second)
 	defer cancel()
-	args := []string{
-		"--bootstrap-server", b.Bootstrap(), "--topic", topic,
-		"--num-records", "1000000000000", "--throughput", "-1",
-		"--record-size", strconv.Itoa(recordSize), "--reporting-interval", "1000",
-		"--command-property",
-	}
-	args = append(args, spec.properties()...)
-	cmd := toolCommand(ctx, kafkaRef, "producer-perf-test", args...)
+	cmd := toolCommand(ctx, kafkaRef, "producer-perf-test", windowedProducerArgs(b.Bootstrap(), topic, spec)...)
 	stderr := &boundedBuffer{max: 4000}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
@@ -149,6 +151,19 @@ func runProducerWindows(ctx context.Context, kafkaRef string, b target, topic st
 		return windowedRun{}, fmt.Errorf("producer-perf-test %s: %w; stderr: %s", spec.label(), scanErr, truncate(stderr.String(), 1500))
 	}
 	return run, nil
+}
+
+// windowedProducerArgs are producer-perf-test's arguments for a full-speed run of spec.
+func windowedProducerArgs(bootstrap, topic string, spec produceSpec) []string {
+	args := []string{
+		"--bootstrap-server", bootstrap, "--topic", topic,
+		"--num-records", "1000000000000", "--throughput", "-1",
+		"--record-size", strconv.Itoa(recordSize), "--reporting-interval", "1000",
+	}
+	// Before --command-property, which takes every argument up to the next option.
+	args = append(args, spec.txnToolArgs(topic)...)
+	args = append(args, "--command-property")
+	return append(args, spec.properties()...)
 }
 
 func scanWindows(stdout io.Reader, brokerPIDs []int, warm, measure int) (windowedRun, error) {

@@ -18,6 +18,7 @@ type runInfo struct {
 	Facts      machineFacts
 	Machine    machineLimits
 	Prof       profile
+	Phases     map[string]bool
 }
 
 func sortedStrings(s []string) []string {
@@ -74,7 +75,7 @@ func renderReport(info runInfo, res *results) string {
 		p("")
 	}
 	renderMachine(&b, info)
-	renderMethod(&b, info.Prof)
+	renderMethod(&b, info.Prof, info.Phases)
 	if len(res.notes) > 0 {
 		p("## Notes from this run")
 		p("")
@@ -144,7 +145,8 @@ func renderMachine(b *strings.Builder, info runInfo) {
 	p("")
 }
 
-func renderMethod(b *strings.Builder, pr profile) {
+// renderMethod says how the rows of the phases that ran were measured.
+func renderMethod(b *strings.Builder, pr profile, phases map[string]bool) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format+"\n", args...) }
 	p("## How each row was measured")
 	p("")
@@ -153,6 +155,30 @@ func renderMethod(b *strings.Builder, pr profile) {
 	p("  16 KiB). MB/s is 10^6 bytes of record values per second.")
 	p("- Every session first produces at full speed for %d s (acks=1, 16 partitions, a topic no", pr.BrokerWarm)
 	p("  measurement reads), so Kafka's fresh JVM has compiled its hot paths; Sluice gets the same.")
+	if phases["produce"] || phases["catch-up"] {
+		renderProduceMethod(b, pr)
+	}
+	if phases["txn"] {
+		renderTxnMethod(b, pr)
+	}
+	for _, n := range pr.Nodes {
+		if n <= 1 {
+			continue
+		}
+		p("- %d-node rows (labels say \"%d nodes\"): a session starts %d combined broker+controller", n, n, n)
+		p("  nodes on 127.0.0.1 (Sluice: `sluice storage format` then `sluice server` per node, a static")
+		p("  quorum of all %d; Kafka: `bench/kafka-ref start --nodes %d`), internal topics replicated to", n, n)
+		p("  every node, and waits until all %d brokers are listed. Topics have replication factor %d and", n, n)
+		p("  min.insync.replicas %d; a run starts once every partition has all its replicas in sync.", clusterMinISR(n))
+		p("  The warm-up and the workloads are those above (no fixed-rate run), against the whole")
+		p("  bootstrap list; CPU is utime+stime summed over the %d processes, peak RSS the sum of their", n)
+		p("  VmHWM. No restarts on a cluster.")
+	}
+	p("")
+}
+
+func renderProduceMethod(b *strings.Builder, pr profile) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format+"\n", args...) }
 	p("- Produce throughput: `producer-perf-test --throughput -1 --reporting-interval 1000` with")
 	p("  `acks=1 enable.idempotence=false` or `acks=all enable.idempotence=true`, to a new topic of")
 	p("  1 or 16 partitions. The first %d one-second progress windows are warm-up; the next %d are", pr.Warm, pr.Measure)
@@ -174,18 +200,4 @@ func renderMethod(b *strings.Builder, pr profile) {
 	p("  5 ms and retrying every 10 ms). Then SIGTERM, wait for exit (the shutdown row), and the")
 	p("  same start-up timing after the clean stop. Kafka is relaunched with the JVM's own command")
 	p("  line as kafka-ref started it.")
-	for _, n := range pr.Nodes {
-		if n <= 1 {
-			continue
-		}
-		p("- %d-node rows (labels say \"%d nodes\"): a session starts %d combined broker+controller", n, n, n)
-		p("  nodes on 127.0.0.1 (Sluice: `sluice storage format` then `sluice server` per node, a static")
-		p("  quorum of all %d; Kafka: `bench/kafka-ref start --nodes %d`), internal topics replicated to", n, n)
-		p("  every node, and waits until all %d brokers are listed. Topics have replication factor %d and", n, n)
-		p("  min.insync.replicas %d; a run starts once every partition has all its replicas in sync.", clusterMinISR(n))
-		p("  The warm-up, produce runs, fill and catch-up read are those above, against the whole")
-		p("  bootstrap list; CPU is utime+stime summed over the %d processes, peak RSS the sum of their", n)
-		p("  VmHWM. No fixed-rate run or restarts on a cluster.")
-	}
-	p("")
 }

@@ -24,14 +24,19 @@ type profile struct {
 	FillBytes   int64 // log written before the catch-up read and the restarts
 	IperfSecs   int
 	Nodes       []int // cluster sizes: 1 is every single-broker row, 3 the 3-node rows
+	TxnWarm     int   // transactions of the EndTxn latency loop not measured
+	TxnMeasure  int   // transactions measured after them...
+	TxnMaxSecs  int   // ...unless the loop has run this long (a stalling broker)
 }
 
 func profileNamed(name string) (profile, error) {
 	switch name {
 	case "quick":
-		return profile{Name: name, Rounds: 3, BrokerWarm: 4, Warm: 2, Measure: 4, RateWarm: 2, RateMeasure: 5, FillBytes: 256 << 20, IperfSecs: 3, Nodes: []int{1}}, nil
+		return profile{Name: name, Rounds: 3, BrokerWarm: 4, Warm: 2, Measure: 4, RateWarm: 2, RateMeasure: 5, FillBytes: 256 << 20, IperfSecs: 3, Nodes: []int{1},
+			TxnWarm: 20, TxnMeasure: 300, TxnMaxSecs: 30}, nil
 	case "full":
-		return profile{Name: name, Rounds: 3, BrokerWarm: 15, Warm: 5, Measure: 20, RateWarm: 5, RateMeasure: 30, FillBytes: 2 << 30, IperfSecs: 10, Nodes: []int{1, 3}}, nil
+		return profile{Name: name, Rounds: 3, BrokerWarm: 15, Warm: 5, Measure: 20, RateWarm: 5, RateMeasure: 30, FillBytes: 2 << 30, IperfSecs: 10, Nodes: []int{1, 3},
+			TxnWarm: 100, TxnMeasure: 2000, TxnMaxSecs: 120}, nil
 	}
 	return profile{}, fmt.Errorf("unknown profile %q (quick or full)", name)
 }
@@ -49,6 +54,23 @@ func parseNodes(list string) ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// phaseNames are the phases --phases may name, in the order a run makes them.
+var phaseNames = []string{"produce", "catch-up", "txn", "pprof"}
+
+// parsePhases reads --phases: a set of known phase names (a misspelt one is an error, not
+// a run that silently measures nothing).
+func parsePhases(list string) (map[string]bool, error) {
+	want := make(map[string]bool)
+	for _, f := range strings.Split(list, ",") {
+		ph := strings.TrimSpace(f)
+		if !slices.Contains(phaseNames, ph) {
+			return nil, fmt.Errorf("--phases: %q is not one of %s", ph, strings.Join(phaseNames, ", "))
+		}
+		want[ph] = true
+	}
+	return want, nil
 }
 
 // produceSpecs are the four full-speed rows, in the order they run.
@@ -205,21 +227,25 @@ func (s *suite) produceSession(ctx context.Context, sys system, round int) {
 // produceRuns runs each full-speed produce configuration against b, each to its own topic.
 func (s *suite) produceRuns(ctx context.Context, b target, sys system, round int, specs []produceSpec) {
 	for _, sp := range specs {
-		topic := "perf-" + sp.key()
-		if err := createTopic(ctx, b, topic, sp.Partitions); err != nil {
-			s.res.fail(produceRow(sp), sys, round, err.Error())
-			continue
-		}
-		run, err := runProducerWindows(ctx, s.kafkaRef, b, topic, sp, s.prof.Warm, s.prof.Measure)
-		if err != nil {
-			s.res.fail(produceRow(sp), sys, round, err.Error())
-			continue
-		}
-		l := load()
-		s.res.add(produceRow(sp), sys, round, run.Stats.RecordsPerSec*recordSize/1e6, l)
-		s.res.add(produceCPURow(sp), sys, round, run.CPUSeconds/(mb(run.Stats.Records)/1e3), l)
-		s.log.Info("produce", "system", sys, "spec", sp.label(), "MB/s", fmt.Sprintf("%.1f", run.Stats.RecordsPerSec*recordSize/1e6), "cpu_s", run.CPUSeconds)
+		s.produceRun(ctx, b, sys, round, sp)
 	}
+}
+
+func (s *suite) produceRun(ctx context.Context, b target, sys system, round int, sp produceSpec) {
+	topic := "perf-" + sp.key()
+	if err := createTopic(ctx, b, topic, sp.Partitions); err != nil {
+		s.res.fail(produceRow(sp), sys, round, err.Error())
+		return
+	}
+	run, err := runProducerWindows(ctx, s.kafkaRef, b, topic, sp, s.prof.Warm, s.prof.Measure)
+	if err != nil {
+		s.res.fail(produceRow(sp), sys, round, err.Error())
+		return
+	}
+	l := load()
+	s.res.add(produceRow(sp), sys, round, run.Stats.RecordsPerSec*recordSize/1e6, l)
+	s.res.add(produceCPURow(sp), sys, round, run.CPUSeconds/(mb(run.Stats.Records)/1e3), l)
+	s.log.Info("produce", "system", sys, "spec", sp.label(), "MB/s", fmt.Sprintf("%.1f", run.Stats.RecordsPerSec*recordSize/1e6), "cpu_s", run.CPUSeconds)
 }
 
 func (s *suite) recordRSS(b target, rw row, sys system, round int) error {
