@@ -95,6 +95,8 @@ func run() error {
 	}
 
 	s := &suite{prof: prof, kafkaRef: filepath.Join(root, "bench", "kafka-ref"), sluiceBin: bin, scratch: *scratch, res: newResults(), log: log}
+	// Without the catch-up phase there is no reader to choose.
+	s.groupConsumerDecided = !want["catch-up"]
 	if *pprofDir == "" {
 		*pprofDir = *scratch
 	}

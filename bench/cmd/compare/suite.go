@@ -231,21 +231,28 @@ func (s *suite) produceRuns(ctx context.Context, b target, sys system, round int
 	}
 }
 
-func (s *suite) produceRun(ctx context.Context, b target, sys system, round int, sp produceSpec) {
-	topic := "perf-" + sp.key()
-	if err := createTopic(ctx, b, topic, sp.Partitions); err != nil {
-		s.res.fail(produceRow(sp), sys, round, err.Error())
-		return
-	}
-	run, err := runProducerWindows(ctx, s.kafkaRef, b, topic, sp, s.prof.Warm, s.prof.Measure)
+// produceRun measures one produce configuration to a topic of its own and records its
+// throughput and CPU rows; it returns the throughput in MB/s (false when the run failed).
+func (s *suite) produceRun(ctx context.Context, b target, sys system, round int, sp produceSpec) (float64, bool) {
+	run, err := s.measureProduce(ctx, b, "perf-"+sp.key(), sp)
 	if err != nil {
 		s.res.fail(produceRow(sp), sys, round, err.Error())
-		return
+		return 0, false
 	}
 	l := load()
-	s.res.add(produceRow(sp), sys, round, run.Stats.RecordsPerSec*recordSize/1e6, l)
+	mbps := run.Stats.RecordsPerSec * recordSize / 1e6
+	s.res.add(produceRow(sp), sys, round, mbps, l)
 	s.res.add(produceCPURow(sp), sys, round, run.CPUSeconds/(mb(run.Stats.Records)/1e3), l)
-	s.log.Info("produce", "system", sys, "spec", sp.label(), "MB/s", fmt.Sprintf("%.1f", run.Stats.RecordsPerSec*recordSize/1e6), "cpu_s", run.CPUSeconds)
+	s.log.Info("produce", "system", sys, "spec", sp.label(), "MB/s", fmt.Sprintf("%.1f", mbps), "cpu_s", run.CPUSeconds)
+	return mbps, true
+}
+
+// measureProduce creates topic and runs the full-speed windows of sp against it.
+func (s *suite) measureProduce(ctx context.Context, b target, topic string, sp produceSpec) (windowedRun, error) {
+	if err := createTopic(ctx, b, topic, sp.Partitions); err != nil {
+		return windowedRun{}, err
+	}
+	return runProducerWindows(ctx, s.kafkaRef, b, topic, sp, s.prof.Warm, s.prof.Measure)
 }
 
 func (s *suite) recordRSS(b target, rw row, sys system, round int) error {

@@ -73,15 +73,37 @@ func (s *suite) txnPhase(ctx context.Context, single bool, clusters []int) {
 	}
 }
 
-// txnRuns measures EndTxn latency first, then the transactional produce rows: the loop's
-// hundreds of small transactions also warm the transaction coordinator's path (Kafka's
-// JIT) before the throughput runs, and the runs, killed mid-transaction, come last so
-// their open transactions are not aborted under a later measurement.
+func txnOverPlainRow(sp produceSpec) row {
+	unit := "partitions"
+	if sp.Partitions == 1 {
+		unit = "partition"
+	}
+	return row{
+		Key:   "txn-over-plain-" + sp.key(),
+		Label: fmt.Sprintf("Transactional over plain (acks=all, idempotent) produce throughput, same session, plain run just before, %d %s", sp.Partitions, unit) + nodesLabel(sp.Nodes),
+		Unit:  "ratio", Format: "%.2f", HigherIsBetter: true,
+	}
+}
+
+// txnRuns measures EndTxn latency first, then each transactional produce row right after
+// a plain acks=all run of the same shape, whose throughput it is divided by (what the
+// transactions cost each system, apart from how warm its JVM is): the loop's small
+// transactions also warm the transaction coordinator's path (Kafka's JIT) before the
+// throughput runs, and the runs, killed mid-transaction, come last so their open
+// transactions are not aborted under a later measurement.
 func (s *suite) txnRuns(ctx context.Context, b target, sys system, round int) error {
-	nodes := b.Nodes()
 	s.endTxnLatency(ctx, b, sys, round)
-	for _, sp := range txnProduceSpecs(nodes) {
-		s.produceRun(ctx, b, sys, round, sp)
+	for _, sp := range txnProduceSpecs(b.Nodes()) {
+		plain := sp
+		plain.TxnDurationMs = 0
+		base, err := s.measureProduce(ctx, b, "plain-"+plain.key(), plain)
+		txn, ok := s.produceRun(ctx, b, sys, round, sp)
+		switch {
+		case err != nil:
+			s.res.fail(txnOverPlainRow(sp), sys, round, "plain run: "+err.Error())
+		case ok && base.Stats.RecordsPerSec > 0:
+			s.res.add(txnOverPlainRow(sp), sys, round, txn/(base.Stats.RecordsPerSec*recordSize/1e6), load())
+		}
 	}
 	return nil
 }
@@ -127,9 +149,13 @@ func renderTxnMethod(b *strings.Builder, pr profile) {
 	p("  next transaction's first produce waiting for the previous one's markers. The notes give")
 	p("  each loop's requests per transaction (a kgo hook; above 1 means retries) and EndTxn's")
 	p("  round trip on the wire.")
-	p("- Then transactional produce throughput: the produce-throughput method above with")
-	p("  `--transactional-id bench-TOPIC --transaction-duration-ms %d` (the Java producer commits", txnDurationMs)
-	p("  every %d ms; acks=all, idempotent), on 1 and then 16 partitions. The tool is killed in the", txnDurationMs)
-	p("  middle of a transaction, which the broker aborts after transaction.timeout.ms, after the")
-	p("  session. CPU per GB as for the other produce rows.")
+	p("- Then transactional produce throughput: `producer-perf-test --throughput -1")
+	p("  --reporting-interval 1000 --transactional-id bench-TOPIC --transaction-duration-ms %d` (the", txnDurationMs)
+	p("  Java producer commits every %d ms; acks=all, idempotent) to a new topic of 1, then 16", txnDurationMs)
+	p("  partitions: %d one-second windows of warm-up, %d measured (records over the windows' own", pr.Warm, pr.Measure)
+	p("  durations), then the tool is killed, in the middle of a transaction, which the broker aborts")
+	p("  after transaction.timeout.ms, after the session. CPU per GB is the broker's over the same")
+	p("  windows. Just before each, the same run without transactions (acks=all, idempotent, its own")
+	p("  topic) gives the divisor of the \"transactional over plain\" row: what transactions cost")
+	p("  each system in the same session, however warm its JVM is.")
 }

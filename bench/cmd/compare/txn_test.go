@@ -37,6 +37,9 @@ func TestTxnProduceRowsKeysAndLabels(t *testing.T) {
 			t.Errorf("label %q does not say %q", label, part)
 		}
 	}
+	if r := txnOverPlainRow(specs[1]); r.Key != "txn-over-plain-txn100-p16" || !r.HigherIsBetter || !strings.Contains(r.Label, "16 partitions") {
+		t.Fatalf("transactional over plain row %+v", r)
+	}
 	cluster := txnProduceSpecs(3)[1]
 	if produceRow(cluster).Key != "produce-txn100-p16-3n" || !strings.Contains(cluster.label(), "3 nodes, RF=3") {
 		t.Fatalf("3-node row %q / %q", produceRow(cluster).Key, cluster.label())
