@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -120,11 +121,12 @@ func fetchProfile(ctx context.Context, url, path string, timeout time.Duration) 
 	return f.Close()
 }
 
-// worstProduceSpec is the produce configuration with the lowest Sluice/Kafka median ratio.
+// worstProduceSpec is the single-broker produce configuration, plain or transactional,
+// with the lowest Sluice/Kafka median ratio among those measured.
 func (s *suite) worstProduceSpec() (produceSpec, string) {
 	worst, worstRatio := latencySpec, 0.0
 	found := false
-	for _, sp := range produceSpecs {
+	for _, sp := range append(slices.Clone(produceSpecs), txnProduceSpecs(1)...) {
 		sv, okS := s.res.median(produceRow(sp).Key, sysSluice)
 		kv, okK := s.res.median(produceRow(sp).Key, sysKafka)
 		if !okS || !okK || kv == 0 {

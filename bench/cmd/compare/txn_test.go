@@ -215,3 +215,21 @@ func TestReportDescribesOnlyThePhasesRun(t *testing.T) {
 		t.Fatal("a report without the txn phase describes the wrong rows")
 	}
 }
+
+func TestWorstProduceSpecConsidersTransactionalRows(t *testing.T) {
+	s := &suite{res: newResults()}
+	plain := produceSpec{AcksAll: true, Partitions: 16}
+	txn := txnProduceSpecs(1)[0]
+	s.res.add(produceRow(plain), sysSluice, 1, 90, "")
+	s.res.add(produceRow(plain), sysKafka, 1, 100, "")
+	s.res.add(produceRow(txn), sysSluice, 1, 120, "")
+	s.res.add(produceRow(txn), sysKafka, 1, 100, "")
+	if got, _ := s.worstProduceSpec(); got != plain {
+		t.Fatalf("worst %+v, want the plain row at 0.90", got)
+	}
+	s.res.add(produceRow(txn), sysSluice, 2, 50, "")
+	s.res.add(produceRow(txn), sysSluice, 3, 50, "")
+	if got, why := s.worstProduceSpec(); got != txn || !strings.Contains(why, "0.50") {
+		t.Fatalf("worst %+v (%s), want the transactional row at 0.50", got, why)
+	}
+}
