@@ -78,6 +78,8 @@ func enforcedBrokerKeys() map[string]string {
 		"transaction.abort.timed.out.transaction.cleanup.interval.ms": "",
 		"transaction.remove.expired.transaction.cleanup.interval.ms":  "",
 		"transaction.partition.verification.enable":                   "",
+		"add.partitions.to.txn.retry.backoff.ms":                      "",
+		"add.partitions.to.txn.retry.backoff.max.ms":                  "capped at request.timeout.ms and at the produce request's timeout",
 
 		// The quorum (docs/quorum.md maps the timeouts onto raft ticks).
 		"controller.listener.names":             "",

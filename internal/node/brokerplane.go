@@ -85,6 +85,7 @@ func (n *Node) buildBroker() error {
 		Logger:          n.logger,
 		Replication:     n.replicationOptions(),
 		Verifier:        verifierOrNil(b.verifier),
+		VerifyRetry:     verificationRetry(n.cfg),
 	})
 	if err != nil {
 		return fmt.Errorf("replica manager: %w", err)

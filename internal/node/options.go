@@ -118,3 +118,12 @@ func txnConfig(cfg *config.Config) txn.Config {
 	c.RemoveExpiredInterval = millis(int64(cfg.Int(config.TransactionRemoveExpiredTransactionCleanupIntervalMs)))
 	return c
 }
+
+// verificationRetry maps add.partitions.to.txn.retry.backoff(.max).ms, the
+// maximum capped at request.timeout.ms as Kafka's ReplicaManager does.
+func verificationRetry(cfg *config.Config) replication.VerificationRetry {
+	return replication.VerificationRetry{
+		Backoff: millis(int64(cfg.Int(config.AddPartitionsToTxnRetryBackoffMs))),
+		Max:     millis(int64(min(cfg.Int(config.AddPartitionsToTxnRetryBackoffMaxMs), cfg.Int(config.RequestTimeoutMs)))),
+	}
+}

@@ -100,6 +100,10 @@ type Options struct {
 	// off: transactional batches are appended unchecked, as Kafka does with
 	// it disabled.
 	Verifier TxnVerifier
+	// VerifyRetry is how the broker rides out CONCURRENT_TRANSACTIONS
+	// on Transactions V2's implicit add; the zero value is Kafka's
+	// defaults.
+	VerifyRetry VerificationRetry
 }
 
 // ReplicaManager owns this broker's partitions.
@@ -140,6 +144,9 @@ func NewReplicaManager(opts Options) (*ReplicaManager, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.VerifyRetry == (VerificationRetry{}) {
+		opts.VerifyRetry = DefaultVerificationRetry()
 	}
 	if opts.DefaultSettings == nil {
 		d := DefaultTopicSettings()

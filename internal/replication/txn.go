@@ -102,9 +102,10 @@ func transactionalProducer(batches []byte) (p txnProducer, ok, more bool) {
 // before anything is appended (Kafka's handleProduceAppend): for each
 // partition with transactional batches whose producer has no ongoing
 // transaction there, it takes a verification guard and asks the verifier,
-// once for all such partitions. It returns the checks each partition's
-// append runs with; partitions refused are answered in results, with done
-// set.
+// once for all such partitions (under Transactions V2 asking again while
+// the previous transaction completes, see retryConcurrentTransactions). It
+// returns the checks each partition's append runs with; partitions refused
+// are answered in results, with done set.
 func (rm *ReplicaManager) verifyTransactions(ctx context.Context, req AppendRequest, results []PartitionAppendResult, done []bool) []leaderChecks {
 	checks := make([]leaderChecks, len(req.Partitions))
 	for i := range checks {
@@ -113,12 +114,8 @@ func (rm *ReplicaManager) verifyTransactions(ctx context.Context, req AppendRequ
 	if req.Origin != AppendOriginClient || rm.opts.Verifier == nil {
 		return checks
 	}
-	var (
-		producer  txnProducer
-		waiting   []int
-		toVerify  []kafka.TopicPartition
-		producers = map[[2]int64]bool{}
-	)
+	v := verification{rm: rm, req: req, checks: checks, results: results, done: done}
+	producers := map[[2]int64]bool{}
 	for i, ap := range req.Partitions {
 		checks[i].verify = true
 		p, ok, more := transactionalProducer(ap.Records)
@@ -130,21 +127,10 @@ func (rm *ReplicaManager) verifyTransactions(ctx context.Context, req AppendRequ
 			refuseAll(req, results, done, fmt.Errorf("transactional records contained more than one producer ID: %w", kerr.InvalidProducerIDMapping))
 			return checks
 		}
-		producer = p
-		part, err := rm.Partition(ap.TP)
-		if err == nil {
-			checks[i].guard, err = part.maybeStartTransactionVerification(p)
-		}
-		if err != nil {
-			results[i].AppendResult, done[i] = failedAppend(err, kafka.NoOffset), true
-			continue
-		}
-		if checks[i].guard != 0 {
-			waiting = append(waiting, i)
-			toVerify = append(toVerify, ap.TP)
-		}
+		v.producer = p
+		v.startGuard(i, p)
 	}
-	if len(toVerify) == 0 {
+	if len(v.waiting) == 0 {
 		return checks
 	}
 	if req.TransactionalID == "" {
@@ -152,25 +138,73 @@ func (rm *ReplicaManager) verifyTransactions(ctx context.Context, req AppendRequ
 		// one the guards stay unanswered and the append refuses the
 		// batches with INVALID_TXN_STATE unless their transaction is
 		// ongoing.
-		for _, i := range waiting {
-			checks[i].guard = 0
+		for _, w := range v.waiting {
+			checks[w.i].guard = 0
 		}
 		return checks
 	}
-	codes := rm.opts.Verifier.VerifyTransaction(ctx, VerifyRequest{
-		TransactionalID: req.TransactionalID, ProducerID: producer.id, ProducerEpoch: producer.epoch,
-		Partitions: toVerify, AddPartitions: req.ProduceVersion >= 12,
-	})
-	for _, i := range waiting {
-		code, ok := codes[req.Partitions[i].TP]
+	codes := v.ask(ctx, v.waiting)
+	if req.ProduceVersion >= 12 {
+		codes = v.retryConcurrentTransactions(ctx, codes)
+	}
+	for _, w := range v.waiting {
+		code, ok := codes[req.Partitions[w.i].TP]
 		if !ok {
 			code = kerr.CoordinatorNotAvailable.Code
 		}
 		if code != 0 {
-			results[i].AppendResult, done[i] = verificationFailed(req.Partitions[i].TP, code, req.ProduceVersion), true
+			results[w.i].AppendResult, done[w.i] = verificationFailed(req.Partitions[w.i].TP, code, req.ProduceVersion), true
 		}
 	}
 	return checks
+}
+
+// verification is one produce request's verification in progress.
+type verification struct {
+	rm       *ReplicaManager
+	req      AppendRequest
+	checks   []leaderChecks
+	results  []PartitionAppendResult
+	done     []bool
+	producer txnProducer
+	// waiting are the partitions whose guard awaits the coordinator.
+	waiting []waitingPartition
+}
+
+// waitingPartition is a partition of the request to verify: its index and
+// its batches' producer (the first sequence is the partition's own).
+type waitingPartition struct {
+	i        int
+	producer txnProducer
+}
+
+// startGuard takes partition i's verification guard and, unless its
+// transaction is ongoing here, adds it to the partitions waiting; a
+// partition this broker does not lead is answered at once.
+func (v *verification) startGuard(i int, p txnProducer) {
+	part, err := v.rm.Partition(v.req.Partitions[i].TP)
+	if err == nil {
+		v.checks[i].guard, err = part.maybeStartTransactionVerification(p)
+	}
+	if err != nil {
+		v.results[i].AppendResult, v.done[i] = failedAppend(err, kafka.NoOffset), true
+		return
+	}
+	if v.checks[i].guard != 0 {
+		v.waiting = append(v.waiting, waitingPartition{i: i, producer: p})
+	}
+}
+
+// ask asks the verifier about the partitions ws, once for all.
+func (v *verification) ask(ctx context.Context, ws []waitingPartition) map[kafka.TopicPartition]int16 {
+	tps := make([]kafka.TopicPartition, len(ws))
+	for k, w := range ws {
+		tps[k] = v.req.Partitions[w.i].TP
+	}
+	return v.rm.opts.Verifier.VerifyTransaction(ctx, VerifyRequest{
+		TransactionalID: v.req.TransactionalID, ProducerID: v.producer.id, ProducerEpoch: v.producer.epoch,
+		Partitions: tps, AddPartitions: v.req.ProduceVersion >= 12,
+	})
 }
 
 func refuseAll(req AppendRequest, results []PartitionAppendResult, done []bool, err error) {
