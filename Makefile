@@ -1,7 +1,7 @@
 # The README's commands. `make test` is what .ci/run runs first.
 GO ?= go
 
-.PHONY: test build vet interop faults bench fuzz
+.PHONY: test build vet interop interop-heavy faults bench fuzz
 
 build:
 	$(GO) build -o bin/sluice ./cmd/sluice
@@ -25,6 +25,11 @@ faults:
 # Real clients and Kafka's own tools against real processes (budget: 15 minutes).
 interop:
 	bash test/interop/run
+
+# The heavier interop runs, outside make interop: the exactly-once Kafka Streams
+# WordCount killed with kill -9 ten times mid-stream (the suite kills it twice).
+interop-heavy:
+	INTEROP_TESTS=streams_eos_test.sh STREAMS_KILLS=10 bash test/interop/run
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./internal/...

@@ -58,3 +58,6 @@ echo "setup: Kafka $("$repo/bench/kafka-ref" version) classpath ready in $((SECO
 started=$SECONDS
 "$here/java/run" build
 echo "setup: Java interop scenarios ready in $((SECONDS - started))s"
+started=$SECONDS
+"$here/streams/run" build
+echo "setup: Kafka Streams WordCount ready in $((SECONDS - started))s"

@@ -26,6 +26,7 @@ public final class Main {
         all.put("consume-until-corrupt", new ConsumeUntilCorruptScenario());
         all.put("txn-produce-consume", new TransactionalProduceConsumeScenario());
         all.put("txn-fence", new TransactionalFencingScenario());
+        all.put("txn-offsets", new TransactionalOffsetsScenario());
         return all;
     }
 

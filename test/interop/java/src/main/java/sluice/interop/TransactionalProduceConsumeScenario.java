@@ -120,7 +120,7 @@ final class TransactionalProduceConsumeScenario implements Scenario {
      * position reaches that level's end offsets (and at least WANT values are read), then
      * polls a quiet period more.
      */
-    private static List<String> consumeAll(String bootstrap, String topic, String isolation, int want)
+    static List<String> consumeAll(String bootstrap, String topic, String isolation, int want)
             throws Exception {
         Properties p = Clients.base(bootstrap);
         p.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
@@ -173,7 +173,7 @@ final class TransactionalProduceConsumeScenario implements Scenario {
     }
 
     /** WANT each exactly once, nothing else; a value of FORBIDDEN is named as such. */
-    private static void checkExactly(String what, List<String> got, Set<String> want, Set<String> forbidden)
+    static void checkExactly(String what, List<String> got, Set<String> want, Set<String> forbidden)
             throws ScenarioFailed {
         Set<String> seen = new HashSet<>();
         for (String v : got) {
