@@ -81,7 +81,7 @@ import json, re, sys
 path, txn_id = sys.argv[1:]
 record = re.compile(r"^\| offset: \d+ .* key: (\{.*\}) payload: (\{.*\}|null)$")
 names = {"-1": "-1"}
-print("== " + txn_id)
+print("transactional id " + txn_id)
 count, lines, last_status = 0, [], None
 for line in open(path):
     line = line.rstrip("\n")
