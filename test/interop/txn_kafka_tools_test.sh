@@ -51,7 +51,7 @@ leave_open() {
   done
   kill -9 "$pid"
   wait "$pid" 2>/dev/null || true
-  grep -m1 'open' "$dir/$name.out" | sed 's/^confluent-kafka: //' > "$dir/$name.txt"
+  grep -m1 '^\(confluent-kafka: \)\?open' "$dir/$name.out" | sed 's/^confluent-kafka: //' > "$dir/$name.txt"
 }
 
 # setup BOOTSTRAP DIR: the topic and the three transactional ids.
