@@ -19,10 +19,13 @@ package api
 // COORDINATOR_LOAD_IN_PROGRESS is answered as COORDINATOR_NOT_AVAILABLE, as
 // Kafka does for clients older than 2.0 (KAFKA-7296).
 //
-// Deviations: the handler is registered only when the broker is given a
-// TxnOffsetCommitter (transactions wired); the transaction is not verified
-// with the transaction coordinator before the write (Kafka's KIP-890
-// verification of the offsets partition).
+// The group coordinator first verifies the transaction with the
+// transaction coordinator (KIP-890); from v5 (Transactions V2) that adds the
+// group's offsets partition to the transaction, as the client no longer
+// sends AddOffsetsToTxn.
+//
+// Deviation: the handler is registered only when the broker is given a
+// TxnOffsetCommitter (transactions wired).
 
 import (
 	"context"
@@ -55,7 +58,8 @@ func newTxnOffsetCommitHandler(gd *GroupPlaneDeps) Handler {
 func txnOffsetCommit(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
 	resp := kmsg.NewPtrTxnOffsetCommitResponse()
 	resp.SetVersion(req.Version)
-	tr := group.TxnCommitRequest{GroupID: req.Group, ProducerID: req.ProducerID, ProducerEpoch: req.ProducerEpoch, GenerationID: -1}
+	tr := group.TxnCommitRequest{GroupID: req.Group, TransactionalID: req.TransactionalID, Version: req.Version,
+		ProducerID: req.ProducerID, ProducerEpoch: req.ProducerEpoch, GenerationID: -1}
 	if req.Version >= 3 {
 		tr.MemberID, tr.InstanceID, tr.GenerationID = req.MemberID, req.InstanceID, req.Generation
 	}

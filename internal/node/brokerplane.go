@@ -145,6 +145,7 @@ func (n *Node) newGroupCoordinator() (*groupcoord.GroupCoordinator, error) {
 		SegmentBytes:      int64(n.cfg.Int(config.OffsetsTopicSegmentBytes)),
 		WriteTimeout:      millis(int64(n.cfg.Int(config.OffsetsCommitTimeoutMs))),
 		Writer:            runtime.ReplicaWriter{Replicas: n.broker.replicas, Topic: groupcoord.OffsetsTopic},
+		Verifier:          verifierOrNil(n.broker.verifier),
 		Image:             n.Image,
 		CreateTopic:       runtime.CreateTopicsCreator(n.channel.CreateTopics),
 		Clock:             n.clk,

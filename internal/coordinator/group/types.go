@@ -125,9 +125,14 @@ type CommitResult struct {
 // TxnCommitRequest is a TxnOffsetCommit request: offsets a transactional
 // producer commits within its transaction.
 type TxnCommitRequest struct {
-	GroupID       string
-	ProducerID    int64
-	ProducerEpoch int16
+	GroupID string
+	// TransactionalID and Version (the request's) decide how the
+	// transaction is verified before the write (groupcoord); the group
+	// state machine does not use them.
+	TransactionalID string
+	Version         int16
+	ProducerID      int64
+	ProducerEpoch   int16
 	// MemberID, InstanceID and GenerationID come with v3+ (empty, nil and
 	// -1 before): they are then checked against the group.
 	MemberID     string

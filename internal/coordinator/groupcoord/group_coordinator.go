@@ -6,13 +6,15 @@ import (
 
 	"sluice/internal/coordinator/runtime"
 	"sluice/internal/metadata"
+	"sluice/internal/replication"
 )
 
 // GroupCoordinator is the broker's group coordinator (Kafka's
 // GroupCoordinatorService): it maps each group to its __consumer_offsets
 // partition and runs the group operations on that partition's shard.
 type GroupCoordinator struct {
-	rt *runtime.Runtime[*groupShard]
+	rt       *runtime.Runtime[*groupShard]
+	verifier replication.TxnVerifier
 }
 
 // New returns a coordinator with no shards; ApplyImage starts them.
@@ -22,7 +24,7 @@ func New(opts Options) (*GroupCoordinator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("group coordinator: %w", err)
 	}
-	return &GroupCoordinator{rt: rt}, nil
+	return &GroupCoordinator{rt: rt, verifier: opts.Verifier}, nil
 }
 
 // ApplyImage starts a shard for each offsets partition this node leads

@@ -9,6 +9,7 @@ import (
 	"sluice/internal/coordinator/group"
 	"sluice/internal/coordinator/runtime"
 	"sluice/internal/metadata"
+	"sluice/internal/replication"
 )
 
 // OffsetsTopic is the name of the internal topic of group state.
@@ -43,7 +44,11 @@ type Options struct {
 	WriteTimeout time.Duration
 	// MaxBatchBytes bounds a coalesced batch (0: 1 MiB).
 	MaxBatchBytes int
-	Logger        *slog.Logger
+	// Verifier asks the transaction coordinator about a transactional
+	// offset commit's offsets partition before it is written (nil: not
+	// asked, as Kafka with transaction.partition.verification.enable=false).
+	Verifier replication.TxnVerifier
+	Logger   *slog.Logger
 }
 
 func (o *Options) withDefaults() {

@@ -12,10 +12,15 @@ import (
 // written to the group's partition as a transactional batch of the
 // producer, and it answers once they are durable. They stay pending, unseen
 // by OffsetFetch, until CompleteTransaction brings the transaction's result.
+// With a Verifier the transaction is verified first (verifyOffsetsPartition).
 func (c *GroupCoordinator) CommitTransactionalOffsets(ctx context.Context, req group.TxnCommitRequest) group.CommitResult {
-	res, code := call(ctx, c, req.GroupID, func(now time.Time, m *group.Manager, reply func(group.CommitResult)) {
-		m.CommitTransactionalOffsets(now, req, reply)
-	})
+	code := c.verifyOffsetsPartition(ctx, req)
+	var res group.CommitResult
+	if code == 0 {
+		res, code = call(ctx, c, req.GroupID, func(now time.Time, m *group.Manager, reply func(group.CommitResult)) {
+			m.CommitTransactionalOffsets(now, req, reply)
+		})
+	}
 	if code != 0 {
 		res = group.CommitResult{Errors: make([]int16, len(req.Partitions))}
 		for i := range res.Errors {
