@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -76,7 +77,7 @@ func TestTransactionsSurviveKills(t *testing.T) {
 		coord := txnCoordinator(t, adm)
 		killBrokerAndApp(t, c, adm, app, coord, fmt.Sprintf("round %d: the transaction coordinator", r+1))
 		// The coordinator may have moved with the kill.
-		leader := outputLeaderOtherThan(t, adm, txnCoordinator(t, adm), int32(r))
+		leader := outputLeaderOtherThan(t, adm, txnCoordinator(t, adm), r)
 		killBrokerAndApp(t, c, adm, app, leader, fmt.Sprintf("round %d: a leader of %s, not the coordinator", r+1, txnOutput))
 		before := app.outcomes().commits()
 		held := app.kill()
@@ -244,9 +245,9 @@ func txnCoordinator(t *testing.T, adm *kadm.Client) int32 {
 	return id
 }
 
-// outputLeaderOtherThan is the leader of an output partition (from the
-// start-th on) that is not broker not.
-func outputLeaderOtherThan(t *testing.T, adm *kadm.Client, not, start int32) int32 {
+// outputLeaderOtherThan is a leader of output partitions other than broker
+// not: the round-th of them in id order, so rounds take turns.
+func outputLeaderOtherThan(t *testing.T, adm *kadm.Client, not int32, round int) int32 {
 	var id int32
 	testutil.EventuallyNoError(t, 30*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -255,15 +256,18 @@ func outputLeaderOtherThan(t *testing.T, adm *kadm.Client, not, start int32) int
 		if err != nil {
 			return err
 		}
-		parts := md.Topics[txnOutput].Partitions
-		for k := range int32(txnPartitions) {
-			pd, ok := parts[(start+k)%txnPartitions]
-			if ok && pd.Leader >= 0 && pd.Leader != not {
-				id = pd.Leader
-				return nil
+		var leaders []int32
+		for _, pd := range md.Topics[txnOutput].Partitions {
+			if pd.Leader >= 0 && pd.Leader != not && !slices.Contains(leaders, pd.Leader) {
+				leaders = append(leaders, pd.Leader)
 			}
 		}
-		return fmt.Errorf("every partition of %s led by %d or none", txnOutput, not)
+		if len(leaders) == 0 {
+			return fmt.Errorf("every partition of %s led by %d or none", txnOutput, not)
+		}
+		slices.Sort(leaders)
+		id = leaders[round%len(leaders)]
+		return nil
 	}, "a leader of %s other than %d", txnOutput, not)
 	return id
 }
