@@ -62,7 +62,10 @@ func (m *Manager) endTransaction(now time.Time, req EndTxnRequest, fromClient bo
 	default:
 		m.appendTransit(t, d.tr, func(code int16) {
 			if code != 0 {
-				if d.fence {
+				// Under TV1 the fence's raised epoch stays in memory (the
+				// old producer stays fenced) and is not raised again; a
+				// TV2 fence raised nothing (Kafka's endTransaction).
+				if d.fence && !tv2 {
 					t.failedEpochFence = true
 				}
 				reply(endError(code))
@@ -175,8 +178,11 @@ func ongoingEnd(commit bool) State {
 }
 
 // prepareEnd prepares PrepareCommit or PrepareAbort. Under TV2 an
-// exhausted epoch needs the producer id to move to. A fencing abort takes
-// the raised epoch from the request and drops the fence's pending state.
+// exhausted epoch needs the producer id to move to. A fencing abort drops
+// the fence's pending state; under TV1 it takes the raised epoch from the
+// request, under TV2 the abort's own bump is the fence (KAFKA-19367: the
+// pinned Kafka bumps once, the fenced producer's epoch+1, with it as the
+// last epoch, so that producer can recover with KIP-360).
 func (m *Manager) prepareEnd(now time.Time, t *txnMetadata, req EndTxnRequest, v TransactionVersion, next State, fence bool) endDecision {
 	nextID := int64(-1)
 	if v.SupportsEpochBump() && !fence && epochExhausted(t.producerEpoch) {
@@ -188,7 +194,9 @@ func (m *Manager) prepareEnd(now time.Time, t *txnMetadata, req EndTxnRequest, v
 	noPartitionAdded := t.state != Ongoing
 	if next == PrepareAbort && fence {
 		t.hasPending = false
-		t.producerEpoch, t.lastProducerEpoch = req.ProducerEpoch, -1
+		if !v.SupportsEpochBump() {
+			t.producerEpoch, t.lastProducerEpoch = req.ProducerEpoch, -1
+		}
 	}
 	tr, code := t.prepareAbortOrCommit(next, v, nextID, now.UnixMilli(), noPartitionAdded)
 	return endDecision{tr: tr, code: code, fence: fence}

@@ -98,7 +98,8 @@ func (t *txnMetadata) complete(tr transit) {
 func (t *txnMetadata) pendingIs(s State) bool { return t.hasPending && t.pending == s }
 
 // prepareFenceProducerEpoch raises the epoch to fence the producer before
-// its transaction is aborted; the raised epoch is never returned.
+// its transaction is aborted; the raised epoch is never returned. Under
+// TV2 it is only the abort's request epoch: the abort bumps the epoch.
 func (t *txnMetadata) prepareFenceProducerEpoch() (transit, int16) {
 	tr := t.begin(PrepareEpochFence)
 	// A fence whose write failed already raised the epoch; at the maximum
