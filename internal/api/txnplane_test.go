@@ -210,6 +210,11 @@ func TestTransactionHandlers(t *testing.T) {
 	if r := endTxn(t, tf.reg, 5, "tx", pid, 1, false); r.ErrorCode != 0 || r.ProducerEpoch != 2 {
 		t.Fatalf("abort the next transaction: %+v", r)
 	}
+	// While the abort's markers are written any EndTxn is
+	// CONCURRENT_TRANSACTIONS (KAFKA-18464), so the epochs are checked after.
+	testutil.Eventually(t, 5*time.Second, func() bool {
+		return reply[*kmsg.DescribeTransactionsResponse](t, tf.reg, dt).TransactionStates[0].State == "CompleteAbort"
+	}, "the abort never completed")
 	if r := endTxn(t, tf.reg, 5, "tx", pid, 0, false); r.ErrorCode != kerr.ProducerFenced.Code || r.ProducerID != -1 {
 		t.Fatalf("stale epoch, v5: %+v", r)
 	}

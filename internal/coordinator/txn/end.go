@@ -136,13 +136,16 @@ func (m *Manager) decideEndTV2(now time.Time, t *txnMetadata, req EndTxnRequest,
 	default:
 		validEpoch = req.ProducerEpoch == t.producerEpoch
 	}
+	// A transition in flight answers first (KAFKA-18464): an empty abort
+	// sent with the epoch a commit just returned, while that commit's
+	// markers are written, must be retried, not fenced.
 	switch {
+	case t.hasPending && t.pending != PrepareEpochFence:
+		return endDecision{code: kerr.ConcurrentTransactions.Code}
 	case t.producerID != req.ProducerID && !retryOnOverflow:
 		return endDecision{code: kerr.InvalidProducerIDMapping.Code}
 	case !validEpoch:
 		return endDecision{code: kerr.ProducerFenced.Code}
-	case t.hasPending && t.pending != PrepareEpochFence:
-		return endDecision{code: kerr.ConcurrentTransactions.Code}
 	}
 	v := req.ClientTransactionVersion
 	switch t.state {
