@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"sluice/internal/testbin"
 	"sluice/internal/testcluster"
 	"sluice/internal/testutil"
 )
@@ -22,7 +24,13 @@ import (
 // read_committed reader then counts exactly the committed records, a
 // read_uncommitted one every record.
 func TestTransactionsAcrossBrokers(t *testing.T) {
-	c := testcluster.Start(t, testcluster.Options{Nodes: 3, Overrides: map[string]string{
+	logs := &testbin.SyncBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("cluster log:\n%s", logs.String())
+		}
+	})
+	c := testcluster.Start(t, testcluster.Options{Nodes: 3, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Overrides: map[string]string{
 		"transaction.state.log.num.partitions": "3",
 		"offsets.topic.num.partitions":         "3",
 	}})
