@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 
 	"sluice/internal/kafka"
 )
@@ -38,6 +39,15 @@ func (w *writer) string(s string) {
 	w.b = binary.AppendUvarint(w.b, uint64(len(s)))
 	w.b = append(w.b, s...)
 }
+
+// bytes writes a byte string as uvarint length and the bytes.
+func (w *writer) bytes(b []byte) {
+	w.b = binary.AppendUvarint(w.b, uint64(len(b)))
+	w.b = append(w.b, b...)
+}
+
+// float64 writes the IEEE 754 bits big-endian, as Kafka's float64.
+func (w *writer) float64(v float64) { w.int64(int64(math.Float64bits(v))) }
 
 // nullableString writes a null as length 0 and a present string as length+1.
 func (w *writer) nullableString(s *string) {
@@ -154,6 +164,18 @@ func (r *reader) string() string {
 	n := r.length("string")
 	return string(r.take(n, "string"))
 }
+
+// bytes reads what writer.bytes wrote into a fresh slice (nil when empty).
+func (r *reader) bytes() []byte {
+	n := r.length("bytes")
+	b := r.take(n, "bytes")
+	if len(b) == 0 {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}
+
+func (r *reader) float64() float64 { return math.Float64frombits(uint64(r.int64())) }
 
 func (r *reader) nullableString() *string {
 	n := r.length("nullable string")

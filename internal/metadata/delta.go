@@ -29,6 +29,7 @@ type Delta struct {
 	clearedConfigs map[ConfigResource]bool // every key removed before configs' changes
 	brokers        map[int32]*Broker       // nil value: unregistered
 	nextProducerID *int64
+	sec            securityDelta
 }
 
 // NewDelta starts an empty delta on base.
@@ -43,6 +44,7 @@ func NewDelta(base *Image) *Delta {
 		configs:        map[ConfigResource]map[string]*string{},
 		clearedConfigs: map[ConfigResource]bool{},
 		brokers:        map[int32]*Broker{},
+		sec:            newSecurityDelta(),
 	}
 }
 
@@ -55,7 +57,7 @@ func (d *Delta) Offset() int64 { return d.offset }
 // IsEmpty reports whether no record changed anything.
 func (d *Delta) IsEmpty() bool {
 	return d.clusterID == nil && len(d.features) == 0 && len(d.topics) == 0 && len(d.removedTopics) == 0 &&
-		len(d.configs) == 0 && len(d.clearedConfigs) == 0 && len(d.brokers) == 0 && d.nextProducerID == nil
+		len(d.configs) == 0 && len(d.clearedConfigs) == 0 && len(d.brokers) == 0 && d.nextProducerID == nil && d.sec.isEmpty()
 }
 
 // ChangedTopics returns created or changed topics (their new state), by name.
@@ -304,6 +306,9 @@ func (d *Delta) replay(rec Record) error {
 			return fmt.Errorf("%w: fenced value %d", ErrInconsistentRecord, r.Fenced)
 		}
 	default:
+		if handled, err := d.replaySecurity(rec); handled {
+			return err
+		}
 		return fmt.Errorf("%w: %T", ErrUnknownRecordType, rec)
 	}
 	return nil
@@ -340,6 +345,7 @@ func (d *Delta) Apply() *Image {
 		configs:        b.configs,
 		brokers:        b.brokers,
 		nextProducerID: b.nextProducerID,
+		sec:            d.sec.apply(b.sec),
 	}
 	if d.clusterID != nil {
 		im.clusterID = *d.clusterID

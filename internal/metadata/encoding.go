@@ -130,7 +130,7 @@ func newRecord(t RecordType) Record {
 	case TypeClusterID:
 		return &ClusterIDRecord{}
 	default:
-		return nil
+		return newSecurityRecord(t)
 	}
 }
 
@@ -208,6 +208,8 @@ func decodeFields(rec Record, version int16, r *reader) {
 		x.Level = r.int16()
 	case *ClusterIDRecord:
 		x.ClusterID = r.string()
+	case securityDecoder:
+		x.decode(r)
 	}
 }
 

@@ -29,6 +29,14 @@ func sampleRecords() []Record {
 		&FenceBrokerRecord{BrokerID: 1, BrokerEpoch: 5},
 		&UnfenceBrokerRecord{BrokerID: 1, BrokerEpoch: 5},
 		&BrokerRegistrationChangeRecord{BrokerID: 1, BrokerEpoch: 5, Fenced: FenceUnfenced},
+		&UserScramCredentialRecord{Name: "alice", Mechanism: ScramSHA512, Salt: []byte("salt"), StoredKey: []byte{1, 2}, ServerKey: []byte{3}, Iterations: 8192},
+		&RemoveUserScramCredentialRecord{Name: "alice", Mechanism: ScramSHA256},
+		&AccessControlEntryRecord{Binding: ACLBinding{Resource: ACLResource{Type: ACLResourceTopic, Name: "orders-", PatternType: ACLPatternPrefixed},
+			Entry: ACLEntry{Principal: "User:alice", Host: "*", Operation: ACLOpRead, Permission: ACLPermissionAllow}}},
+		&RemoveAccessControlEntryRecord{Binding: ACLBinding{Resource: ACLResource{Type: ACLResourceCluster, Name: ACLClusterName, PatternType: ACLPatternLiteral},
+			Entry: ACLEntry{Principal: "User:bob", Host: "10.0.0.1", Operation: ACLOpAlter, Permission: ACLPermissionDeny}}},
+		&ClientQuotaRecord{Entity: QuotaEntity{User: QuotaName("alice"), ClientID: QuotaDefault()}, Key: QuotaProducerByteRate, Value: 1024},
+		&ClientQuotaRecord{Entity: QuotaEntity{IP: QuotaName("10.0.0.1")}, Key: QuotaConnectionCreationRate, Remove: true},
 	}
 }
 

@@ -67,6 +67,7 @@ type Image struct {
 	configs        map[ConfigResource]map[string]string
 	brokers        map[int32]*Broker
 	nextProducerID int64
+	sec            securityState
 }
 
 // EmptyImage is the image before any record: offset -1.
@@ -79,6 +80,7 @@ func EmptyImage() *Image {
 		topicsByID:   map[kafka.UUID]*Topic{},
 		configs:      map[ConfigResource]map[string]string{},
 		brokers:      map[int32]*Broker{},
+		sec:          emptySecurityState(),
 	}
 }
 
@@ -183,5 +185,6 @@ func (im *Image) String() string {
 			fmt.Fprintf(&b, "config %s %q %s=%s\n", res.Type, res.Name, k, cfg[k])
 		}
 	}
+	im.writeSecurity(&b)
 	return b.String()
 }

@@ -1,6 +1,7 @@
 // Package metadata holds the cluster metadata of Sluice as Kafka's KRaft mode
 // does: a log of records (topics, partitions, configs, brokers, producer-id
-// blocks, features) replayed into an immutable Image. Records use Sluice's own
+// blocks, features, SCRAM credentials, ACLs, client quotas) replayed into
+// an immutable Image. Records use Sluice's own
 // versioned binary encoding, documented in docs/metadata-records.md.
 //
 // The package is pure: it imports nothing of ours above kafka, and nothing

@@ -111,6 +111,9 @@ func parseRecord(line string) (Record, error) {
 	case "broker-change":
 		return &BrokerRegistrationChangeRecord{BrokerID: i32("id", 0), BrokerEpoch: i64("epoch"), Fenced: int8(i32("fenced", 0))}, nil
 	}
+	if rec, ok := parseSecurityRecord(fields[0], kv); ok {
+		return rec, nil
+	}
 	return nil, fmt.Errorf("unknown record %q", fields[0])
 }
 
@@ -151,6 +154,7 @@ func TestReplay(t *testing.T) {
 				if b := delta.ChangedBrokers(); len(b) > 0 {
 					fmt.Fprintf(&out, "delta: changed brokers %v\n", b)
 				}
+				writeSecurityDelta(&out, delta)
 				out.WriteString(image.String())
 				return out.String()
 			case "image":

@@ -8,8 +8,9 @@ import (
 
 // SnapshotRecords are the records that rebuild an image from nothing: the
 // cluster id, features, brokers, topics with their partitions (epochs as
-// they stand), configs and the producer-id high mark, each in a fixed
-// order, so equal images give equal snapshots.
+// they stand), configs, the producer-id high mark, SCRAM credentials, ACLs
+// and client quotas, each in a fixed order, so equal images give equal
+// snapshots.
 func SnapshotRecords(im *Image) []Record {
 	var out []Record
 	if im.clusterID != "" {
@@ -46,6 +47,31 @@ func SnapshotRecords(im *Image) []Record {
 	}
 	if im.nextProducerID > 0 {
 		out = append(out, &ProducerIDsRecord{BrokerID: -1, BrokerEpoch: -1, NextProducerID: im.nextProducerID})
+	}
+	return append(out, securitySnapshotRecords(im)...)
+}
+
+// securitySnapshotRecords are the SCRAM credentials (by user, then
+// mechanism), the ACL bindings (sorted) and the client quotas (by entity,
+// then key).
+func securitySnapshotRecords(im *Image) []Record {
+	var out []Record
+	for _, user := range im.ScramUsers() {
+		creds := im.sec.scram[user]
+		for _, m := range slices.Sorted(maps.Keys(creds)) {
+			c := creds[m]
+			out = append(out, &UserScramCredentialRecord{Name: user, Mechanism: m, Salt: slices.Clone(c.Salt),
+				StoredKey: slices.Clone(c.StoredKey), ServerKey: slices.Clone(c.ServerKey), Iterations: c.Iterations})
+		}
+	}
+	for _, b := range im.ACLs(AllACLs()) {
+		out = append(out, &AccessControlEntryRecord{Binding: b})
+	}
+	for _, e := range im.QuotaEntities() {
+		q := im.sec.quotas[e]
+		for _, k := range slices.Sorted(maps.Keys(q)) {
+			out = append(out, &ClientQuotaRecord{Entity: e, Key: k, Value: q[k]})
+		}
 	}
 	return out
 }
