@@ -180,6 +180,9 @@ func (c *Config) finish() error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
+	if err := checkListenerOverrides(c); err != nil {
+		return err
+	}
 	k, err := deriveKRaft(c)
 	if err != nil {
 		return err

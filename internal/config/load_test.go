@@ -49,12 +49,13 @@ func TestSensitiveValueNotInError(t *testing.T) {
 
 func TestSecurityNotBuiltRefusesToStart(t *testing.T) {
 	cases := map[string]string{
-		"ssl listener":       "listeners=SSL://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093\ninter.broker.listener.name=SSL\n",
+		"sasl listener":      "listeners=SASL_SSL://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093\ninter.broker.listener.name=SASL_SSL\n",
 		"sasl via map":       "listener.security.protocol.map=PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT\n",
 		"authorizer":         "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n",
 		"sasl mechanisms":    "sasl.enabled.mechanisms=PLAIN\n",
 		"listener sasl jaas": "listener.name.plaintext.plain.sasl.jaas.config=x\n",
-		"inter broker SSL":   "security.inter.broker.protocol=SSL\n",
+		"inter broker SASL":  "security.inter.broker.protocol=SASL_SSL\n",
+		"ssl engine factory": "ssl.engine.factory.class=com.example.Factory\n",
 	}
 	for name, text := range cases {
 		_, err := Parse(text, nil)

@@ -10,23 +10,24 @@ import (
 
 // refuseUnbuiltSecurity stops start-up when the configuration asks for security Sluice does
 // not have yet. Running such a node would silently serve without the protection the operator
-// configured, so each case is an error naming the key.
+// configured, so each case is an error naming the key. PLAINTEXT and SSL listeners are built;
+// SASL is not yet.
 func refuseUnbuiltSecurity(c *Config) error {
 	var errs []error
 	refuse := func(key, what string) {
 		errs = append(errs, fmt.Errorf("configuration %s: %s is not supported by Sluice yet; refusing to start instead of running without it", key, what))
 	}
-	for _, l := range c.kraft.listeners {
-		if l.Protocol != "PLAINTEXT" {
-			refuse("listeners", fmt.Sprintf("listener %s with security protocol %s", l.Name, l.Protocol))
+	for _, set := range []struct {
+		key       string
+		listeners []Listener
+	}{{"listeners", c.kraft.listeners}, {"advertised.listeners", c.kraft.advertised}} {
+		for _, l := range set.listeners {
+			if isSASL(l.Protocol) {
+				refuse(set.key, fmt.Sprintf("listener %s with security protocol %s (SASL)", l.Name, l.Protocol))
+			}
 		}
 	}
-	for _, l := range c.kraft.advertised {
-		if l.Protocol != "PLAINTEXT" {
-			refuse("advertised.listeners", fmt.Sprintf("listener %s with security protocol %s", l.Name, l.Protocol))
-		}
-	}
-	if c.isSet("security.inter.broker.protocol") && strings.ToUpper(c.str("security.inter.broker.protocol")) != "PLAINTEXT" {
+	if c.isSet("security.inter.broker.protocol") && isSASL(strings.ToUpper(c.str("security.inter.broker.protocol"))) {
 		refuse("security.inter.broker.protocol", "inter-broker security protocol "+c.str("security.inter.broker.protocol"))
 	}
 	if c.str("authorizer.class.name") != "" {
@@ -37,12 +38,70 @@ func refuseUnbuiltSecurity(c *Config) error {
 			refuse(key, "SASL")
 		}
 	}
+	if c.str("ssl.engine.factory.class") != "" {
+		refuse("ssl.engine.factory.class", "a custom SSL engine factory (a Java class)")
+	}
 	for _, layer := range []map[string]string{c.static, c.dynDefault, c.dynBroker} {
 		for _, key := range slices.Sorted(maps.Keys(layer)) {
 			// listener.name.<listener>.<mechanism>.sasl.jaas.config and friends configure
 			// per-listener SASL; they only make sense with SASL listeners.
 			if strings.HasPrefix(key, "listener.name.") && strings.Contains(key, ".sasl.") {
 				refuse(key, "per-listener SASL")
+			}
+			if strings.HasPrefix(key, "listener.name.") && strings.HasSuffix(key, ".ssl.engine.factory.class") {
+				refuse(key, "a custom SSL engine factory (a Java class)")
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func isSASL(protocol string) bool { return protocol == "SASL_PLAINTEXT" || protocol == "SASL_SSL" }
+
+// listenerPrefix is Kafka's per-listener key prefix: listener.name.<listener in lower case>.
+func listenerPrefix(listener string) string {
+	return "listener.name." + strings.ToLower(listener) + "."
+}
+
+// ListenerValue is a key's effective value for one listener, as Kafka's
+// valuesWithPrefixOverride gives it to the listener's channel builder:
+// listener.name.<listener>.<key> when set in any layer, else the key's own value (its
+// default included). setAs is the name the value came from, for messages; ok is false when
+// the key has no value at all. Secrets come back as they are: keep them out of logs.
+func (c *Config) ListenerValue(listener, key string) (value, setAs string, ok bool) {
+	prefixed := listenerPrefix(listener) + key
+	if v, _, found := c.lookup(prefixed); found {
+		return v, prefixed, true
+	}
+	v, found := c.resolved(key)
+	return v, key, found
+}
+
+// ListenerProtocol is a listener's security protocol from listener.security.protocol.map
+// ("" when the map does not name it).
+func (c *Config) ListenerProtocol(listener string) string {
+	return c.kraft.protocols[strings.ToUpper(listener)]
+}
+
+// checkListenerOverrides validates listener.name.<listener>.<key> values of Kafka's broker
+// keys against the key's own type and validator, as Kafka does when it parses a listener's
+// prefixed configs; the error names the prefixed key.
+func checkListenerOverrides(c *Config) error {
+	var errs []error
+	for _, layer := range []map[string]string{c.static, c.dynDefault, c.dynBroker} {
+		for _, key := range slices.Sorted(maps.Keys(layer)) {
+			rest, ok := strings.CutPrefix(key, "listener.name.")
+			if !ok {
+				continue
+			}
+			_, base, ok := strings.Cut(rest, ".")
+			d, known := c.brokerDefs[base]
+			if !ok || !known {
+				continue
+			}
+			d.Name = key
+			if err := validateValue(d, layer[key]); err != nil {
+				errs = append(errs, err)
 			}
 		}
 	}
