@@ -132,3 +132,31 @@ func (c *ControllerChannel) AlterPartition(ctx context.Context, req *kmsg.AlterP
 		return q.AlterPartition(ctx, req)
 	})
 }
+
+// AlterUserScramCredentials changes SCRAM credentials on the active controller.
+func (c *ControllerChannel) AlterUserScramCredentials(ctx context.Context, req *kmsg.AlterUserSCRAMCredentialsRequest) (*kmsg.AlterUserSCRAMCredentialsResponse, error) {
+	return route(ctx, c, req, func(q *quorumctl.QuorumController) (*kmsg.AlterUserSCRAMCredentialsResponse, error) {
+		return q.AlterUserScramCredentials(ctx, req)
+	})
+}
+
+// CreateAcls adds ACL bindings on the active controller.
+func (c *ControllerChannel) CreateAcls(ctx context.Context, req *kmsg.CreateACLsRequest) (*kmsg.CreateACLsResponse, error) {
+	return route(ctx, c, req, func(q *quorumctl.QuorumController) (*kmsg.CreateACLsResponse, error) {
+		return q.CreateAcls(ctx, req)
+	})
+}
+
+// DeleteAcls removes ACL bindings on the active controller.
+func (c *ControllerChannel) DeleteAcls(ctx context.Context, req *kmsg.DeleteACLsRequest) (*kmsg.DeleteACLsResponse, error) {
+	return route(ctx, c, req, func(q *quorumctl.QuorumController) (*kmsg.DeleteACLsResponse, error) {
+		return q.DeleteAcls(ctx, req)
+	})
+}
+
+// AlterClientQuotas changes client quotas on the active controller.
+func (c *ControllerChannel) AlterClientQuotas(ctx context.Context, req *kmsg.AlterClientQuotasRequest) (*kmsg.AlterClientQuotasResponse, error) {
+	return route(ctx, c, req, func(q *quorumctl.QuorumController) (*kmsg.AlterClientQuotasResponse, error) {
+		return q.AlterClientQuotas(ctx, req)
+	})
+}

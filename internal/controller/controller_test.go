@@ -58,6 +58,9 @@ func fmtRecord(r metadata.Record) string {
 	case *metadata.PartitionRecord:
 		return fmt.Sprintf("partition p=%d replicas=%v isr=%v leader=%d", x.Partition, x.Replicas, x.ISR, x.Leader)
 	default:
+		if s, ok := fmtSecurityRecord(r); ok {
+			return s
+		}
 		return fmt.Sprintf("%T %+v", r, r)[len("*metadata."):]
 	}
 }
@@ -137,7 +140,7 @@ func TestController(t *testing.T) {
 			}
 			switch d.Cmd {
 			case "bootstrap":
-				recs = metadata.BootstrapRecords(kv["cluster"], 1)
+				recs = metadata.BootstrapRecords(kv["cluster"], int16(atoi(kv["metadata-version"], 1)))
 			case "register-broker":
 				req := kmsg.NewPtrBrokerRegistrationRequest()
 				req.BrokerID, req.ClusterID, req.IncarnationID = int32(atoi(kv["id"], 0)), kv["cluster"], testID(atoi(kv["incarnation"], 0))
@@ -277,7 +280,10 @@ func TestController(t *testing.T) {
 			case "image":
 				return im.String()
 			default:
-				t.Fatalf("unknown command %s", d.Cmd)
+				var ok bool
+				if recs, ok = securityCommand(c, im, d, &out); !ok {
+					t.Fatalf("unknown command %s", d.Cmd)
+				}
 			}
 			for _, r := range recs {
 				fmt.Fprintf(&out, "record: %s\n", fmtRecord(r))
