@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"sluice/internal/auth"
 	"sluice/internal/protocol"
 )
 
@@ -29,7 +30,15 @@ type Handler struct {
 // must not be retained past the request.
 type ConnState struct {
 	// Listener is the listener's name, e.g. "PLAINTEXT".
-	Listener   string
+	Listener string
+	// SecurityProtocol is the listener's protocol: auth.Plaintext, auth.SSL,
+	// auth.SASLPlaintext or auth.SASLSSL.
+	SecurityProtocol string
+	// Principal is who the connection is, set by the server once TLS (or
+	// SASL) authenticated it: the mapped client certificate name with
+	// mTLS, auth.Anonymous on PLAINTEXT or SSL without a client
+	// certificate, as Kafka's default principal builder.
+	Principal  auth.Principal
 	RemoteAddr net.Addr
 	LocalAddr  net.Addr
 	// ClientSoftwareName and ClientSoftwareVersion are set by ApiVersions v3+.

@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"syscall"
 	"time"
+
+	"sluice/internal/auth"
 )
 
 // Accept errors back off as net/http's Server does: 5 ms, doubling, at
@@ -124,11 +126,19 @@ func (s *Server) admit(l Listener, nc net.Conn) {
 		s.quotas.release(netip.Addr{})
 		return
 	}
-	if l.Divert != nil {
-		s.peekConn(l, nc, ip)
+	switch {
+	case l.TLS != nil:
+		s.handshake(l, nc, ip)
+		return
+	case l.Divert != nil:
+		s.connections.Add(1)
+		go func() {
+			defer s.connections.Done()
+			s.peekConn(l, nc, ip, auth.Anonymous)
+		}()
 		return
 	}
-	s.startConn(l, nc, ip)
+	s.startConn(l, nc, ip, auth.Anonymous)
 	if l.Name == s.quotas.protected {
 		s.evictExcess()
 	}
@@ -164,26 +174,24 @@ func (s *Server) evictExcess() {
 }
 
 // peekConn reads the first bytes of a connection on a listener shared with
-// another protocol and hands it to that protocol's server or to ours.
-func (s *Server) peekConn(l Listener, nc net.Conn, ip netip.Addr) {
-	s.connections.Add(1)
-	go func() {
-		defer s.connections.Done()
-		peeked := make([]byte, l.Divert.PrefixLen)
-		nc.SetReadDeadline(time.Now().Add(divertPeekTimeout))
-		if _, err := io.ReadFull(nc, peeked); err != nil {
-			nc.Close()
-			s.quotas.release(ip)
-			return
-		}
-		nc.SetReadDeadline(time.Time{})
-		if l.Divert.Match(peeked) {
-			s.quotas.release(ip)
-			go l.Divert.Serve(nc, peeked)
-			return
-		}
-		s.startConn(l, &prefixedConn{Conn: nc, r: io.MultiReader(bytes.NewReader(peeked), nc)}, ip)
-	}()
+// another protocol (after the TLS handshake on a TLS listener, so the raft
+// RPC is encrypted too) and hands it to that protocol's server or to ours.
+// It runs on a goroutine of its own, counted in s.connections.
+func (s *Server) peekConn(l Listener, nc net.Conn, ip netip.Addr, principal auth.Principal) {
+	peeked := make([]byte, l.Divert.PrefixLen)
+	nc.SetReadDeadline(time.Now().Add(divertPeekTimeout))
+	if _, err := io.ReadFull(nc, peeked); err != nil {
+		nc.Close()
+		s.quotas.release(ip)
+		return
+	}
+	nc.SetReadDeadline(time.Time{})
+	if l.Divert.Match(peeked) {
+		s.quotas.release(ip)
+		go l.Divert.Serve(nc, peeked)
+		return
+	}
+	s.startConn(l, &prefixedConn{Conn: nc, r: io.MultiReader(bytes.NewReader(peeked), nc)}, ip, principal)
 }
 
 // prefixedConn replays bytes read while peeking before the rest of the stream.

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"sluice/internal/api"
+	"sluice/internal/auth"
 	"sluice/internal/protocol"
 )
 
@@ -69,20 +70,21 @@ type outgoing struct {
 	resp          api.Response
 }
 
-func newConn(s *Server, listener string, registry *api.Registry, nc net.Conn, ip netip.Addr) *conn {
+func newConn(s *Server, l Listener, registry *api.Registry, nc net.Conn, ip netip.Addr, principal auth.Principal) *conn {
 	ctx, cancel := context.WithCancel(s.draining)
 	c := &conn{
 		srv:      s,
 		registry: registry,
 		nc:       nc,
-		listener: listener,
+		listener: l.Name,
 		ip:       ip,
-		state:    api.ConnState{Listener: listener, RemoteAddr: nc.RemoteAddr(), LocalAddr: nc.LocalAddr()},
-		log:      s.log.With("listener", listener, "remote", nc.RemoteAddr().String()),
-		ctx:      ctx,
-		cancel:   cancel,
-		out:      make(chan outgoing),
-		sent:     make(chan error),
+		state: api.ConnState{Listener: l.Name, SecurityProtocol: securityProtocol(l), Principal: principal,
+			RemoteAddr: nc.RemoteAddr(), LocalAddr: nc.LocalAddr()},
+		log:    s.log.With("listener", l.Name, "remote", nc.RemoteAddr().String()),
+		ctx:    ctx,
+		cancel: cancel,
+		out:    make(chan outgoing),
+		sent:   make(chan error),
 	}
 	c.touch()
 	return c

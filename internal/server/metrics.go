@@ -26,6 +26,10 @@ type metrics struct {
 	acceptorBlocked *prometheus.CounterVec
 	// rejected counts connections closed by a connection quota.
 	rejected *prometheus.CounterVec
+	// tlsHandshakes counts completed TLS handshakes on TLS listeners;
+	// tlsFailures the connections closed because theirs failed.
+	tlsHandshakes *prometheus.CounterVec
+	tlsFailures   *prometheus.CounterVec
 	// poolDepleted is the time connections' reads were paused waiting for
 	// request memory (Kafka's MemoryPoolDepletedTimeTotal).
 	poolDepleted prometheus.Counter
@@ -89,6 +93,13 @@ func newMetrics(reg prometheus.Registerer, mem *requestMemory) (*metrics, error)
 			Name: "sluice_connections_rejected_total",
 			Help: "Connections closed by a connection quota (max.connections.per.ip, max.connections), by listener and reason.",
 		}, []string{"listener", "reason"}),
+		tlsHandshakes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_tls_handshakes_total", Help: "TLS handshakes completed on TLS listeners, by listener.",
+		}, []string{"listener"}),
+		tlsFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_tls_handshake_failures_total",
+			Help: "Connections on TLS listeners closed because their handshake failed (not TLS, timeout, closed, certificate, principal, protocol), by listener and reason.",
+		}, []string{"listener", "reason"}),
 		poolDepleted: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sluice_memory_pool_depleted_seconds_total",
 			Help: "Time connections' reads were paused because request buffers in flight had reached queued.max.request.bytes.",
@@ -105,7 +116,8 @@ func newMetrics(reg prometheus.Registerer, mem *requestMemory) (*metrics, error)
 		Name: "sluice_memory_pool_waiting_connections", Help: "Connections whose reads are paused waiting for request memory.",
 	}, func() float64 { return float64(mem.waiting()) })
 	for _, c := range []prometheus.Collector{m.requests, m.errors, m.bytesIn, m.bytesOut, m.latency, m.connections,
-		m.connectionsOpened, m.acceptErrors, m.acceptorBlocked, m.rejected, m.poolDepleted, used, available, waiting} {
+		m.connectionsOpened, m.acceptErrors, m.acceptorBlocked, m.rejected, m.tlsHandshakes, m.tlsFailures, m.poolDepleted,
+		used, available, waiting} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering server metrics: %w", err)
 		}

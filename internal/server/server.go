@@ -10,6 +10,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,15 +22,25 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"sluice/internal/api"
+	"sluice/internal/auth"
 	"sluice/internal/clock"
 	"sluice/internal/protocol"
 )
 
-// Listener is one configured listener, e.g. {Name: "PLAINTEXT", Address: "127.0.0.1:9092"}.
-// Only plaintext TCP is served.
+// Listener is one configured listener, e.g. {Name: "PLAINTEXT", Address: "127.0.0.1:9092"}:
+// plaintext TCP, or TLS when TLS is set.
 type Listener struct {
 	Name    string
 	Address string
+	// SecurityProtocol is the listener's protocol as connections report it
+	// (api.ConnState); empty means PLAINTEXT, or SSL when TLS is set.
+	SecurityProtocol string
+	// TLS serves the listener over TLS (an SSL listener): each accepted
+	// connection's handshake runs on its own goroutine under
+	// Options.HandshakeTimeout before any Kafka byte is read, and one that
+	// fails (a plaintext or garbage first packet, an untrusted, expired or
+	// missing client certificate) is closed and counted.
+	TLS *TLS
 	// Registry serves this listener's requests instead of Options.Registry
 	// (a CONTROLLER listener serves the controller's API set).
 	Registry *api.Registry
@@ -49,8 +60,23 @@ type Divert struct {
 	Serve func(nc net.Conn, peeked []byte)
 }
 
+// TLS is a listener's TLS.
+type TLS struct {
+	// Config is the server side; its GetConfigForClient may hand each
+	// handshake the current keystore (tlsconf rotates certificates so).
+	Config *tls.Config
+	// Principal names the client of a completed handshake (the mapped
+	// certificate subject, or auth.Anonymous); an error fails the
+	// connection, as Kafka fails its authentication.
+	Principal func(tls.ConnectionState) (auth.Principal, error)
+}
+
 // divertPeekTimeout bounds the wait for a new connection's first bytes.
 const divertPeekTimeout = 10 * time.Second
+
+// DefaultHandshakeTimeout bounds a TLS handshake, so a client that
+// connects and sends nothing (or a byte a minute) cannot pin a goroutine.
+const DefaultHandshakeTimeout = 10 * time.Second
 
 // Options configure a Server.
 type Options struct {
@@ -90,6 +116,9 @@ type Options struct {
 	// progress for this long (a client that does not read). Zero means
 	// Kafka's default, 10 minutes.
 	IdleTimeout time.Duration
+	// HandshakeTimeout bounds the TLS handshake of a connection on a TLS
+	// listener; zero means DefaultHandshakeTimeout.
+	HandshakeTimeout time.Duration
 	// Clock times the acceptor's pauses after accept errors; nil means the
 	// real clock. Network deadlines stay on real time.
 	Clock clock.Clock
@@ -151,6 +180,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.IdleTimeout == 0 {
 		opts.IdleTimeout = 10 * time.Minute
+	}
+	if opts.HandshakeTimeout <= 0 {
+		opts.HandshakeTimeout = DefaultHandshakeTimeout
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -274,15 +306,15 @@ func (s *Server) isStopping() bool {
 	return s.stopping
 }
 
-// startConn serves an admitted connection; its slot and per-address count
-// are released when it ends.
-func (s *Server) startConn(l Listener, nc net.Conn, ip netip.Addr) {
+// startConn serves an admitted connection as principal; its slot and
+// per-address count are released when it ends.
+func (s *Server) startConn(l Listener, nc net.Conn, ip netip.Addr, principal auth.Principal) {
 	listener := l.Name
 	registry := l.Registry
 	if registry == nil {
 		registry = s.opts.Registry
 	}
-	c := newConn(s, listener, registry, nc, ip)
+	c := newConn(s, l, registry, nc, ip, principal)
 	s.mu.Lock()
 	if s.stopping {
 		s.mu.Unlock()
