@@ -4,8 +4,9 @@
 // goroutine: the connection's exchange (SaslHandshake, SaslAuthenticate,
 // internal/server) feeds it each client message with the current time and
 // sends back what it answers. Credentials come through interfaces
-// (PlainAuthenticator, CredentialStore), so the metadata image or the
-// listener's JAAS config can stand behind them. See docs/security.md.
+// (PlainAuthenticator, CredentialStore, TokenValidator, KeySet), so the
+// metadata image, the listener's JAAS config or a refreshed JWKS can stand
+// behind them. See docs/security.md.
 package sasl
 
 import (
@@ -47,7 +48,8 @@ type Server interface {
 	Principal() auth.Principal
 	// SessionLifetime reports how long the credential lets the session
 	// live from the final Step (KIP-368): bounded is false when the
-	// credential sets no limit. Use SessionLifetime(s, maxReauth)
+	// credential sets no limit. OAUTHBEARER's token expiry bounds it, as
+	// Kafka's credential lifetime does. Use SessionLifetime(s, maxReauth)
 	// to combine it with connections.max.reauth.ms.
 	SessionLifetime() (lifetime time.Duration, bounded bool)
 }
@@ -123,6 +125,9 @@ type Config struct {
 	PlainUsers PlainAuthenticator
 	// Scram looks up SCRAM credentials (the metadata image).
 	Scram CredentialStore
+	// Tokens validates OAUTHBEARER tokens: an UnsecuredValidator or a
+	// JWTValidator.
+	Tokens TokenValidator
 	// Rand draws SCRAM server nonces; nil is crypto/rand.
 	Rand io.Reader
 }
@@ -135,6 +140,8 @@ func (c Config) NewServer(m Mechanism) (Server, error) {
 		return NewPlainServer(c.PlainUsers), nil
 	case m.IsScram() && c.Scram != nil:
 		return NewScramServer(m, c.Scram, c.Rand)
+	case m == OAuthBearer && c.Tokens != nil:
+		return NewOAuthBearerServer(c.Tokens), nil
 	}
 	return nil, fmt.Errorf("SASL mechanism %q is not enabled", m)
 }
