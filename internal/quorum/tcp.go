@@ -56,7 +56,12 @@ type TCPOptions struct {
 	// not call Stop.
 	MaxRefusals int
 	OnRefused   func(*RefusedError)
-	Logger      *slog.Logger
+	// Dial connects to a peer; nil means plain TCP. A CONTROLLER listener
+	// over TLS gives a dial that completes the TLS handshake (the peer's
+	// server diverts raft connections after its handshake); the context
+	// bounds the attempt with DialTimeout.
+	Dial   func(ctx context.Context, network, addr string) (net.Conn, error)
+	Logger *slog.Logger
 }
 
 // VoterString renders a voter map as controller.quorum.voters does
@@ -123,6 +128,9 @@ func NewTCPTransport(opts TCPOptions) (*TCPTransport, error) {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Dial == nil {
+		opts.Dial = (&net.Dialer{}).DialContext
 	}
 	t := &TCPTransport{
 		opts: opts, log: opts.Logger.With("component", "quorum-transport", "node", opts.NodeID),

@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"time"
@@ -69,8 +70,9 @@ func (p *peerSender) run() {
 // dial connects and exchanges hellos; a refusal is logged as an error with
 // the peer's reason, since it needs an operator (cluster id or voters).
 func (p *peerSender) dial() (net.Conn, error) {
-	dialer := net.Dialer{Timeout: p.t.opts.DialTimeout}
-	nc, err := dialer.DialContext(p.t.stopCtx, "tcp", p.addr)
+	ctx, cancel := context.WithTimeout(p.t.stopCtx, p.t.opts.DialTimeout)
+	defer cancel()
+	nc, err := p.t.opts.Dial(ctx, "tcp", p.addr)
 	if err != nil {
 		return nil, err
 	}

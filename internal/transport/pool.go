@@ -24,6 +24,7 @@ var ErrClosed = errors.New("transport: pool closed")
 type Pool struct {
 	clientID string
 	opts     []kgo.Opt
+	peerOpts func(addr string) []kgo.Opt
 
 	mu      sync.Mutex
 	clients map[string]*kgo.Client
@@ -33,7 +34,25 @@ type Pool struct {
 // NewPool returns an empty pool whose clients announce clientID; opts are
 // added to every client's.
 func NewPool(clientID string, opts ...kgo.Opt) *Pool {
-	return &Pool{clientID: clientID, opts: opts, clients: map[string]*kgo.Client{}}
+	return New(Options{ClientID: clientID, Opts: opts})
+}
+
+// Options configure a Pool.
+type Options struct {
+	// ClientID is what every client announces.
+	ClientID string
+	// Opts are added to every client's options.
+	Opts []kgo.Opt
+	// PeerOpts, when set, gives the options of the client for one peer
+	// address: the security of the listener the address belongs to (the
+	// inter-broker listener's for a broker, the controller listener's for
+	// a controller), e.g. a TLS dialer with the node's keystore.
+	PeerOpts func(addr string) []kgo.Opt
+}
+
+// New returns an empty pool.
+func New(o Options) *Pool {
+	return &Pool{clientID: o.ClientID, opts: o.Opts, peerOpts: o.PeerOpts, clients: map[string]*kgo.Client{}}
 }
 
 // Request sends req to the peer at addr, negotiating its version, and
@@ -59,6 +78,9 @@ func (p *Pool) client(addr string) (*kgo.Client, error) {
 		return cl, nil
 	}
 	opts := append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(p.clientID)}, p.opts...)
+	if p.peerOpts != nil {
+		opts = append(opts, p.peerOpts(addr)...)
+	}
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("transport: client for %s: %w", addr, err)
