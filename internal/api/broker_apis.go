@@ -84,6 +84,13 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 			newDescribeClusterHandler(d.Config, d.Metadata),
 		)
 	}
+	if d.Metadata != nil {
+		hs = append(hs,
+			newDescribeACLsHandler(d.Metadata),
+			newDescribeClientQuotasHandler(d.Metadata),
+			newDescribeUserSCRAMCredentialsHandler(d.Metadata),
+		)
+	}
 	if d.Config != nil && d.Metadata != nil && d.Admin != nil {
 		hs = append(hs, newMetadataHandler(d.Config, d.Metadata, d.Admin))
 	}
@@ -102,6 +109,10 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 			newAlterPartitionReassignmentsHandler(d.Admin),
 			newListPartitionReassignmentsHandler(d.Admin),
 			newDescribeQuorumHandler(d.Admin),
+			newCreateACLsHandler(d.Admin),
+			newDeleteACLsHandler(d.Admin),
+			newAlterClientQuotasHandler(d.Admin),
+			newAlterUserSCRAMCredentialsHandler(d.Admin),
 		)
 	}
 	if d.ProducerIDs != nil {

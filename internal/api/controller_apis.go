@@ -104,6 +104,9 @@ func ControllerHandlers(d ControllerDeps) []Handler {
 	if d.Metadata != nil && d.Controllers != nil {
 		hs = append(hs, newDescribeControllersHandler(d.Metadata, d.Controllers))
 	}
+	if d.Metadata != nil {
+		hs = append(hs, newDescribeACLsHandler(d.Metadata))
+	}
 	if d.Config != nil && d.Metadata != nil && d.Admin != nil {
 		hs = append(hs, newMetadataHandler(d.Config, d.Metadata, d.Admin))
 	}
@@ -121,6 +124,10 @@ func ControllerHandlers(d ControllerDeps) []Handler {
 			newIncrementalAlterConfigsHandler(d.Admin),
 			newAlterPartitionReassignmentsHandler(d.Admin),
 			newListPartitionReassignmentsHandler(d.Admin),
+			newCreateACLsHandler(d.Admin),
+			newDeleteACLsHandler(d.Admin),
+			newAlterClientQuotasHandler(d.Admin),
+			newAlterUserSCRAMCredentialsHandler(d.Admin),
 		)
 	}
 	if d.ProducerIDs != nil {

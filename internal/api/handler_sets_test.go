@@ -45,7 +45,7 @@ func keysOf(r *Registry) []int16 {
 }
 
 // TestBrokerHandlersServeTheBrokerKeys: with every dependency, the broker
-// listener serves the 39 keys of docs/compatibility.md, each at the
+// listener serves the 46 keys of docs/compatibility.md, each at the
 // release's whole range.
 func TestBrokerHandlersServeTheBrokerKeys(t *testing.T) {
 	deps := newFakeController(t, 1).brokerDeps()
@@ -56,7 +56,7 @@ func TestBrokerHandlersServeTheBrokerKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []int16{0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 32, 33, 35, 37, 42, 43, 44, 45, 46, 47, 55, 60, 61, 65, 66}
+	want := []int16{0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 35, 37, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 55, 60, 61, 65, 66}
 	if got := keysOf(r); !slices.Equal(got, want) {
 		t.Fatalf("broker keys %v, want %v", got, want)
 	}
@@ -72,8 +72,10 @@ func TestBrokerHandlersServeTheBrokerKeys(t *testing.T) {
 }
 
 // TestControllerHandlersServeTheControllerKeys: with every dependency, a
-// CONTROLLER listener serves the admin keys, the controller-only keys and
-// Fetch of the metadata log (v4-16), and no data or group key.
+// CONTROLLER listener serves the admin keys (with the ACL and quota keys
+// and AlterUserScramCredentials, as Kafka's ControllerApis; not the
+// quota and SCRAM reads), the controller-only keys and Fetch of the
+// metadata log (v4-16), and no data or group key.
 func TestControllerHandlersServeTheControllerKeys(t *testing.T) {
 	f := newFakeController(t, 1)
 	r, err := NewRegistry(ControllerListenerRelease(), RegistryInfo{}, ControllerHandlers(ControllerDeps{
@@ -83,7 +85,7 @@ func TestControllerHandlersServeTheControllerKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []int16{1, 3, 18, 19, 20, 22, 32, 33, 35, 37, 43, 44, 45, 46, 55, 56, 59, 60, 62, 63, 67}
+	want := []int16{1, 3, 18, 19, 20, 22, 29, 30, 31, 32, 33, 35, 37, 43, 44, 45, 46, 49, 51, 55, 56, 59, 60, 62, 63, 67}
 	if got := keysOf(r); !slices.Equal(got, want) {
 		t.Fatalf("controller keys %v, want %v", got, want)
 	}

@@ -107,7 +107,7 @@ func newProduceHandler(d *DataPlaneDeps) []Handler {
 
 func testRelease() api.Release {
 	return api.Release{Name: "9.9.9", APIs: []api.VersionRange{
-		{Key: 0, Min: 0, Max: 13}, {Key: 1, Min: 4, Max: 18}, {Key: 29, Min: 0, Max: 3},
+		{Key: 0, Min: 0, Max: 13}, {Key: 1, Min: 4, Max: 18}, {Key: 38, Min: 1, Max: 3},
 	}}
 }
 
@@ -122,7 +122,7 @@ func TestRenderClipsAndExplains(t *testing.T) {
 	for _, want := range []string{
 		"| 0 | Produce | 0-13 | 3-13 | [`00_produce.go`](../internal/api/00_produce.go); narrower than Kafka's |",
 		"| 1 | Fetch | 4-18 | 4-18 | [`01_fetch.go`](../internal/api/01_fetch.go) |",
-		"| 29 | DescribeACLs | 0-3 | not served | ACLs and an authorizer are not built",
+		"| 38 | CreateDelegationToken | 1-3 | not served | delegation tokens are not built",
 		"2 of the 3 keys Kafka 9.9.9's broker listener advertises are served.",
 	} {
 		if !strings.Contains(got, want) {

@@ -22,10 +22,7 @@ const (
 func notServedReasons() map[int16]string {
 	const (
 		sasl    = "SASL is not built: listeners are PLAINTEXT only"
-		acls    = "ACLs and an authorizer are not built"
 		tokens  = "delegation tokens are not built"
-		quotas  = "client quotas are not built (throttle times are always 0)"
-		scram   = "SCRAM credentials are not built (no SASL)"
 		quorum  = "KRaft quorum membership and inspection are not served on the broker listener"
 		kip848  = "KIP-848 consumer groups are not built; classic groups (JoinGroup/SyncGroup) are"
 		share   = "share groups (KIP-932) are not built"
@@ -33,11 +30,8 @@ func notServedReasons() map[int16]string {
 	)
 	return map[int16]string{
 		17: sasl, 36: sasl,
-		29: acls, 30: acls, 31: acls,
 		34: "log dir moves are not built (no future logs)",
 		38: tokens, 39: tokens, 40: tokens, 41: tokens,
-		48: quotas, 49: quotas,
-		50: scram, 51: scram,
 		55: quorum, 64: quorum, 80: quorum, 81: quorum, 94: quorum,
 		57: "feature levels are fixed at the pinned release's finalized levels",
 		68: kip848, 69: kip848,
