@@ -27,6 +27,9 @@ func (n *Node) build() error {
 	if n.clusterID, err = logdir.EnsureFormatted(n.fsys, dirs, n.cfg.NodeID(), n.cfg.SingleNode()); err != nil {
 		return err
 	}
+	if n.tls, err = n.newTLS(); err != nil {
+		return err
+	}
 	if n.storage, err = n.newStorage(); err != nil {
 		return err
 	}
@@ -34,7 +37,7 @@ func (n *Node) build() error {
 		n.broker = n.newBrokerPlane()
 	}
 	if !n.cfg.SingleNode() {
-		n.peers = transport.NewPool(fmt.Sprintf("sluice-node-%d", n.cfg.NodeID()))
+		n.peers = transport.New(transport.Options{ClientID: fmt.Sprintf("sluice-node-%d", n.cfg.NodeID()), PeerOpts: n.peerOptions})
 	}
 	if n.meta, err = n.newMetadataPlane(metaDir); err != nil {
 		return err

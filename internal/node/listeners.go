@@ -22,7 +22,7 @@ func (n *Node) newBrokerServer() error {
 		return err
 	}
 	n.broker.server, err = server.New(server.Options{
-		Listeners:                    brokerListeners(n.cfg),
+		Listeners:                    n.brokerListeners(),
 		Registry:                     registry,
 		MaxRequestSize:               n.cfg.Int(config.SocketRequestMaxBytes),
 		MaxConnections:               int(n.cfg.Int(config.MaxConnections)),
@@ -54,7 +54,9 @@ func (n *Node) newControllerServer() error {
 	var listeners []server.Listener
 	for _, l := range n.cfg.Listeners() {
 		if isControllerListener(n.cfg, l.Name) {
-			listeners = append(listeners, server.Listener{Name: l.Name, Address: l.Addr(), Registry: registry, Divert: divert})
+			sl := n.serverListener(l)
+			sl.Registry, sl.Divert = registry, divert
+			listeners = append(listeners, sl)
 		}
 	}
 	if len(listeners) == 0 {
@@ -90,13 +92,13 @@ func (n *Node) newControllerServer() error {
 // brokerListeners are the listeners clients use: every listener but the
 // controller's. A single voter needs no controller listener, so it is not
 // bound until the quorum has other voters to talk to.
-func brokerListeners(cfg *config.Config) []server.Listener {
+func (n *Node) brokerListeners() []server.Listener {
 	var out []server.Listener
-	for _, l := range cfg.Listeners() {
-		if isControllerListener(cfg, l.Name) {
+	for _, l := range n.cfg.Listeners() {
+		if isControllerListener(n.cfg, l.Name) {
 			continue
 		}
-		out = append(out, server.Listener{Name: l.Name, Address: l.Addr()})
+		out = append(out, n.serverListener(l))
 	}
 	return out
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"sluice/internal/auth/tlsconf"
 	"sluice/internal/broker"
 	"sluice/internal/clock"
 	"sluice/internal/commitlog/logdir"
@@ -52,6 +53,8 @@ type Node struct {
 	channel *broker.ControllerChannel
 	// peers holds the clients to other nodes (nil on a single node).
 	peers *transport.Pool
+	// tls is the TLS of each SSL listener the node serves or reaches.
+	tls map[string]*tlsconf.Store
 	// broker is the data plane and coordinators (nil on a dedicated
 	// controller); ctrlServer serves the CONTROLLER listeners of a quorum
 	// of several voters (nil otherwise).

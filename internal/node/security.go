@@ -1,0 +1,107 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"sluice/internal/auth"
+	"sluice/internal/auth/tlsconf"
+	"sluice/internal/config"
+	"sluice/internal/server"
+)
+
+// peerDialTimeout bounds a connection to a peer, its TLS handshake included.
+const peerDialTimeout = 10 * time.Second
+
+// newTLS reads the TLS of every SSL listener the node serves (each needs a
+// keystore) and of a controller listener it only reaches (a broker-only
+// node's), from the listener's ssl.* keys with its listener.name.
+// prefix; a half-configured one stops start-up naming the key.
+func (n *Node) newTLS() (map[string]*tlsconf.Store, error) {
+	stores := map[string]*tlsconf.Store{}
+	add := func(name string, serve bool) error {
+		switch p := n.cfg.ListenerProtocol(name); {
+		case p == auth.SASLPlaintext || p == auth.SASLSSL:
+			// Listeners are refused by the configuration; this is a
+			// controller listener a broker-only node only reaches.
+			return fmt.Errorf("configuration listener.security.protocol.map: listener %s with security protocol %s (SASL) is not supported by Sluice yet", name, p)
+		case p != auth.SSL:
+			return nil
+		}
+		if _, done := stores[name]; done {
+			return nil
+		}
+		st, err := tlsconf.New(tlsconf.Options{
+			Listener: name,
+			Lookup:   func(key string) (string, string, bool) { return n.cfg.ListenerValue(name, key) },
+			Serve:    serve,
+			Clock:    n.clk,
+			Logger:   n.logger.With("component", "tls"),
+		})
+		if err != nil {
+			return err
+		}
+		stores[name] = st
+		return nil
+	}
+	for _, l := range n.cfg.Listeners() {
+		if err := add(l.Name, true); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range n.cfg.ControllerListenerNames() {
+		if err := add(name, false); err != nil {
+			return nil, err
+		}
+	}
+	return stores, nil
+}
+
+// serverListener is a configured listener as the server serves it: over
+// TLS when it is SSL.
+func (n *Node) serverListener(l config.Listener) server.Listener {
+	sl := server.Listener{Name: l.Name, Address: l.Addr(), SecurityProtocol: l.Protocol}
+	if st := n.tls[l.Name]; st != nil {
+		sl.TLS = &server.TLS{Config: st.ServerConfig(), Principal: st.Principal}
+	}
+	return sl
+}
+
+// peerOptions are the client options for a peer address: a controller
+// (a voter's or a bootstrap server's address) is reached with the
+// controller listener's security, any other peer (a partition leader, a
+// transaction marker's destination) with the inter-broker listener's, as
+// Kafka's broker does.
+func (n *Node) peerOptions(addr string) []kgo.Opt {
+	listener := n.cfg.InterBrokerListenerName()
+	if n.isControllerAddr(addr) {
+		listener = n.cfg.ControllerListenerNames()[0]
+	}
+	if d := n.peerDial(listener); d != nil {
+		return []kgo.Opt{kgo.Dialer(d)}
+	}
+	return nil
+}
+
+func (n *Node) isControllerAddr(addr string) bool {
+	for _, a := range voterAddrs(n.cfg) {
+		if a == addr {
+			return true
+		}
+	}
+	return slices.Contains(n.cfg.QuorumBootstrapServers(), addr)
+}
+
+// peerDial dials a peer's listener with its TLS, or nil for plain TCP.
+func (n *Node) peerDial(listener string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	st := n.tls[listener]
+	if st == nil {
+		return nil
+	}
+	return st.Dial(&net.Dialer{Timeout: peerDialTimeout})
+}
