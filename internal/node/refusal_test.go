@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -13,24 +12,16 @@ import (
 	"sluice/internal/config"
 	"sluice/internal/kafka"
 	"sluice/internal/quorum"
+	"sluice/internal/testbin"
 	"sluice/internal/vfs"
 )
 
 // freePorts returns n distinct free ports on 127.0.0.1.
 func freePorts(t *testing.T, n int) []int {
 	t.Helper()
-	var ports []int
-	var lns []net.Listener
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-	}
-	for _, ln := range lns {
-		ln.Close()
+	ports, err := testbin.FreePorts(n)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return ports
 }

@@ -1,8 +1,14 @@
 package testbin
 
 import (
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -17,8 +23,14 @@ func FreePort(tb testing.TB) int {
 }
 
 // FreePorts returns n distinct free ports of 127.0.0.1: all n listeners are
-// held open together, so the kernel cannot hand out one port twice.
+// held open together, so no port is handed out twice. The ports lie below
+// the kernel's ephemeral range: a port from that range can be taken, while
+// a killed node is down, as the local port of a client's connection (or by
+// a peer's self-connection when it redials it), and the node's restart
+// would then fail to bind.
 func FreePorts(n int) ([]int, error) {
+	low := ephemeralLow()
+	base := max(1024, low-12000)
 	ports := make([]int, 0, n)
 	listeners := make([]net.Listener, 0, n)
 	defer func() {
@@ -26,8 +38,14 @@ func FreePorts(n int) ([]int, error) {
 			l.Close()
 		}
 	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for tries := 0; len(ports) < n; tries++ {
+		if tries > 1000 {
+			return nil, fmt.Errorf("testbin: no free port in [%d, %d) after %d tries", base, low, tries)
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(base+rand.IntN(low-base)))
+		if errors.Is(err, syscall.EADDRINUSE) {
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("testbin: free port: %w", err)
 		}
@@ -35,4 +53,22 @@ func FreePorts(n int) ([]int, error) {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 	}
 	return ports, nil
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (32768,
+// Linux's default, when it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	low, err := strconv.Atoi(f[0])
+	if err != nil || low <= 2048 {
+		return 32768
+	}
+	return low
 }

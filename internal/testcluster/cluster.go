@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"sluice/internal/config"
 	"sluice/internal/kafka"
 	"sluice/internal/node"
+	"sluice/internal/testbin"
 	"sluice/internal/vfs"
 )
 
@@ -161,26 +161,9 @@ func (l *Layout) BrokerAddrs() []string {
 	return out
 }
 
-// freePorts asks the kernel for n distinct free ports. Another process may
-// take one before the node binds it; tests accept that small risk.
-func freePorts(n int) ([]int, error) {
-	var lns []net.Listener
-	defer func() {
-		for _, ln := range lns {
-			ln.Close()
-		}
-	}()
-	var out []int
-	for range n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("find a free port: %w", err)
-		}
-		lns = append(lns, ln)
-		out = append(out, ln.Addr().(*net.TCPAddr).Port)
-	}
-	return out, nil
-}
+// freePorts finds n distinct free ports (testbin.FreePorts: below the
+// ephemeral range, so a restarted node gets its port back).
+func freePorts(n int) ([]int, error) { return testbin.FreePorts(n) }
 
 // Cluster is N combined nodes in this process.
 type Cluster struct {

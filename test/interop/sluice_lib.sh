@@ -93,13 +93,27 @@ sluice_build() {
   export SLUICE_BIN
 }
 
-# free_ports prints N distinct ports that are free on 127.0.0.1 right now.
+# free_ports prints N distinct ports that are free on 127.0.0.1 right now, chosen below
+# the kernel's ephemeral range: a port from that range can be taken, while a killed node
+# is down, as the local port of some client's connection (or by a self-connection of a
+# peer redialing it), and the node's restart would then fail to bind.
 free_ports() {
   python3 - "$1" <<'PY'
-import socket, sys
+import random, socket, sys
+low = 32768
+try:
+    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+except (OSError, ValueError, IndexError):
+    pass
 socks = []
-for _ in range(int(sys.argv[1])):
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
+while len(socks) < int(sys.argv[1]):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", random.randrange(max(1024, low - 12000), low)))
+    except OSError:
+        s.close()
+        continue
+    socks.append(s)
 print(" ".join(str(s.getsockname()[1]) for s in socks))
 for s in socks: s.close()
 PY

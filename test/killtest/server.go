@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"sluice/internal/testbin"
 )
 
 // serverProcess is one `sluice server` process on fixed ports and a fixed data dir, so a
@@ -153,22 +153,6 @@ func (s *serverProcess) release() {
 	s.cmd, s.log, s.done = nil, nil, nil
 }
 
-// freePorts returns n distinct ports free on 127.0.0.1 at the time of the call.
-func freePorts(n int) ([]int, error) {
-	var listeners []net.Listener
-	defer func() {
-		for _, l := range listeners {
-			l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("find a free port: %w", err)
-		}
-		listeners = append(listeners, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
+// freePorts returns n distinct ports free on 127.0.0.1 at the time of the
+// call, below the ephemeral range so that a restarted server gets its port.
+func freePorts(n int) ([]int, error) { return testbin.FreePorts(n) }
