@@ -16,11 +16,13 @@ type VerificationGuard = producerstate.VerificationGuard
 // UnifiedLog.maybeStartTransactionVerification): it returns 0 when the
 // producer's transaction is already ongoing here (no verification needed),
 // else the guard to append with once the coordinator confirmed the
-// partition is in the transaction. seq is the batch's first sequence.
-func (l *Log) MaybeStartTransactionVerification(producerID int64, seq int32, epoch int16) VerificationGuard {
+// partition is in the transaction. seq is the batch's first sequence;
+// supportsEpochBump is set for Transactions V2 (Produce v12+). A stale
+// epoch is refused with INVALID_PRODUCER_EPOCH.
+func (l *Log) MaybeStartTransactionVerification(producerID int64, seq int32, epoch int16, supportsEpochBump bool) (VerificationGuard, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.mu.producers.MaybeStartVerification(producerID, seq, epoch)
+	return l.mu.producers.MaybeStartVerification(producerID, seq, epoch, supportsEpochBump)
 }
 
 // AppendVerified is Append with transaction verification on (Kafka's

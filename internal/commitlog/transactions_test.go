@@ -34,14 +34,14 @@ func TestAppendVerified(t *testing.T) {
 	if _, err := l.AppendVerified(makeBatch(batchSpec{records: 1, valueSize: 3}), 0, 0); err != nil {
 		t.Fatalf("plain batch with verification on: %v", err)
 	}
-	g := l.MaybeStartTransactionVerification(7, 0, 0)
+	g := mustGuard(t, l, 7, 0, 0)
 	if g == 0 {
 		t.Fatal("no guard for a producer without a transaction")
 	}
 	if _, err := l.AppendVerified(txnBatch(t, 7, 0, 1), 0, g); err != nil {
 		t.Fatalf("verified batch: %v", err)
 	}
-	if l.MaybeStartTransactionVerification(7, 1, 0) != 0 {
+	if mustGuard(t, l, 7, 1, 0) != 0 {
 		t.Fatal("a guard for an ongoing transaction")
 	}
 	if _, err := l.AppendVerified(txnBatch(t, 7, 1, 1), 0, 0); err != nil {
@@ -50,7 +50,7 @@ func TestAppendVerified(t *testing.T) {
 
 	// ABA: the coordinator answered "in the transaction", but an abort
 	// was written before the batch: the guard no longer matches.
-	g2 := l.MaybeStartTransactionVerification(8, 0, 0)
+	g2 := mustGuard(t, l, 8, 0, 0)
 	if _, err := l.AppendTxnMarker(TxnMarker{ProducerID: 8, ProducerEpoch: 0, Commit: false, CoordinatorEpoch: 1}, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -174,4 +174,13 @@ func mustAppend(t *testing.T, l *Log, b []byte) AppendInfo {
 		t.Fatal(err)
 	}
 	return info
+}
+
+func mustGuard(t *testing.T, l *Log, pid int64, seq int32, epoch int16) VerificationGuard {
+	t.Helper()
+	g, err := l.MaybeStartTransactionVerification(pid, seq, epoch, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }

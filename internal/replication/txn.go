@@ -184,7 +184,7 @@ type waitingPartition struct {
 func (v *verification) startGuard(i int, p txnProducer) {
 	part, err := v.rm.Partition(v.req.Partitions[i].TP)
 	if err == nil {
-		v.checks[i].guard, err = part.maybeStartTransactionVerification(p)
+		v.checks[i].guard, err = part.maybeStartTransactionVerification(p, v.req.ProduceVersion >= 12)
 	}
 	if err != nil {
 		v.results[i].AppendResult, v.done[i] = failedAppend(err, kafka.NoOffset), true
@@ -218,13 +218,17 @@ func refuseAll(req AppendRequest, results []PartitionAppendResult, done []bool, 
 // maybeStartTransactionVerification takes a verification guard for the
 // producer on this leader (0: its transaction is ongoing here, no
 // verification needed); a follower refuses with NOT_LEADER_OR_FOLLOWER.
-func (p *Partition) maybeStartTransactionVerification(tp txnProducer) (commitlog.VerificationGuard, error) {
+func (p *Partition) maybeStartTransactionVerification(tp txnProducer, supportsEpochBump bool) (commitlog.VerificationGuard, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err := p.checkLeaderLocked(kafka.NoEpoch, true); err != nil {
 		return 0, err
 	}
-	return p.log.MaybeStartTransactionVerification(tp.id, tp.firstSeq, tp.epoch), nil
+	g, err := p.log.MaybeStartTransactionVerification(tp.id, tp.firstSeq, tp.epoch, supportsEpochBump)
+	if err != nil {
+		return 0, fmt.Errorf("partition %s: %w", p.tp, err)
+	}
+	return g, nil
 }
 
 // verificationFailed is the produce answer for a partition the coordinator

@@ -91,7 +91,7 @@ func (v *verification) retryConcurrentTransactions(ctx context.Context, codes ma
 func (v *verification) restartGuard(w waitingPartition) bool {
 	part, err := v.rm.Partition(v.req.Partitions[w.i].TP)
 	if err == nil {
-		v.checks[w.i].guard, err = part.maybeStartTransactionVerification(w.producer)
+		v.checks[w.i].guard, err = part.maybeStartTransactionVerification(w.producer, v.req.ProduceVersion >= 12)
 	}
 	if err != nil {
 		v.results[w.i].AppendResult, v.done[w.i] = failedAppend(err, kafka.NoOffset), true

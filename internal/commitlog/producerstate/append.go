@@ -87,9 +87,10 @@ type staged struct {
 	updated   Entry
 	batchBuf  [BatchesToRetain]BatchMetadata
 	started   []txnStart
-	// transactional is set by a transactional batch or a marker: either
-	// opens the transaction or ends it, so the producer's verification
-	// state is spent (Kafka's updateProducers clears it).
+	// transactional is set by a transactional batch or a marker that
+	// spends the producer's verification state: either opens the
+	// transaction or ends it (Kafka's updateProducers clears it; see
+	// keepsVerification for the marker that does not).
 	transactional bool
 }
 
@@ -205,6 +206,9 @@ func (a *Append) AddBatch(h records.Header) (Verdict, error) {
 		}
 	}
 	if a.missingVerification(h) {
+		if err := a.m.checkStaleEpoch(h.ProducerID, h.ProducerEpoch); err != nil {
+			return Verdict{}, err
+		}
 		return Verdict{}, fmt.Errorf("%w: producer %d batch at offset %d of %s was not part of an ongoing transaction (not verified with the transaction coordinator)",
 			kerr.InvalidTxnState, h.ProducerID, h.BaseOffset, a.m.name)
 	}
@@ -275,7 +279,7 @@ func (a *Append) AddMarker(h records.Header, mk Marker) error {
 			IsAborted:   !mk.Commit,
 		})
 	}
-	s.transactional = true
+	s.transactional = s.transactional || !a.m.keepsVerification(h.ProducerID, h.ProducerEpoch)
 	u.setEpoch(h.ProducerEpoch)
 	u.CoordinatorEpoch = mk.CoordinatorEpoch
 	u.CurrentTxnFirstOffset = -1

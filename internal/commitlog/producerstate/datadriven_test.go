@@ -22,7 +22,7 @@ import (
 //	  one batch per line: pid=P epoch=E seq=S count=N offset=O [ts=T] [txn]
 //	  prints each batch's verdict; commits when every batch passed. guard
 //	  requires KIP-890 verification with that guard (0: the sentinel).
-//	verify pid=P epoch=E seq=S
+//	verify pid=P epoch=E seq=S [bump]   (bump: Transactions V2, Produce v12+)
 //	  starts a verification and prints its guard (0 when none is needed)
 //	verifications
 //	  lists the verifications in progress
@@ -44,7 +44,11 @@ func TestRules(t *testing.T) {
 				}
 				return runAppend(t, a, d.Input)
 			case "verify":
-				g := m.MaybeStartVerification(num(t, args, "pid"), int32(num(t, args, "seq")), int16(num(t, args, "epoch")))
+				_, bump := args["bump"]
+				g, err := m.MaybeStartVerification(num(t, args, "pid"), int32(num(t, args, "seq")), int16(num(t, args, "epoch")), bump)
+				if err != nil {
+					return "error " + code(err) + "\n"
+				}
 				return fmt.Sprintf("guard=%d\n", g)
 			case "verifications":
 				return dumpVerifications(m)
