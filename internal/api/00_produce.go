@@ -30,6 +30,11 @@ package api
 // NOT_ENOUGH_REPLICAS when the coordinator could not answer, and
 // INVALID_PRODUCER_ID_MAPPING for transactional records of two producers.
 //
+// Authorization as Kafka's: transactional records need WRITE on the
+// transactional id (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED for the
+// request), each topic WRITE (else TOPIC_AUTHORIZATION_FAILED, before its
+// existence is checked; a v13 topic id is resolved first, UNKNOWN_TOPIC_ID).
+//
 // Deviations: ThrottleMillis is 0 (no quotas).
 //
 // KIP-951 (v10+), as Kafka: a partition answered NOT_LEADER_OR_FOLLOWER
@@ -74,7 +79,14 @@ func newProduceHandler(d *DataPlaneDeps, leaders MetadataView) Handler {
 			if body.Version < produceMinServedVersion {
 				return CloseConnection(fmt.Errorf("produce v%d is not enabled (Kafka 4 refuses v0-v2)", body.Version))
 			}
-			resp := handleProduce(ctx, dp, body, req.Header.ClientIDString())
+			// Authorization as KafkaApis.handleProduceRequest: WRITE on the
+			// transactional id for transactional records, WRITE on each topic.
+			if body.TransactionID != nil && hasTransactionalRecords(body) &&
+				!req.authorize(opWrite, resTxnID, *body.TransactionID) {
+				return Reply(produceErrorResponse(body, kerr.TransactionalIDAuthorizationFailed.Code))
+			}
+			authorized := func(topic string) bool { return req.authorize(opWrite, resTopic, topic) }
+			resp := handleProduce(ctx, dp, body, req.Header.ClientIDString(), authorized)
 			if out, ok := resp.Body().(*kmsg.ProduceResponse); ok {
 				leaders := newCurrentLeaders(leaders, req.Conn.Listener)
 				addProduceCurrentLeaders(out, &leaders)
@@ -89,7 +101,7 @@ type producePartitionRef struct {
 	topic, partition int
 }
 
-func handleProduce(ctx context.Context, dp DataPlane, req *kmsg.ProduceRequest, clientID string) Response {
+func handleProduce(ctx context.Context, dp DataPlane, req *kmsg.ProduceRequest, clientID string, authorized func(string) bool) Response {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	if req.TransactionID == nil && hasTransactionalRecords(req) {
 		return Reply(produceErrorResponse(req, kerr.TransactionalIDAuthorizationFailed.Code))
@@ -104,11 +116,16 @@ func handleProduce(ctx context.Context, dp DataPlane, req *kmsg.ProduceRequest, 
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		name, topicErr := resolveProduceTopic(dp, req.Version, rt, clientID)
+		if authName := produceAuthName(req.Version, rt, name); topicErr != kerr.UnknownTopicID && !authorized(authName) {
+			topicErr = kerr.TopicAuthorizationFailed
+		}
 		for pi, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
 			switch {
+			case topicErr == kerr.TopicAuthorizationFailed:
+				sp.ErrorCode = topicErr.Code
 			case !validAcks:
 				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
 			case topicErr != nil:
@@ -185,6 +202,15 @@ func produceErrorResponse(req *kmsg.ProduceRequest, code int16) *kmsg.ProduceRes
 	return resp
 }
 
+// produceAuthName is the topic name Produce authorizes: the request's
+// name before v13, the one its topic id resolved to from v13.
+func produceAuthName(version int16, rt kmsg.ProduceRequestTopic, resolved string) string {
+	if version >= 13 {
+		return resolved
+	}
+	return rt.Topic
+}
+
 // resolveProduceTopic finds the topic's name (by id from v13) and refuses
 // unknown and internal topics.
 func resolveProduceTopic(dp DataPlane, version int16, rt kmsg.ProduceRequestTopic, clientID string) (string, *kerr.Error) {
@@ -199,7 +225,7 @@ func resolveProduceTopic(dp DataPlane, version int16, rt kmsg.ProduceRequestTopi
 		return "", kerr.UnknownTopicOrPartition
 	}
 	if isInternalTopic(name) && clientID != adminClientID {
-		return "", kerr.InvalidTopicException
+		return name, kerr.InvalidTopicException
 	}
 	return name, nil
 }

@@ -25,6 +25,10 @@ package api
 // offset) overlapping the returned batches, from the transaction index;
 // read_uncommitted ones a null list, as Kafka.
 //
+// Authorization as Kafka's: a follower fetch needs CLUSTER_ACTION on the
+// cluster, a consumer's READ on each topic (a topic id is resolved first:
+// UNKNOWN_TOPIC_ID); a refusal is TOPIC_AUTHORIZATION_FAILED per partition.
+//
 // Deviations: the preferred read replica is always -1 (no KIP-392 rack
 // awareness); ThrottleMillis is 0 (no quotas). A follower's broker epoch
 // (ReplicaState, KIP-903) travels with the ISR expansion it earns, so the
@@ -85,7 +89,7 @@ func newFetchHandler(d *DataPlaneDeps, leaders MetadataView) Handler {
 			if !ok {
 				return CloseConnection(fmt.Errorf("fetch: unexpected body %T", req.Body))
 			}
-			return h.handle(ctx, body, req.Conn.Listener)
+			return h.handle(ctx, body, req.Conn.Listener, fetchAuthorizer(req))
 		},
 	}
 }
@@ -99,7 +103,10 @@ func newMetadataLogFetchHandler(logs MetadataLogServer) Handler {
 		MaxVersion: 16,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.FetchRequest)
-			resp, err := logs.FetchMetadataLog(ctx, body)
+			resp, err := (*kmsg.FetchResponse)(nil), req.clusterRefusal(opClusterAction) // Kafka's controller: CLUSTER_ACTION
+			if err == nil {
+				resp, err = logs.FetchMetadataLog(ctx, body)
+			}
 			if err != nil {
 				resp = kmsg.NewPtrFetchResponse()
 				resp.ErrorCode = ControllerErrorCode(err)
@@ -110,7 +117,25 @@ func newMetadataLogFetchHandler(logs MetadataLogServer) Handler {
 	}
 }
 
-func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest, listener string) Response {
+// fetchAuthorizer is Kafka's Fetch authorization: a follower needs
+// CLUSTER_ACTION on the cluster, a consumer READ on each topic; either
+// refusal is TOPIC_AUTHORIZATION_FAILED on the partition.
+func fetchAuthorizer(req *Request) func(topic string, follower bool) bool {
+	readable := map[string]bool{}
+	return func(topic string, follower bool) bool {
+		if follower {
+			return req.authorizeCluster(opClusterAction)
+		}
+		ok, seen := readable[topic]
+		if !seen {
+			ok = req.authorize(opRead, resTopic, topic)
+			readable[topic] = ok
+		}
+		return ok
+	}
+}
+
+func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest, listener string, readable func(topic string, follower bool) bool) Response {
 	replicaID, replicaEpoch := req.ReplicaID, int64(-1)
 	if req.Version >= 15 {
 		replicaID, replicaEpoch = req.ReplicaState.ID, req.ReplicaState.Epoch
@@ -145,9 +170,15 @@ func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest, liste
 	var (
 		toFetch []replication.FetchPartition
 		fetchAt = make([]int, len(fc.parts))
+		denied  = make([]bool, len(fc.parts))
 	)
+	followerDenied := replicaID >= 0 && !readable("", true)
 	for i, sp := range fc.parts {
 		fetchAt[i] = -1
+		if followerDenied || (sp.name != "" && replicaID < 0 && !readable(sp.name, false)) {
+			denied[i] = true
+			continue
+		}
 		if sp.name == "" {
 			continue
 		}
@@ -177,6 +208,9 @@ func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest, liste
 	leaders := newCurrentLeaders(h.leaders, listener)
 	for i, sp := range fc.parts {
 		answers[i], outcomes[i] = h.partitionAnswer(sp, fetchAt[i], results, req.IsolationLevel, usesTopicIDs)
+		if denied[i] {
+			answers[i].ErrorCode = kerr.TopicAuthorizationFailed.Code
+		}
 		if req.Version >= 16 && fetchAt[i] >= 0 && tellsCurrentLeader(answers[i].ErrorCode) {
 			id, epoch := leaders.leaderOf(kafka.TopicPartition{Topic: sp.name, Partition: sp.key.Partition})
 			if id != -1 || epoch != -1 {

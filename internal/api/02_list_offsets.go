@@ -42,12 +42,14 @@ func newListOffsetsHandler(dp DataPlane) Handler {
 			if !ok {
 				return CloseConnection(fmt.Errorf("list offsets: unexpected body %T", req.Body))
 			}
-			return Reply(handleListOffsets(dp, body))
+			return Reply(handleListOffsets(dp, body, req.topicCheck(opDescribe)))
 		},
 	}
 }
 
-func handleListOffsets(dp DataPlane, req *kmsg.ListOffsetsRequest) *kmsg.ListOffsetsResponse {
+// describable is Kafka's check, DESCRIBE on the topic: TOPIC_AUTHORIZATION_FAILED
+// before anything else.
+func handleListOffsets(dp DataPlane, req *kmsg.ListOffsetsRequest, describable func(string) bool) *kmsg.ListOffsetsResponse {
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
 	seen := make(map[kafka.TopicPartition]int)
 	for _, rt := range req.Topics {
@@ -68,9 +70,12 @@ func handleListOffsets(dp DataPlane, req *kmsg.ListOffsetsRequest) *kmsg.ListOff
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 			tp := kafka.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}
-			if seen[tp] > 1 {
+			switch {
+			case !describable(rt.Topic):
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+			case seen[tp] > 1:
 				sp.ErrorCode = kerr.InvalidRequest.Code
-			} else {
+			default:
 				ans, err := dp.ListOffset(tp, rp.Timestamp, iso, rp.CurrentLeaderEpoch, isClient)
 				sp.ErrorCode = errorCode(err)
 				if err == nil {

@@ -13,8 +13,16 @@ package api
 // a created topic answers LEADER_NOT_AVAILABLE as Kafka's does, a missing one
 // UNKNOWN_TOPIC_OR_PARTITION and a malformed name INVALID_TOPIC_EXCEPTION.
 // A partition without a live leader answers LEADER_NOT_AVAILABLE with leader
-// -1. Authorized operations are INT32_MIN unless asked; when asked, every
-// operation (no authorizer is configured, as Kafka without one).
+// -1. Authorized operations are INT32_MIN unless asked; when asked, the
+// operations the principal may perform (every one without an authorizer).
+//
+// Authorization as Kafka's: topics the principal may not DESCRIBE are left
+// out of an all-topics answer and answered TOPIC_AUTHORIZATION_FAILED when
+// asked for by name (without their id) or by id (without their name),
+// whether they exist or not; a missing topic is auto-created only with
+// CREATE on the cluster or on the topic, else TOPIC_AUTHORIZATION_FAILED;
+// cluster authorized operations (v8-10) need DESCRIBE on the cluster (0
+// otherwise).
 //
 // Deviations: the controller id is this node's id when it is a live broker,
 // otherwise the lowest live broker id (Kafka picks a random live broker;
@@ -52,12 +60,48 @@ func newMetadataHandler(cfg *config.Config, view MetadataView, admin AdminContro
 			if !ok {
 				return Reply(kmsg.NewPtrMetadataResponse())
 			}
-			return Reply(metadataResponse(ctx, cfg, view, admin, req.Conn.Listener, body))
+			return Reply(metadataResponse(ctx, cfg, view, admin, req.Conn.Listener, body, newMetadataAuth(req)))
 		},
 	}
 }
 
-func metadataResponse(ctx context.Context, cfg *config.Config, view MetadataView, admin AdminController, listener string, req *kmsg.MetadataRequest) *kmsg.MetadataResponse {
+// metadataAuth is what Metadata asks the authorizer.
+type metadataAuth struct {
+	describe func(topic string) bool
+	// create reports CREATE on the cluster or on the topic.
+	create     func(topic string) bool
+	topicOps   func(topic string) int32
+	clusterOps func() int32
+}
+
+// allowAllMetadata answers as Kafka without an authorizer.
+var allowAllMetadata = metadataAuth{
+	describe: allowAll, create: allowAll,
+	topicOps:   func(string) int32 { return allTopicOperations },
+	clusterOps: func() int32 { return allClusterOperations },
+}
+
+func newMetadataAuth(req *Request) metadataAuth {
+	if !req.hasAuthorizer() {
+		return allowAllMetadata
+	}
+	createTopic := req.topicCheck(opCreate)
+	return metadataAuth{
+		describe: req.topicCheck(opDescribe),
+		create: func(topic string) bool {
+			return req.authorizeCluster(opCreate) || createTopic(topic)
+		},
+		topicOps: func(topic string) int32 { return req.authorizedOperations(resTopic, topic, allTopicOperations) },
+		clusterOps: func() int32 {
+			if !req.authorizeCluster(opDescribe) {
+				return 0
+			}
+			return req.authorizedOperations(resCluster, clusterName, allClusterOperations)
+		},
+	}
+}
+
+func metadataResponse(ctx context.Context, cfg *config.Config, view MetadataView, admin AdminController, listener string, req *kmsg.MetadataRequest, az metadataAuth) *kmsg.MetadataResponse {
 	resp := kmsg.NewPtrMetadataResponse()
 	resp.SetVersion(req.Version)
 	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
@@ -66,14 +110,14 @@ func metadataResponse(ctx context.Context, cfg *config.Config, view MetadataView
 
 	var created []string
 	if autoCreate {
-		created = autoCreateTopics(ctx, view.Image(), admin, req.Topics)
+		created = autoCreateTopics(ctx, view.Image(), admin, authorizedForCreate(view.Image(), req.Topics, az))
 	}
 	im := view.Image()
 	clusterID := im.ClusterID()
 	resp.ClusterID = &clusterID
 	resp.ControllerID = liveControllerID(im, cfg.NodeID())
 	if req.Version >= 8 && req.Version <= 10 && req.IncludeClusterAuthorizedOperations {
-		resp.AuthorizedOperations = allClusterOperations
+		resp.AuthorizedOperations = az.clusterOps()
 	}
 	for _, id := range im.BrokerIDs() {
 		b, _ := im.Broker(id)
@@ -86,21 +130,76 @@ func metadataResponse(ctx context.Context, cfg *config.Config, view MetadataView
 		resp.Brokers = append(resp.Brokers, rb)
 	}
 
-	ops := authorizedOperationsOmitted
-	if req.Version >= 8 && req.IncludeTopicAuthorizedOperations {
-		ops = allTopicOperations
+	wantOps := req.Version >= 8 && req.IncludeTopicAuthorizedOperations
+	opsOf := func(topic string) int32 {
+		if !wantOps {
+			return authorizedOperationsOmitted
+		}
+		return az.topicOps(topic)
 	}
 	if allTopics {
 		for _, name := range im.TopicNames() {
+			if !az.describe(name) {
+				continue
+			}
 			t, _ := im.Topic(name)
-			resp.Topics = append(resp.Topics, describeTopicMetadata(im, t, listener, ops))
+			resp.Topics = append(resp.Topics, describeTopicMetadata(im, t, listener, opsOf(name)))
 		}
 		return resp
 	}
 	for _, rt := range req.Topics {
-		resp.Topics = append(resp.Topics, requestedTopicMetadata(im, rt, listener, ops, created))
+		resp.Topics = append(resp.Topics, authorizedTopicMetadata(im, rt, listener, opsOf, created, autoCreate, az))
 	}
 	return resp
+}
+
+// authorizedTopicMetadata answers one requested topic as Kafka's
+// handleTopicMetadataRequest: not describable, TOPIC_AUTHORIZATION_FAILED
+// with its name (by name) or its id (by id) only; missing and to be
+// auto-created without CREATE, TOPIC_AUTHORIZATION_FAILED.
+func authorizedTopicMetadata(im *metadata.Image, rt kmsg.MetadataRequestTopic, listener string, opsOf func(string) int32,
+	created []string, autoCreate bool, az metadataAuth) kmsg.MetadataResponseTopic {
+	name := ""
+	if rt.Topic != nil {
+		name = *rt.Topic
+	} else if t, ok := im.TopicByID(kafka.UUID(rt.TopicID)); ok {
+		name = t.Name
+	}
+	denied := kmsg.NewMetadataResponseTopic()
+	denied.ErrorCode = kerr.TopicAuthorizationFailed.Code
+	switch {
+	case name == "":
+		// An unknown topic id: answered as without an authorizer.
+	case !az.describe(name) && rt.Topic == nil:
+		denied.TopicID = rt.TopicID
+		return denied
+	case !az.describe(name):
+		denied.Topic = &name
+		return denied
+	case autoCreate && !az.create(name) && !topicExists(im, name):
+		denied.Topic = &name
+		denied.IsInternal = isInternalTopic(name)
+		return denied
+	}
+	return requestedTopicMetadata(im, rt, listener, opsOf(name), created)
+}
+
+func topicExists(im *metadata.Image, name string) bool {
+	_, ok := im.Topic(name)
+	return ok
+}
+
+// authorizedForCreate keeps the requested topics the principal may
+// describe and create.
+func authorizedForCreate(im *metadata.Image, topics []kmsg.MetadataRequestTopic, az metadataAuth) []kmsg.MetadataRequestTopic {
+	var out []kmsg.MetadataRequestTopic
+	for _, rt := range topics {
+		if rt.Topic != nil && !topicExists(im, *rt.Topic) && (!az.describe(*rt.Topic) || !az.create(*rt.Topic)) {
+			continue
+		}
+		out = append(out, rt)
+	}
+	return out
 }
 
 // requestedTopicMetadata answers one topic of the request, by name or by id.

@@ -25,12 +25,36 @@ func newOffsetCommitHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 8, MinVersion: 2, MaxVersion: 10,
 		Handle: func(ctx context.Context, req *Request) Response {
-			return Reply(offsetCommit(ctx, gd, req.Body.(*kmsg.OffsetCommitRequest)))
+			body := req.Body.(*kmsg.OffsetCommitRequest)
+			if !req.authorize(opRead, resGroup, body.Group) {
+				return Reply(offsetCommitError(body, kerr.GroupAuthorizationFailed.Code))
+			}
+			return Reply(offsetCommit(ctx, gd, body, req.topicCheck(opRead)))
 		},
 	}
 }
 
-func offsetCommit(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetCommitRequest) *kmsg.OffsetCommitResponse {
+// offsetCommitError is Kafka's OffsetCommitRequest.getErrorResponse: the
+// code on every partition.
+func offsetCommitError(req *kmsg.OffsetCommitRequest, code int16) *kmsg.OffsetCommitResponse {
+	resp := kmsg.NewPtrOffsetCommitResponse()
+	resp.SetVersion(req.Version)
+	for _, t := range req.Topics {
+		rt := kmsg.NewOffsetCommitResponseTopic()
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+// offsetCommit commits req's offsets; readable is Kafka's READ check on
+// each topic (TOPIC_AUTHORIZATION_FAILED, after an unknown topic id).
+func offsetCommit(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetCommitRequest, readable func(string) bool) *kmsg.OffsetCommitResponse {
 	resp := kmsg.NewPtrOffsetCommitResponse()
 	resp.SetVersion(req.Version)
 	im := gd.image()
@@ -64,6 +88,11 @@ func offsetCommit(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetCommi
 			rp := kmsg.NewOffsetCommitResponseTopicPartition()
 			rp.Partition = p.Partition
 			rt.Partitions = append(rt.Partitions, rp)
+			if name != "" && !readable(name) {
+				slots[i][j] = -1
+				rt.Partitions[j].ErrorCode = kerr.TopicAuthorizationFailed.Code
+				continue
+			}
 			if name == "" || !partitionExists(im, name, p.Partition) {
 				slots[i][j] = -1
 				rt.Partitions[j].ErrorCode = unknownCode

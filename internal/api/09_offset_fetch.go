@@ -12,6 +12,11 @@ package api
 // not built. Group-level errors (NOT_COORDINATOR,
 // COORDINATOR_LOAD_IN_PROGRESS) are the response's error from v2 and each
 // partition's in v1.
+//
+// Authorization as Kafka's: DESCRIBE on each group (else
+// GROUP_AUTHORIZATION_FAILED for it), DESCRIBE on each requested topic
+// (else TOPIC_AUTHORIZATION_FAILED on its partitions); topics the principal
+// may not describe are left out of an all-offsets answer.
 
 import (
 	"context"
@@ -28,7 +33,11 @@ func newOffsetFetchHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 9, MinVersion: 1, MaxVersion: 10,
 		Handle: func(ctx context.Context, req *Request) Response {
-			return Reply(offsetFetch(ctx, gd, req.Body.(*kmsg.OffsetFetchRequest)))
+			az := offsetFetchAuth{
+				group: func(g string) bool { return req.authorize(opDescribe, resGroup, g) },
+				topic: req.topicCheck(opDescribe),
+			}
+			return Reply(offsetFetch(ctx, gd, req.Body.(*kmsg.OffsetFetchRequest), az))
 		},
 	}
 }
@@ -41,7 +50,16 @@ type fetchTopic struct {
 	partitions []int32
 }
 
-func offsetFetch(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetchResponse {
+// offsetFetchAuth is what OffsetFetch asks the authorizer: DESCRIBE on a
+// group and on a topic.
+type offsetFetchAuth struct {
+	group, topic func(string) bool
+}
+
+// allowAllOffsetFetch answers as without an authorizer.
+var allowAllOffsetFetch = offsetFetchAuth{group: allowAll, topic: allowAll}
+
+func offsetFetch(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetFetchRequest, az offsetFetchAuth) *kmsg.OffsetFetchResponse {
 	resp := kmsg.NewPtrOffsetFetchResponse()
 	resp.SetVersion(req.Version)
 	im := gd.image()
@@ -53,7 +71,10 @@ func offsetFetch(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetFetchR
 				topics = append(topics, fetchTopic{name: t.Topic, partitions: t.Partitions})
 			}
 		}
-		g, code := fetchGroupOffsets(ctx, gd.Coordinator, im, req.Version, req.Group, topics, req.RequireStable)
+		if !az.group(req.Group) {
+			return offsetFetchGroupDenied(req, topics)
+		}
+		g, code := fetchGroupOffsets(ctx, gd.Coordinator, im, req.Version, req.Group, topics, req.RequireStable, az.topic)
 		if req.Version >= 2 {
 			resp.ErrorCode = code
 		}
@@ -84,7 +105,13 @@ func offsetFetch(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetFetchR
 				topics = append(topics, ft)
 			}
 		}
-		g, code := fetchGroupOffsets(ctx, gd.Coordinator, im, req.Version, rg.Group, topics, req.RequireStable)
+		if !az.group(rg.Group) {
+			g := kmsg.NewOffsetFetchResponseGroup()
+			g.Group, g.ErrorCode = rg.Group, kerr.GroupAuthorizationFailed.Code
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
+		g, code := fetchGroupOffsets(ctx, gd.Coordinator, im, req.Version, rg.Group, topics, req.RequireStable, az.topic)
 		g.Group = rg.Group
 		g.ErrorCode = code
 		if code != 0 {
@@ -95,13 +122,38 @@ func offsetFetch(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetFetchR
 	return resp
 }
 
+// offsetFetchGroupDenied is the v1-7 answer for a group the principal may
+// not describe: the response's error from v2, each partition's in v1.
+func offsetFetchGroupDenied(req *kmsg.OffsetFetchRequest, topics []fetchTopic) *kmsg.OffsetFetchResponse {
+	resp := kmsg.NewPtrOffsetFetchResponse()
+	resp.SetVersion(req.Version)
+	if req.Version >= 2 {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp
+	}
+	for _, t := range topics {
+		rt := kmsg.NewOffsetFetchResponseTopic()
+		rt.Topic = t.name
+		for _, p := range t.partitions {
+			rp := kmsg.NewOffsetFetchResponseTopicPartition()
+			rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata = p, -1, -1, new(string)
+			rp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
 // fetchGroupOffsets answers one group in the v8+ shape (the older shape is
-// copied from it); nil topics means all.
-func fetchGroupOffsets(ctx context.Context, gp GroupPlane, im *metadata.Image, version int16, groupID string, topics []fetchTopic, requireStable bool) (kmsg.OffsetFetchResponseGroup, int16) {
+// copied from it); nil topics means all. describable is DESCRIBE on a
+// topic: a requested one refused is TOPIC_AUTHORIZATION_FAILED, one of all
+// the group's offsets left out.
+func fetchGroupOffsets(ctx context.Context, gp GroupPlane, im *metadata.Image, version int16, groupID string, topics []fetchTopic, requireStable bool, describable func(string) bool) (kmsg.OffsetFetchResponseGroup, int16) {
 	g := kmsg.NewOffsetFetchResponseGroup()
 	var parts []kafka.TopicPartition
 	for _, t := range topics {
-		if t.name == "" {
+		if t.name == "" || !describable(t.name) {
 			continue
 		}
 		for _, p := range t.partitions {
@@ -132,6 +184,9 @@ func fetchGroupOffsets(ctx context.Context, gp GroupPlane, im *metadata.Image, v
 	if topics == nil {
 		var last *kmsg.OffsetFetchResponseGroupTopic
 		for _, f := range fetched {
+			if !describable(f.TP.Topic) {
+				continue
+			}
 			if last == nil || last.Topic != f.TP.Topic {
 				t := kmsg.NewOffsetFetchResponseGroupTopic()
 				t.Topic = f.TP.Topic
@@ -154,6 +209,8 @@ func fetchGroupOffsets(ctx context.Context, gp GroupPlane, im *metadata.Image, v
 			rp := partition(tp, f, ok)
 			if t.name == "" {
 				rp.ErrorCode = kerr.UnknownTopicID.Code
+			} else if !describable(t.name) {
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			}
 			rt.Partitions = append(rt.Partitions, rp)
 		}

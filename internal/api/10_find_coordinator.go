@@ -41,12 +41,27 @@ func newFindCoordinatorHandler(gd *GroupPlaneDeps, td *TxnPlaneDeps) Handler {
 			if req.Conn != nil {
 				listener = req.Conn.Listener
 			}
-			return Reply(findCoordinator(ctx, gd.Coordinator, td.txnCoordinator(), listener, body))
+			return Reply(findCoordinator(ctx, gd.Coordinator, td.txnCoordinator(), listener, body, findCoordinatorAuth(req)))
 		},
 	}
 }
 
-func findCoordinator(ctx context.Context, gp GroupPlane, tp TxnPlane, listener string, req *kmsg.FindCoordinatorRequest) *kmsg.FindCoordinatorResponse {
+// findCoordinatorAuth is Kafka's getCoordinator check: DESCRIBE on the
+// group (GROUP_AUTHORIZATION_FAILED) or the transactional id
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); it returns the refusal's code.
+func findCoordinatorAuth(req *Request) func(keyType int8, key string) int16 {
+	return func(keyType int8, key string) int16 {
+		switch {
+		case keyType == coordinatorKeyGroup && !req.authorize(opDescribe, resGroup, key):
+			return kerr.GroupAuthorizationFailed.Code
+		case keyType == coordinatorKeyTransaction && !req.authorize(opDescribe, resTxnID, key):
+			return kerr.TransactionalIDAuthorizationFailed.Code
+		}
+		return 0
+	}
+}
+
+func findCoordinator(ctx context.Context, gp GroupPlane, tp TxnPlane, listener string, req *kmsg.FindCoordinatorRequest, refused func(keyType int8, key string) int16) *kmsg.FindCoordinatorResponse {
 	resp := kmsg.NewPtrFindCoordinatorResponse()
 	resp.SetVersion(req.Version)
 	keyType := req.CoordinatorType
@@ -59,6 +74,8 @@ func findCoordinator(ctx context.Context, gp GroupPlane, tp TxnPlane, listener s
 		var node runtime.Node
 		code := kerr.InvalidRequest.Code // share-group keys, unknown types
 		switch {
+		case refused(keyType, key) != 0:
+			code = refused(keyType, key)
 		case keyType == coordinatorKeyGroup:
 			node, code = gp.FindCoordinator(ctx, key, listener)
 		case keyType == coordinatorKeyTransaction && tp != nil:
@@ -68,7 +85,7 @@ func findCoordinator(ctx context.Context, gp GroupPlane, tp TxnPlane, listener s
 		if code != 0 {
 			c.NodeID, c.Port = -1, -1
 			msg := kerr.ErrorForCode(code).(*kerr.Error).Description
-			if keyType == coordinatorKeyTransaction && tp == nil {
+			if keyType == coordinatorKeyTransaction && tp == nil && code == kerr.InvalidRequest.Code {
 				msg = transactionsUnsupported
 			}
 			c.ErrorMessage = &msg

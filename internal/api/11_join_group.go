@@ -12,6 +12,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/coordinator/group"
@@ -22,6 +23,16 @@ func newJoinGroupHandler(gd *GroupPlaneDeps) Handler {
 		Key: 11, MinVersion: 0, MaxVersion: 9,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.JoinGroupRequest)
+			if !req.authorize(opRead, resGroup, body.Group) {
+				// Kafka's JoinGroupRequest.getErrorResponse.
+				resp := kmsg.NewPtrJoinGroupResponse()
+				resp.SetVersion(body.Version)
+				resp.ErrorCode, resp.Generation = kerr.GroupAuthorizationFailed.Code, -1
+				if body.Version < 7 {
+					resp.Protocol = new(string)
+				}
+				return Reply(resp)
+			}
 			return Reply(joinGroup(ctx, gd.Coordinator, req, body))
 		},
 	}

@@ -5,6 +5,7 @@ package api
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/coordinator/group"
@@ -17,6 +18,10 @@ func newHeartbeatHandler(gd *GroupPlaneDeps) Handler {
 			body := req.Body.(*kmsg.HeartbeatRequest)
 			resp := kmsg.NewPtrHeartbeatResponse()
 			resp.SetVersion(body.Version)
+			if !req.authorize(opRead, resGroup, body.Group) {
+				resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+				return Reply(resp)
+			}
 			resp.ErrorCode = gd.Coordinator.Heartbeat(ctx, group.HeartbeatRequest{
 				GroupID: body.Group, MemberID: body.MemberID, InstanceID: body.InstanceID, GenerationID: body.Generation,
 			})

@@ -10,6 +10,7 @@ package api
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/coordinator/group"
@@ -19,7 +20,14 @@ func newLeaveGroupHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 13, MinVersion: 0, MaxVersion: 5,
 		Handle: func(ctx context.Context, req *Request) Response {
-			return Reply(leaveGroup(ctx, gd.Coordinator, req.Body.(*kmsg.LeaveGroupRequest)))
+			body := req.Body.(*kmsg.LeaveGroupRequest)
+			if !req.authorize(opRead, resGroup, body.Group) {
+				resp := kmsg.NewPtrLeaveGroupResponse()
+				resp.SetVersion(body.Version)
+				resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+				return Reply(resp)
+			}
+			return Reply(leaveGroup(ctx, gd.Coordinator, body))
 		},
 	}
 }

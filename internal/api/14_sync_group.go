@@ -9,6 +9,7 @@ package api
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/coordinator/group"
@@ -18,7 +19,14 @@ func newSyncGroupHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 14, MinVersion: 0, MaxVersion: 5,
 		Handle: func(ctx context.Context, req *Request) Response {
-			return Reply(syncGroup(ctx, gd.Coordinator, req.Body.(*kmsg.SyncGroupRequest)))
+			body := req.Body.(*kmsg.SyncGroupRequest)
+			if !req.authorize(opRead, resGroup, body.Group) {
+				resp := kmsg.NewPtrSyncGroupResponse()
+				resp.SetVersion(body.Version)
+				resp.ErrorCode, resp.MemberAssignment = kerr.GroupAuthorizationFailed.Code, []byte{}
+				return Reply(resp)
+			}
+			return Reply(syncGroup(ctx, gd.Coordinator, body))
 		},
 	}
 }

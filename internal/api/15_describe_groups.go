@@ -5,8 +5,10 @@ package api
 // Members carry their subscription and assignment only while the group is
 // Stable, as in Kafka. A group that does not exist is described as Dead with
 // no error before v6 and gets GROUP_ID_NOT_FOUND from v6 (KIP-1043).
-// Authorized operations (v3+) are every group operation, there being no
-// authorizer yet.
+// Authorization as Kafka's: DESCRIBE on each group, else
+// GROUP_AUTHORIZATION_FAILED for it; authorized operations (v3+) when
+// asked are those the principal may perform on the group (every one
+// without an authorizer).
 
 import (
 	"context"
@@ -21,21 +23,42 @@ func newDescribeGroupsHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 15, MinVersion: 0, MaxVersion: 6,
 		Handle: func(ctx context.Context, req *Request) Response {
-			return Reply(describeGroups(ctx, gd.Coordinator, req.Body.(*kmsg.DescribeGroupsRequest)))
+			return Reply(describeGroups(ctx, gd.Coordinator, req.Body.(*kmsg.DescribeGroupsRequest), groupAuth{
+				describe: func(g string) bool { return req.authorize(opDescribe, resGroup, g) },
+				ops:      func(g string) int32 { return req.authorizedOperations(resGroup, g, allGroupOperations) },
+			}))
 		},
 	}
 }
 
-func describeGroups(ctx context.Context, gp GroupPlane, req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
+// groupAuth is what DescribeGroups asks the authorizer.
+type groupAuth struct {
+	describe func(group string) bool
+	ops      func(group string) int32
+}
+
+// allowAllGroups answers as without an authorizer.
+var allowAllGroups = groupAuth{describe: allowAll, ops: func(string) int32 { return allGroupOperations }}
+
+func describeGroups(ctx context.Context, gp GroupPlane, req *kmsg.DescribeGroupsRequest, az groupAuth) *kmsg.DescribeGroupsResponse {
 	resp := kmsg.NewPtrDescribeGroupsResponse()
 	resp.SetVersion(req.Version)
 	for _, id := range req.Groups {
-		d := gp.DescribeGroup(ctx, id)
 		rg := kmsg.NewDescribeGroupsResponseGroup()
 		rg.Group = id
 		rg.AuthorizedOperations = authorizedOperationsOmitted
+		if !az.describe(id) {
+			rg.ErrorCode = kerr.GroupAuthorizationFailed.Code
+			if req.Version >= 6 {
+				msg := kerr.GroupAuthorizationFailed.Description
+				rg.ErrorMessage = &msg
+			}
+			resp.Groups = append(resp.Groups, rg)
+			continue
+		}
+		d := gp.DescribeGroup(ctx, id)
 		if req.IncludeAuthorizedOperations {
-			rg.AuthorizedOperations = allGroupOperations
+			rg.AuthorizedOperations = az.ops(id)
 		}
 		rg.ErrorCode = d.ErrorCode
 		if d.ErrorCode == kerr.GroupIDNotFound.Code && req.Version < 6 {

@@ -19,12 +19,18 @@ func newListGroupsHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 16, MinVersion: 0, MaxVersion: 5,
 		Handle: func(ctx context.Context, req *Request) Response {
-			return Reply(listGroups(ctx, gd.Coordinator, req.Body.(*kmsg.ListGroupsRequest)))
+			// Kafka lists every group to DESCRIBE on the cluster, else the
+			// groups the principal may DESCRIBE.
+			visible := allowAll
+			if !req.authorizeCluster(opDescribe) {
+				visible = func(g string) bool { return req.authorize(opDescribe, resGroup, g) }
+			}
+			return Reply(listGroups(ctx, gd.Coordinator, req.Body.(*kmsg.ListGroupsRequest), visible))
 		},
 	}
 }
 
-func listGroups(ctx context.Context, gp GroupPlane, req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
+func listGroups(ctx context.Context, gp GroupPlane, req *kmsg.ListGroupsRequest, visible func(string) bool) *kmsg.ListGroupsResponse {
 	resp := kmsg.NewPtrListGroupsResponse()
 	resp.SetVersion(req.Version)
 	groups, code := gp.ListGroups(ctx)
@@ -41,7 +47,7 @@ func listGroups(ctx context.Context, gp GroupPlane, req *kmsg.ListGroupsRequest)
 		return false
 	}
 	for _, g := range groups {
-		if !matches(req.StatesFilter, g.State.String()) || !matches(req.TypesFilter, classicGroupType) {
+		if !visible(g.GroupID) || !matches(req.StatesFilter, g.State.String()) || !matches(req.TypesFilter, classicGroupType) {
 			continue
 		}
 		rg := kmsg.NewListGroupsResponseGroup()

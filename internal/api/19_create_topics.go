@@ -12,6 +12,11 @@ package api
 // effective value and source), v7+ the topic id. The answer is sent once the
 // topic's records are committed and applied, so a following Metadata sees it.
 //
+// Authorization as Kafka's controller: CREATE on the cluster or on the
+// topic (else TOPIC_AUTHORIZATION_FAILED), DESCRIBE_CONFIGS on the topic to
+// see its configs (else they are empty and the config error code is
+// TOPIC_AUTHORIZATION_FAILED); see authz_topics.go.
+//
 // Deviations: timeout_ms bounds the wait for the commit only; a request that
 // outlives it gets REQUEST_TIMED_OUT for every topic even though the topics
 // may still be created (Kafka behaves the same when its controller is slow).
@@ -32,7 +37,17 @@ func newCreateTopicsHandler(cfg *config.Config, admin AdminController) Handler {
 		MaxVersion: 7,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.CreateTopicsRequest)
-			return Reply(createTopics(ctx, cfg, admin, body))
+			allowed, denied := authorizeCreateTopics(req, body)
+			var resp *kmsg.CreateTopicsResponse
+			if len(allowed.Topics) > 0 || len(denied) == 0 {
+				resp = createTopics(ctx, cfg, admin, allowed)
+			} else {
+				resp = kmsg.NewPtrCreateTopicsResponse()
+				resp.SetVersion(body.Version)
+			}
+			hideUndescribableConfigs(req, resp)
+			resp.Topics = append(resp.Topics, denied...)
+			return Reply(resp)
 		},
 	}
 }

@@ -9,6 +9,10 @@ package api
 // applied, after which the node deletes the partition logs. With
 // delete.topic.enable=false every topic gets TOPIC_DELETION_DISABLED.
 //
+// Authorization as Kafka's controller (authz_topics.go): DELETE on the
+// cluster, or DESCRIBE and DELETE on each topic, else
+// TOPIC_AUTHORIZATION_FAILED (by id, without the name unless describable).
+//
 // Deviations: none known.
 
 import (
@@ -18,16 +22,34 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/config"
+	"sluice/internal/metadata"
 )
 
-func newDeleteTopicsHandler(cfg *config.Config, admin AdminController) Handler {
+func newDeleteTopicsHandler(cfg *config.Config, admin AdminController, view MetadataView) Handler {
 	return Handler{
 		Key:        20,
 		MinVersion: 1,
 		MaxVersion: 6,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.DeleteTopicsRequest)
-			return Reply(deleteTopics(ctx, cfg, admin, body))
+			var im *metadata.Image
+			if view != nil {
+				im = view.Image()
+			}
+			// Disabled deletion refuses the request before authorization.
+			allowed, denied := body, []kmsg.DeleteTopicsResponseTopic(nil)
+			if cfg.Bool(config.DeleteTopicEnable) {
+				allowed, denied = authorizeDeleteTopics(req, im, body)
+			}
+			var resp *kmsg.DeleteTopicsResponse
+			if len(allowed.TopicNames)+len(allowed.Topics) > 0 || len(denied) == 0 {
+				resp = deleteTopics(ctx, cfg, admin, allowed)
+			} else {
+				resp = kmsg.NewPtrDeleteTopicsResponse()
+				resp.SetVersion(body.Version)
+			}
+			resp.Topics = append(resp.Topics, denied...)
+			return Reply(resp)
 		},
 	}
 }

@@ -8,6 +8,8 @@ package api
 // the new low watermark (log start offset), -1 with an error; unknown
 // partitions get UNKNOWN_TOPIC_OR_PARTITION.
 //
+// Authorization: DELETE on each topic, else TOPIC_AUTHORIZATION_FAILED.
+//
 // Deviations: the answer is the leader's new log start offset, given at
 // once; Kafka waits (up to timeout_ms) until the live followers' log start
 // offsets have reached it and answers their minimum. Followers here learn
@@ -18,6 +20,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/kafka"
@@ -34,12 +37,18 @@ func newDeleteRecordsHandler(dp DataPlane) Handler {
 				return CloseConnection(fmt.Errorf("delete records: unexpected body %T", req.Body))
 			}
 			resp := body.ResponseKind().(*kmsg.DeleteRecordsResponse)
+			deletable := req.topicCheck(opDelete) // Kafka: DELETE on the topic
 			for _, rt := range body.Topics {
 				st := kmsg.NewDeleteRecordsResponseTopic()
 				st.Topic = rt.Topic
 				for _, rp := range rt.Partitions {
 					sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 					sp.Partition = rp.Partition
+					if !deletable(rt.Topic) {
+						sp.ErrorCode, sp.LowWatermark = kerr.TopicAuthorizationFailed.Code, -1
+						st.Partitions = append(st.Partitions, sp)
+						continue
+					}
 					low, err := dp.DeleteRecords(kafka.TopicPartition{Topic: rt.Topic, Partition: rp.Partition}, rp.Offset)
 					sp.ErrorCode = errorCode(err)
 					sp.LowWatermark = low

@@ -45,12 +45,35 @@ func newInitProducerIDHandler(ids ProducerIDSource, txns *TxnPlaneDeps) Handler 
 		MaxVersion: 5,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.InitProducerIDRequest)
+			// Kafka: WRITE on the transactional id; without one
+			// IDEMPOTENT_WRITE on the cluster or WRITE on any topic.
+			if code := initProducerIDRefusal(req, body); code != 0 {
+				resp := kmsg.NewPtrInitProducerIDResponse()
+				resp.SetVersion(body.Version)
+				resp.ProducerID, resp.ProducerEpoch, resp.ErrorCode = noProducerID, noProducerEpoch, code
+				return Reply(resp)
+			}
 			if body.TransactionalID != nil {
 				return Reply(initTransactionalProducerID(ctx, txns.txnCoordinator(), body))
 			}
 			return Reply(initProducerID(ctx, ids, body))
 		},
 	}
+}
+
+// initProducerIDRefusal is KafkaApis.handleInitProducerIdRequest's
+// authorization: the refusal's code, or 0.
+func initProducerIDRefusal(req *Request, body *kmsg.InitProducerIDRequest) int16 {
+	if body.TransactionalID != nil {
+		if !req.authorize(opWrite, resTxnID, *body.TransactionalID) {
+			return kerr.TransactionalIDAuthorizationFailed.Code
+		}
+		return 0
+	}
+	if !req.authorizeCluster(opIdempotentWrite) && !req.authorizeByResourceType(opWrite, resTopic) {
+		return kerr.ClusterAuthorizationFailed.Code
+	}
+	return 0
 }
 
 func initProducerID(ctx context.Context, ids ProducerIDSource, req *kmsg.InitProducerIDRequest) *kmsg.InitProducerIDResponse {

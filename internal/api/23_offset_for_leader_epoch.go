@@ -12,12 +12,16 @@ package api
 // Consumers send replica id -1 (v3+); followers use it in the replication
 // issue.
 //
+// Authorization as Kafka's: CLUSTER_ACTION on the cluster or DESCRIBE on
+// each topic, else TOPIC_AUTHORIZATION_FAILED.
+//
 // Deviations: ThrottleMillis is 0.
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/kafka"
@@ -34,12 +38,23 @@ func newOffsetForLeaderEpochHandler(dp DataPlane) Handler {
 				return CloseConnection(fmt.Errorf("offset for leader epoch: unexpected body %T", req.Body))
 			}
 			resp := body.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+			// Kafka: CLUSTER_ACTION on the cluster, else DESCRIBE on each
+			// topic (KIP-320's consumers).
+			describable := allowAll
+			if !req.authorizeCluster(opClusterAction) {
+				describable = req.topicCheck(opDescribe)
+			}
 			for _, rt := range body.Topics {
 				st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 				st.Topic = rt.Topic
 				for _, rp := range rt.Partitions {
 					sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 					sp.Partition = rp.Partition
+					if !describable(rt.Topic) {
+						sp.ErrorCode, sp.LeaderEpoch, sp.EndOffset = kerr.TopicAuthorizationFailed.Code, -1, -1
+						st.Partitions = append(st.Partitions, sp)
+						continue
+					}
 					ans, err := dp.EndOffsetForEpoch(kafka.TopicPartition{Topic: rt.Topic, Partition: rp.Partition},
 						rp.CurrentLeaderEpoch, rp.LeaderEpoch, true)
 					sp.ErrorCode = errorCode(err)

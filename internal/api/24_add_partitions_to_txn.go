@@ -18,8 +18,11 @@ package api
 // added as from v0-3, v5 recording the transaction as TV2. Unknown
 // partitions are refused per transaction as in v0-3.
 //
-// Deviation: no authorization (Sluice has no authorizer); Kafka asks
-// CLUSTER_ACTION of v4+ callers.
+// Authorization as Kafka's: v0-3 need WRITE on the transactional id
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition) and WRITE on
+// each topic (TOPIC_AUTHORIZATION_FAILED, the others OPERATION_NOT_ATTEMPTED);
+// v4+ need CLUSTER_ACTION on the cluster (CLUSTER_AUTHORIZATION_FAILED for
+// the request): brokers' principals must be super users or granted it.
 
 import (
 	"context"
@@ -39,7 +42,16 @@ func newAddPartitionsToTxnHandler(td *TxnPlaneDeps) Handler {
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.AddPartitionsToTxnRequest)
 			if body.Version < 4 {
-				return Reply(addPartitionsV3(ctx, td, body))
+				if !req.authorize(opWrite, resTxnID, body.TransactionalID) {
+					return Reply(addPartitionsV3Error(body, kerr.TransactionalIDAuthorizationFailed.Code))
+				}
+				return Reply(addPartitionsV3(ctx, td, body, req.topicCheck(opWrite)))
+			}
+			if !req.authorizeCluster(opClusterAction) {
+				resp := kmsg.NewPtrAddPartitionsToTxnResponse()
+				resp.SetVersion(body.Version)
+				resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+				return Reply(resp)
 			}
 			return Reply(addPartitionsV4(ctx, td, body))
 		},
@@ -64,12 +76,12 @@ func (p txnPartitions) list() []kafka.TopicPartition {
 
 // checkPartitions returns each partition's code when any is refused
 // (Kafka's all-or-nothing check), or nil when all may be added.
-func checkPartitions(im *metadata.Image, parts []kafka.TopicPartition, fromClient bool) []int16 {
+func checkPartitions(im *metadata.Image, parts []kafka.TopicPartition, fromClient bool, writable func(string) bool) []int16 {
 	codes := make([]int16, len(parts))
 	refused := false
 	for i, tp := range parts {
 		switch {
-		case fromClient && isInternalTopic(tp.Topic):
+		case fromClient && (isInternalTopic(tp.Topic) || !writable(tp.Topic)):
 			codes[i], refused = kerr.TopicAuthorizationFailed.Code, true
 		case !partitionExists(im, tp.Topic, tp.Partition):
 			codes[i], refused = kerr.UnknownTopicOrPartition.Code, true
@@ -88,8 +100,8 @@ func checkPartitions(im *metadata.Image, parts []kafka.TopicPartition, fromClien
 
 // addOne runs one transaction of the request and returns a code per
 // partition of parts.
-func addOne(ctx context.Context, td *TxnPlaneDeps, version int16, id string, pid int64, epoch int16, verifyOnly bool, parts []kafka.TopicPartition) []int16 {
-	if codes := checkPartitions(td.image(), parts, version < 4); codes != nil {
+func addOne(ctx context.Context, td *TxnPlaneDeps, version int16, id string, pid int64, epoch int16, verifyOnly bool, parts []kafka.TopicPartition, writable func(string) bool) []int16 {
+	if codes := checkPartitions(td.image(), parts, version < 4, writable); codes != nil {
 		return codes
 	}
 	if verifyOnly {
@@ -109,14 +121,31 @@ func addOne(ctx context.Context, td *TxnPlaneDeps, version int16, id string, pid
 	return codes
 }
 
-func addPartitionsV3(ctx context.Context, td *TxnPlaneDeps, req *kmsg.AddPartitionsToTxnRequest) *kmsg.AddPartitionsToTxnResponse {
+// addPartitionsV3Error answers every partition of a v0-3 request code.
+func addPartitionsV3Error(req *kmsg.AddPartitionsToTxnRequest, code int16) *kmsg.AddPartitionsToTxnResponse {
+	resp := kmsg.NewPtrAddPartitionsToTxnResponse()
+	resp.SetVersion(req.Version)
+	for _, t := range req.Topics {
+		rt := kmsg.NewAddPartitionsToTxnResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+func addPartitionsV3(ctx context.Context, td *TxnPlaneDeps, req *kmsg.AddPartitionsToTxnRequest, writable func(string) bool) *kmsg.AddPartitionsToTxnResponse {
 	resp := kmsg.NewPtrAddPartitionsToTxnResponse()
 	resp.SetVersion(req.Version)
 	var tps txnPartitions
 	for _, t := range req.Topics {
 		tps.topics, tps.parts = append(tps.topics, t.Topic), append(tps.parts, t.Partitions)
 	}
-	codes := addOne(ctx, td, req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch, false, tps.list())
+	codes := addOne(ctx, td, req.Version, req.TransactionalID, req.ProducerID, req.ProducerEpoch, false, tps.list(), writable)
 	k := 0
 	for i, t := range tps.topics {
 		rt := kmsg.NewAddPartitionsToTxnResponseTopic()
@@ -152,7 +181,7 @@ func addTransactionV4(ctx context.Context, td *TxnPlaneDeps, version int16, t km
 	for _, topic := range t.Topics {
 		tps.topics, tps.parts = append(tps.topics, topic.Topic), append(tps.parts, topic.Partitions)
 	}
-	codes := addOne(ctx, td, version, t.TransactionalID, t.ProducerID, t.ProducerEpoch, t.VerifyOnly, tps.list())
+	codes := addOne(ctx, td, version, t.TransactionalID, t.ProducerID, t.ProducerEpoch, t.VerifyOnly, tps.list(), allowAll)
 	rt := kmsg.NewAddPartitionsToTxnResponseTransaction()
 	rt.TransactionalID = t.TransactionalID
 	k := 0

@@ -9,12 +9,13 @@ package api
 // the producer epoch and the answer carries the producer id and epoch to
 // use next (a new producer id once the epochs are exhausted); a retry is
 // recognised by its epoch. PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before
-// v2. Deviation: no authorization (Kafka checks WRITE on the
-// transactional id).
+// v2. Authorization as Kafka's: WRITE on the transactional id, else
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 
 import (
 	"context"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/coordinator/txn"
@@ -27,6 +28,10 @@ func newEndTxnHandler(td *TxnPlaneDeps) Handler {
 			body := req.Body.(*kmsg.EndTxnRequest)
 			resp := kmsg.NewPtrEndTxnResponse()
 			resp.SetVersion(body.Version)
+			if !req.authorize(opWrite, resTxnID, body.TransactionalID) { // Kafka: WRITE on the id
+				resp.ErrorCode, resp.ProducerID, resp.ProducerEpoch = kerr.TransactionalIDAuthorizationFailed.Code, -1, -1
+				return Reply(resp)
+			}
 			res := td.Coordinator.EndTxn(ctx, txn.EndTxnRequest{
 				TransactionalID: body.TransactionalID, ProducerID: body.ProducerID, ProducerEpoch: body.ProducerEpoch,
 				Commit: body.Commit, ClientTransactionVersion: txn.EndTxnClientVersion(body.Version),

@@ -19,14 +19,16 @@ package api
 // transaction's offsets. v2's transaction_version 2 (KIP-890) makes the
 // partition check that the marker's epoch was bumped.
 //
-// Deviations: no authorization (Kafka requires CLUSTER_ACTION; there are no
-// ACLs). The API is registered only when the broker is given a marker
+// Authorization as Kafka's: ALTER or CLUSTER_ACTION on the cluster (the
+// brokers' principals must be super users or granted it), else
+// CLUSTER_AUTHORIZATION_FAILED on every partition. The API is registered only when the broker is given a marker
 // writer (transactions wired).
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -44,9 +46,37 @@ func newWriteTxnMarkersHandler(w TxnMarkerWriter) Handler {
 			if !ok {
 				return CloseConnection(fmt.Errorf("write txn markers: unexpected body %T", req.Body))
 			}
+			// Kafka: ALTER or CLUSTER_ACTION on the cluster; refused, every
+			// partition answers CLUSTER_AUTHORIZATION_FAILED.
+			if !req.authorizeCluster(opAlter) && !req.authorizeCluster(opClusterAction) {
+				return Reply(writeTxnMarkersError(body, kerr.ClusterAuthorizationFailed.Code))
+			}
 			resp := w.WriteTxnMarkers(ctx, body)
 			resp.SetVersion(body.Version)
 			return Reply(resp)
 		},
 	}
+}
+
+// writeTxnMarkersError is Kafka's WriteTxnMarkersRequest.getErrorResponse:
+// the code on every partition of every marker.
+func writeTxnMarkersError(req *kmsg.WriteTxnMarkersRequest, code int16) *kmsg.WriteTxnMarkersResponse {
+	resp := kmsg.NewPtrWriteTxnMarkersResponse()
+	resp.SetVersion(req.Version)
+	for _, m := range req.Markers {
+		rm := kmsg.NewWriteTxnMarkersResponseMarker()
+		rm.ProducerID = m.ProducerID
+		for _, t := range m.Topics {
+			rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
+			rt.Topic = t.Topic
+			for _, p := range t.Partitions {
+				rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
+				rp.Partition, rp.ErrorCode = p, code
+				rt.Partitions = append(rt.Partitions, rp)
+			}
+			rm.Topics = append(rm.Topics, rt)
+		}
+		resp.Markers = append(resp.Markers, rm)
+	}
+	return resp
 }

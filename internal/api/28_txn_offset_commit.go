@@ -50,12 +50,39 @@ func newTxnOffsetCommitHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 28, MinVersion: 0, MaxVersion: 6,
 		Handle: func(ctx context.Context, req *Request) Response {
-			return Reply(txnOffsetCommit(ctx, gd, req.Body.(*kmsg.TxnOffsetCommitRequest)))
+			body := req.Body.(*kmsg.TxnOffsetCommitRequest)
+			// Kafka: WRITE on the transactional id, READ on the group (each
+			// refusal on every partition), READ on each topic.
+			switch {
+			case !req.authorize(opWrite, resTxnID, body.TransactionalID):
+				return Reply(txnOffsetCommitError(body, kerr.TransactionalIDAuthorizationFailed.Code))
+			case !req.authorize(opRead, resGroup, body.Group):
+				return Reply(txnOffsetCommitError(body, kerr.GroupAuthorizationFailed.Code))
+			}
+			return Reply(txnOffsetCommit(ctx, gd, body, req.topicCheck(opRead)))
 		},
 	}
 }
 
-func txnOffsetCommit(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
+// txnOffsetCommitError is Kafka's TxnOffsetCommitRequest.getErrorResponse:
+// the code on every partition.
+func txnOffsetCommitError(req *kmsg.TxnOffsetCommitRequest, code int16) *kmsg.TxnOffsetCommitResponse {
+	resp := kmsg.NewPtrTxnOffsetCommitResponse()
+	resp.SetVersion(req.Version)
+	for _, t := range req.Topics {
+		rt := kmsg.NewTxnOffsetCommitResponseTopic()
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		for _, p := range t.Partitions {
+			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+			rp.Partition, rp.ErrorCode = p.Partition, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
+func txnOffsetCommit(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.TxnOffsetCommitRequest, readable func(string) bool) *kmsg.TxnOffsetCommitResponse {
 	resp := kmsg.NewPtrTxnOffsetCommitResponse()
 	resp.SetVersion(req.Version)
 	tr := group.TxnCommitRequest{GroupID: req.Group, TransactionalID: req.TransactionalID, Version: req.Version,
@@ -63,7 +90,7 @@ func txnOffsetCommit(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.TxnOffse
 	if req.Version >= 3 {
 		tr.MemberID, tr.InstanceID, tr.GenerationID = req.MemberID, req.InstanceID, req.Generation
 	}
-	slots := txnCommitPartitions(gd, req, resp, &tr)
+	slots := txnCommitPartitions(gd, req, resp, &tr, readable)
 	if len(tr.Partitions) == 0 {
 		return resp
 	}
@@ -87,7 +114,7 @@ func txnOffsetCommit(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.TxnOffse
 // refusing those the metadata does not know, and adds the others to tr. It
 // returns, for topic i partition j, the partition's index in tr.Partitions,
 // or -1 when refused here.
-func txnCommitPartitions(gd *GroupPlaneDeps, req *kmsg.TxnOffsetCommitRequest, resp *kmsg.TxnOffsetCommitResponse, tr *group.TxnCommitRequest) [][]int {
+func txnCommitPartitions(gd *GroupPlaneDeps, req *kmsg.TxnOffsetCommitRequest, resp *kmsg.TxnOffsetCommitResponse, tr *group.TxnCommitRequest, readable func(string) bool) [][]int {
 	im := gd.image()
 	slots := make([][]int, len(req.Topics))
 	for i, t := range req.Topics {
@@ -104,9 +131,12 @@ func txnCommitPartitions(gd *GroupPlaneDeps, req *kmsg.TxnOffsetCommitRequest, r
 		for j, p := range t.Partitions {
 			rp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			rp.Partition = p.Partition
-			if name == "" || !partitionExists(im, name, p.Partition) {
+			if name == "" || !readable(name) || !partitionExists(im, name, p.Partition) {
 				slots[i][j] = -1
 				rp.ErrorCode = unknownCode
+				if name != "" && !readable(name) {
+					rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				}
 				rt.Partitions = append(rt.Partitions, rp)
 				continue
 			}

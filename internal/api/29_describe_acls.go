@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/metadata"
@@ -33,8 +34,14 @@ func newDescribeACLsHandler(view MetadataView) Handler {
 			if body.ResourceType == 0 || body.ResourcePatternType == 0 || body.Operation == 0 || body.PermissionType == 0 {
 				return CloseConnection(errors.New("describe acls: the filter holds UNKNOWN, which Kafka refuses to parse"))
 			}
-			// Authorization (issue 16): Kafka asks DESCRIBE on CLUSTER here
-			// and answers CLUSTER_AUTHORIZATION_FAILED without it.
+			// Kafka asks DESCRIBE on CLUSTER and answers
+			// CLUSTER_AUTHORIZATION_FAILED without it.
+			if !req.authorizeCluster(opDescribe) {
+				resp := kmsg.NewPtrDescribeACLsResponse()
+				resp.SetVersion(body.Version)
+				resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, codeMessage(kerr.ClusterAuthorizationFailed.Code)
+				return Reply(resp)
+			}
 			return Reply(describeACLs(view.Image(), body))
 		},
 	}

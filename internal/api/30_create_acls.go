@@ -34,9 +34,12 @@ func newCreateACLsHandler(admin AdminController) Handler {
 					return CloseConnection(errors.New("create acls: a creation holds UNKNOWN, which Kafka refuses to parse"))
 				}
 			}
-			// Authorization (issue 16): Kafka asks ALTER on CLUSTER here and
-			// answers CLUSTER_AUTHORIZATION_FAILED for every creation.
-			resp, err := admin.CreateAcls(ctx, body)
+			// Kafka asks ALTER on CLUSTER and answers
+			// CLUSTER_AUTHORIZATION_FAILED for every creation.
+			resp, err := (*kmsg.CreateACLsResponse)(nil), req.clusterRefusal(opAlter)
+			if err == nil {
+				resp, err = admin.CreateAcls(ctx, body)
+			}
 			if err != nil {
 				resp = kmsg.NewPtrCreateACLsResponse()
 				code, msg := ControllerErrorCode(err), errorMessage(err)

@@ -35,9 +35,12 @@ func newDeleteACLsHandler(admin AdminController) Handler {
 					return CloseConnection(errors.New("delete acls: a filter holds UNKNOWN, which Kafka refuses to parse"))
 				}
 			}
-			// Authorization (issue 16): Kafka asks ALTER on CLUSTER here and
-			// answers CLUSTER_AUTHORIZATION_FAILED for every filter.
-			resp, err := admin.DeleteAcls(ctx, body)
+			// Kafka asks ALTER on CLUSTER and answers
+			// CLUSTER_AUTHORIZATION_FAILED for every filter.
+			resp, err := (*kmsg.DeleteACLsResponse)(nil), req.clusterRefusal(opAlter)
+			if err == nil {
+				resp, err = admin.DeleteAcls(ctx, body)
+			}
 			if err != nil {
 				resp = kmsg.NewPtrDeleteACLsResponse()
 				code, msg := ControllerErrorCode(err), errorMessage(err)

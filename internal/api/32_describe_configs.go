@@ -13,6 +13,9 @@ package api
 // malformed topic name INVALID_TOPIC_EXCEPTION, another broker's id or an
 // unknown resource type INVALID_REQUEST.
 //
+// Authorization: DESCRIBE_CONFIGS on the resource, as Kafka
+// (authz_configs.go).
+//
 // Deviations: BROKER_LOGGER resources (KIP-412) are refused with
 // INVALID_REQUEST: Sluice's loggers are not configurable at run time.
 
@@ -33,8 +36,10 @@ func newDescribeConfigsHandler(cfg *config.Config, view MetadataView) Handler {
 		MinVersion: 1,
 		MaxVersion: 4,
 		Handle: func(_ context.Context, req *Request) Response {
-			body := req.Body.(*kmsg.DescribeConfigsRequest)
-			return Reply(describeConfigs(cfg, view, body))
+			body, denied := authorizeDescribeConfigs(req, req.Body.(*kmsg.DescribeConfigsRequest))
+			resp := describeConfigs(cfg, view, body)
+			resp.Resources = append(resp.Resources, denied...)
+			return Reply(resp)
 		},
 	}
 }

@@ -9,6 +9,8 @@ package api
 // partition logs without a restart once committed (the node reacts to the
 // metadata delta).
 //
+// Authorization: ALTER_CONFIGS on the resource, as Kafka (authz_configs.go).
+//
 // Deviations: none known.
 
 import (
@@ -23,8 +25,11 @@ func newAlterConfigsHandler(admin AdminController) Handler {
 		MinVersion: 0,
 		MaxVersion: 2,
 		Handle: func(ctx context.Context, req *Request) Response {
-			body := req.Body.(*kmsg.AlterConfigsRequest)
-			resp, err := admin.AlterConfigs(ctx, body)
+			body, denied := authorizeAlterConfigs(req, req.Body.(*kmsg.AlterConfigsRequest))
+			resp, err := kmsg.NewPtrAlterConfigsResponse(), error(nil)
+			if len(body.Resources) > 0 || len(denied) == 0 {
+				resp, err = admin.AlterConfigs(ctx, body)
+			}
 			if err != nil {
 				resp = kmsg.NewPtrAlterConfigsResponse()
 				code, msg := ControllerErrorCode(err), errorMessage(err)
@@ -34,6 +39,7 @@ func newAlterConfigsHandler(admin AdminController) Handler {
 					resp.Resources = append(resp.Resources, rr)
 				}
 			}
+			resp.Resources = append(resp.Resources, denied...)
 			resp.SetVersion(body.Version)
 			return Reply(resp)
 		},

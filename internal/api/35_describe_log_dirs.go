@@ -27,6 +27,14 @@ func newDescribeLogDirsHandler(dirs LogDirSource) Handler {
 		MaxVersion: 5,
 		Handle: func(_ context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.DescribeLogDirsRequest)
+			if !req.authorizeCluster(opDescribe) {
+				// Kafka: DESCRIBE on the cluster, else no results and
+				// CLUSTER_AUTHORIZATION_FAILED (v3+ carry the code).
+				resp := kmsg.NewPtrDescribeLogDirsResponse()
+				resp.SetVersion(body.Version)
+				resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+				return Reply(resp)
+			}
 			return Reply(describeLogDirs(dirs.LogDirs(), body))
 		},
 	}

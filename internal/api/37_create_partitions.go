@@ -8,6 +8,9 @@ package api
 // (UNKNOWN_TOPIC_OR_PARTITION); validate_only creates nothing. The answer is
 // sent once the new partitions are committed and applied.
 //
+// Authorization: ALTER on each topic, as Kafka, else
+// TOPIC_AUTHORIZATION_FAILED (authz_configs.go).
+//
 // Deviations: none known.
 
 import (
@@ -22,8 +25,16 @@ func newCreatePartitionsHandler(admin AdminController) Handler {
 		MinVersion: 0,
 		MaxVersion: 3,
 		Handle: func(ctx context.Context, req *Request) Response {
-			body := req.Body.(*kmsg.CreatePartitionsRequest)
-			return Reply(createPartitions(ctx, admin, body))
+			body, denied := authorizeCreatePartitions(req, req.Body.(*kmsg.CreatePartitionsRequest))
+			var resp *kmsg.CreatePartitionsResponse
+			if len(body.Topics) > 0 || len(denied) == 0 {
+				resp = createPartitions(ctx, admin, body)
+			} else {
+				resp = kmsg.NewPtrCreatePartitionsResponse()
+				resp.SetVersion(body.Version)
+			}
+			resp.Topics = append(resp.Topics, denied...)
+			return Reply(resp)
 		},
 	}
 }

@@ -22,7 +22,11 @@ func newDeleteGroupsHandler(gd *GroupPlaneDeps) Handler {
 			for _, id := range body.Groups {
 				rg := kmsg.NewDeleteGroupsResponseGroup()
 				rg.Group = id
-				rg.ErrorCode = gd.Coordinator.DeleteGroup(ctx, id)
+				if req.authorize(opDelete, resGroup, id) {
+					rg.ErrorCode = gd.Coordinator.DeleteGroup(ctx, id)
+				} else {
+					rg.ErrorCode = kerr.GroupAuthorizationFailed.Code // Kafka: DELETE on the group
+				}
 				if rg.ErrorCode != 0 && body.Version >= 3 {
 					msg := kerr.ErrorForCode(rg.ErrorCode).(*kerr.Error).Description
 					rg.ErrorMessage = &msg

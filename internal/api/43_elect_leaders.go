@@ -8,7 +8,7 @@ package api
 // ELIGIBLE_LEADERS_NOT_AVAILABLE and UNKNOWN_TOPIC_OR_PARTITION; a broker
 // forwards the request to the active controller.
 //
-// Deviations: no authorizer, so CLUSTER_AUTHORIZATION_FAILED never occurs.
+// Authorization: ALTER on the cluster, as Kafka's controller.
 
 import (
 	"context"
@@ -25,7 +25,10 @@ func newElectLeadersHandler(admin AdminController) Handler {
 		MaxVersion: 2,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.ElectLeadersRequest)
-			resp, err := admin.ElectLeaders(ctx, body)
+			resp, err := (*kmsg.ElectLeadersResponse)(nil), req.clusterRefusal(opAlter)
+			if err == nil {
+				resp, err = admin.ElectLeaders(ctx, body)
+			}
 			if err != nil {
 				resp = electLeadersFailed(body, ControllerErrorCode(err))
 			}

@@ -8,6 +8,8 @@ package api
 // validated as AlterConfigs validates it; validate_only changes nothing.
 // Topic changes reach the open partition logs without a restart.
 //
+// Authorization: ALTER_CONFIGS on the resource, as Kafka (authz_configs.go).
+//
 // Deviations: none known.
 
 import (
@@ -22,8 +24,11 @@ func newIncrementalAlterConfigsHandler(admin AdminController) Handler {
 		MinVersion: 0,
 		MaxVersion: 1,
 		Handle: func(ctx context.Context, req *Request) Response {
-			body := req.Body.(*kmsg.IncrementalAlterConfigsRequest)
-			resp, err := admin.IncrementalAlterConfigs(ctx, body)
+			body, denied := authorizeIncrementalAlterConfigs(req, req.Body.(*kmsg.IncrementalAlterConfigsRequest))
+			resp, err := kmsg.NewPtrIncrementalAlterConfigsResponse(), error(nil)
+			if len(body.Resources) > 0 || len(denied) == 0 {
+				resp, err = admin.IncrementalAlterConfigs(ctx, body)
+			}
 			if err != nil {
 				resp = kmsg.NewPtrIncrementalAlterConfigsResponse()
 				code, msg := ControllerErrorCode(err), errorMessage(err)
@@ -33,6 +38,7 @@ func newIncrementalAlterConfigsHandler(admin AdminController) Handler {
 					resp.Resources = append(resp.Resources, rr)
 				}
 			}
+			resp.Resources = append(resp.Resources, denied...)
 			resp.SetVersion(body.Version)
 			return Reply(resp)
 		},

@@ -16,8 +16,9 @@ package api
 // broker forwards the request to the active controller; the answer is sent
 // once the change is committed, not when the move completes.
 //
-// Deviations: no authorizer, so CLUSTER_AUTHORIZATION_FAILED never occurs;
-// no replication throttles (Kafka's tools set them through configs, which
+// Authorization: ALTER on the cluster, as Kafka's controller.
+//
+// Deviations: no replication throttles (Kafka's tools set them through configs, which
 // are stored but not enforced).
 
 import (
@@ -33,15 +34,20 @@ func newAlterPartitionReassignmentsHandler(admin AdminController) Handler {
 		MaxVersion: 1,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.AlterPartitionAssignmentsRequest)
-			return Reply(alterPartitionReassignments(ctx, admin, body))
+			return Reply(alterPartitionReassignments(ctx, admin, body, req.clusterRefusal(opAlter)))
 		},
 	}
 }
 
-func alterPartitionReassignments(ctx context.Context, admin AdminController, req *kmsg.AlterPartitionAssignmentsRequest) *kmsg.AlterPartitionAssignmentsResponse {
+// alterPartitionReassignments answers req; refusal is the authorization
+// error (ALTER on the cluster), answered as a request failed whole.
+func alterPartitionReassignments(ctx context.Context, admin AdminController, req *kmsg.AlterPartitionAssignmentsRequest, refusal error) *kmsg.AlterPartitionAssignmentsResponse {
 	ctx, cancel := requestTimeout(ctx, req.TimeoutMillis)
 	defer cancel()
-	resp, err := admin.AlterPartitionReassignments(ctx, req)
+	resp, err := (*kmsg.AlterPartitionAssignmentsResponse)(nil), refusal
+	if err == nil {
+		resp, err = admin.AlterPartitionReassignments(ctx, req)
+	}
 	if err != nil {
 		// Kafka answers a request that failed as a whole with the
 		// top-level error and no partitions.

@@ -10,7 +10,7 @@ package api
 // out. A broker forwards the request to the active controller, so the
 // answer reflects every committed change.
 //
-// Deviations: no authorizer, so CLUSTER_AUTHORIZATION_FAILED never occurs.
+// Authorization: DESCRIBE on the cluster, as Kafka's controller.
 
 import (
 	"context"
@@ -25,15 +25,20 @@ func newListPartitionReassignmentsHandler(admin AdminController) Handler {
 		MaxVersion: 0,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.ListPartitionReassignmentsRequest)
-			return Reply(listPartitionReassignments(ctx, admin, body))
+			return Reply(listPartitionReassignments(ctx, admin, body, req.clusterRefusal(opDescribe)))
 		},
 	}
 }
 
-func listPartitionReassignments(ctx context.Context, admin AdminController, req *kmsg.ListPartitionReassignmentsRequest) *kmsg.ListPartitionReassignmentsResponse {
+// listPartitionReassignments answers req; refusal is the authorization
+// error (DESCRIBE on the cluster).
+func listPartitionReassignments(ctx context.Context, admin AdminController, req *kmsg.ListPartitionReassignmentsRequest, refusal error) *kmsg.ListPartitionReassignmentsResponse {
 	ctx, cancel := requestTimeout(ctx, req.TimeoutMillis)
 	defer cancel()
-	resp, err := admin.ListPartitionReassignments(ctx, req)
+	resp, err := (*kmsg.ListPartitionReassignmentsResponse)(nil), refusal
+	if err == nil {
+		resp, err = admin.ListPartitionReassignments(ctx, req)
+	}
 	if err != nil {
 		resp = kmsg.NewPtrListPartitionReassignmentsResponse()
 		resp.ErrorCode, resp.ErrorMessage = ControllerErrorCode(err), errorMessage(err)

@@ -19,12 +19,21 @@ func newOffsetDeleteHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 47, MinVersion: 0, MaxVersion: 0,
 		Handle: func(ctx context.Context, req *Request) Response {
-			return Reply(offsetDelete(ctx, gd, req.Body.(*kmsg.OffsetDeleteRequest)))
+			body := req.Body.(*kmsg.OffsetDeleteRequest)
+			// Kafka: DELETE on the group (else the response's error), READ
+			// on each topic (else TOPIC_AUTHORIZATION_FAILED on its partitions).
+			if !req.authorize(opDelete, resGroup, body.Group) {
+				resp := kmsg.NewPtrOffsetDeleteResponse()
+				resp.SetVersion(body.Version)
+				resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+				return Reply(resp)
+			}
+			return Reply(offsetDelete(ctx, gd, body, req.topicCheck(opRead)))
 		},
 	}
 }
 
-func offsetDelete(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
+func offsetDelete(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetDeleteRequest, readable func(string) bool) *kmsg.OffsetDeleteResponse {
 	resp := kmsg.NewPtrOffsetDeleteResponse()
 	resp.SetVersion(req.Version)
 	im := gd.image()
@@ -37,7 +46,10 @@ func offsetDelete(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetDelet
 		for j, p := range t.Partitions {
 			rp := kmsg.NewOffsetDeleteResponseTopicPartition()
 			rp.Partition = p.Partition
-			if !partitionExists(im, t.Topic, p.Partition) {
+			if !readable(t.Topic) {
+				rp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				idx[j] = -1
+			} else if !partitionExists(im, t.Topic, p.Partition) {
 				rp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				idx[j] = -1
 			} else {

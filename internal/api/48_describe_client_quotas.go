@@ -34,8 +34,14 @@ func newDescribeClientQuotasHandler(view MetadataView) Handler {
 		MaxVersion: 1,
 		Handle: func(_ context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.DescribeClientQuotasRequest)
-			// Authorization (issue 16): Kafka asks DESCRIBE_CONFIGS on
-			// CLUSTER here and answers CLUSTER_AUTHORIZATION_FAILED.
+			// Kafka asks DESCRIBE_CONFIGS on CLUSTER and answers
+			// CLUSTER_AUTHORIZATION_FAILED.
+			if !req.authorizeCluster(opDescribeConfigs) {
+				resp := kmsg.NewPtrDescribeClientQuotasResponse()
+				resp.SetVersion(body.Version)
+				resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, codeMessage(kerr.ClusterAuthorizationFailed.Code)
+				return Reply(resp)
+			}
 			return Reply(describeClientQuotas(view.Image(), body))
 		},
 	}

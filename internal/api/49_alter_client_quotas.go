@@ -29,9 +29,12 @@ func newAlterClientQuotasHandler(admin AdminController) Handler {
 		MaxVersion: 1,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.AlterClientQuotasRequest)
-			// Authorization (issue 16): Kafka asks ALTER_CONFIGS on CLUSTER
-			// here and answers CLUSTER_AUTHORIZATION_FAILED for every entity.
-			resp, err := admin.AlterClientQuotas(ctx, body)
+			// Kafka asks ALTER_CONFIGS on CLUSTER and answers
+			// CLUSTER_AUTHORIZATION_FAILED for every entity.
+			resp, err := (*kmsg.AlterClientQuotasResponse)(nil), req.clusterRefusal(opAlterConfigs)
+			if err == nil {
+				resp, err = admin.AlterClientQuotas(ctx, body)
+			}
 			if err != nil {
 				resp = kmsg.NewPtrAlterClientQuotasResponse()
 				code, msg := ControllerErrorCode(err), errorMessage(err)

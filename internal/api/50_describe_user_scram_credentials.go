@@ -30,8 +30,14 @@ func newDescribeUserSCRAMCredentialsHandler(view MetadataView) Handler {
 		MaxVersion: 0,
 		Handle: func(_ context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.DescribeUserSCRAMCredentialsRequest)
-			// Authorization (issue 16): Kafka asks DESCRIBE on CLUSTER here
-			// and answers CLUSTER_AUTHORIZATION_FAILED for the request.
+			// Kafka asks DESCRIBE on CLUSTER and answers
+			// CLUSTER_AUTHORIZATION_FAILED for the request.
+			if !req.authorizeCluster(opDescribe) {
+				resp := kmsg.NewPtrDescribeUserSCRAMCredentialsResponse()
+				resp.SetVersion(body.Version)
+				resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, codeMessage(kerr.ClusterAuthorizationFailed.Code)
+				return Reply(resp)
+			}
 			return Reply(describeUserSCRAMCredentials(view.Image(), body))
 		},
 	}

@@ -27,9 +27,12 @@ func newAlterUserSCRAMCredentialsHandler(admin AdminController) Handler {
 		MaxVersion: 0,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.AlterUserSCRAMCredentialsRequest)
-			// Authorization (issue 16): Kafka asks ALTER on CLUSTER here and
-			// answers CLUSTER_AUTHORIZATION_FAILED for every user.
-			resp, err := admin.AlterUserScramCredentials(ctx, body)
+			// Kafka asks ALTER on CLUSTER and answers
+			// CLUSTER_AUTHORIZATION_FAILED for every user.
+			resp, err := (*kmsg.AlterUserSCRAMCredentialsResponse)(nil), req.clusterRefusal(opAlter)
+			if err == nil {
+				resp, err = admin.AlterUserScramCredentials(ctx, body)
+			}
 			if err != nil {
 				resp = scramErrorResponse(body, ControllerErrorCode(err), errorMessage(err))
 			}

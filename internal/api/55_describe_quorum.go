@@ -59,6 +59,12 @@ func newControllerDescribeQuorumHandler(q QuorumControl) Handler {
 func describeQuorum(describe func(context.Context, *kmsg.DescribeQuorumRequest) (*kmsg.DescribeQuorumResponse, error)) func(context.Context, *Request) Response {
 	return func(ctx context.Context, req *Request) Response {
 		body := req.Body.(*kmsg.DescribeQuorumRequest)
+		if err := req.clusterRefusal(opDescribe); err != nil { // Kafka's controller: DESCRIBE on the cluster
+			resp := kmsg.NewPtrDescribeQuorumResponse()
+			resp.SetVersion(body.Version)
+			resp.ErrorCode, resp.ErrorMessage = ControllerErrorCode(err), errorMessage(err)
+			return Reply(resp)
+		}
 		if !describesMetadataPartition(body) {
 			return Reply(unknownQuorumPartition(body))
 		}

@@ -27,7 +27,10 @@ func newAlterPartitionHandler(b BrokerControl) Handler {
 		MaxVersion: 3,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.AlterPartitionRequest)
-			resp, err := b.AlterPartition(ctx, body)
+			resp, err := (*kmsg.AlterPartitionResponse)(nil), req.clusterRefusal(opClusterAction) // Kafka: CLUSTER_ACTION
+			if err == nil {
+				resp, err = b.AlterPartition(ctx, body)
+			}
 			if err != nil {
 				resp = kmsg.NewPtrAlterPartitionResponse()
 				resp.ErrorCode = ControllerErrorCode(err)

@@ -42,6 +42,9 @@ func newFetchSnapshotHandler(logs MetadataLogServer) Handler {
 			body := req.Body.(*kmsg.FetchSnapshotRequest)
 			var resp *kmsg.FetchSnapshotResponse
 			switch {
+			case !req.authorizeCluster(opClusterAction): // Kafka: CLUSTER_ACTION
+				resp = kmsg.NewPtrFetchSnapshotResponse()
+				resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 			case len(body.Topics) != 1 || len(body.Topics[0].Partitions) != 1:
 				resp = kmsg.NewPtrFetchSnapshotResponse()
 				resp.ErrorCode = kerr.InvalidRequest.Code

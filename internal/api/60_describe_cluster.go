@@ -6,8 +6,9 @@ package api
 // (KIP-590), the unfenced brokers (v2: also fenced ones, flagged, when asked)
 // with their endpoint for the request's listener; endpoint type 2
 // (controllers, KIP-919) is answered UNSUPPORTED_ENDPOINT_TYPE by a broker
-// listener, as Kafka does; cluster authorized operations when asked (every
-// operation: no authorizer), INT32_MIN otherwise.
+// listener, as Kafka does; cluster authorized operations when asked (those
+// the principal may perform, 0 without DESCRIBE on the cluster; every one
+// without an authorizer), INT32_MIN otherwise.
 //
 // Behaviour as Kafka's controller (KIP-919, `--bootstrap-controller`), on a
 // CONTROLLER listener (newDescribeControllersHandler): endpoint type 2 is
@@ -45,7 +46,7 @@ func newDescribeClusterHandler(cfg *config.Config, view MetadataView) Handler {
 		MaxVersion: 2,
 		Handle: func(_ context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.DescribeClusterRequest)
-			return Reply(describeCluster(cfg.NodeID(), view, req.Conn.Listener, body))
+			return Reply(withClusterOperations(req, describeCluster(cfg.NodeID(), view, req.Conn.Listener, body)))
 		},
 	}
 }
@@ -59,7 +60,7 @@ func newDescribeControllersHandler(view MetadataView, dir ControllerDirectory) H
 		MaxVersion: 2,
 		Handle: func(_ context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.DescribeClusterRequest)
-			return Reply(describeControllers(view, dir, req.Conn.Listener, body))
+			return Reply(withClusterOperations(req, describeControllers(view, dir, req.Conn.Listener, body)))
 		},
 	}
 }
@@ -77,6 +78,21 @@ type ControllerEndpoint struct {
 	NodeID int32
 	Host   string
 	Port   int32
+}
+
+// withClusterOperations sets the cluster authorized operations a request
+// asked for as Kafka's AuthHelper.computeDescribeClusterResponse: those
+// the principal may perform with DESCRIBE on the cluster, else 0.
+func withClusterOperations(req *Request, resp *kmsg.DescribeClusterResponse) *kmsg.DescribeClusterResponse {
+	if resp.ClusterAuthorizedOperations != allClusterOperations {
+		return resp // not asked, or an endpoint type refused
+	}
+	if !req.authorizeCluster(opDescribe) {
+		resp.ClusterAuthorizedOperations = 0
+		return resp
+	}
+	resp.ClusterAuthorizedOperations = req.authorizedOperations(resCluster, clusterName, allClusterOperations)
+	return resp
 }
 
 // describeClusterResponse is the part of the answer both listeners share.

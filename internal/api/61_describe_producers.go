@@ -13,8 +13,10 @@ package api
 // UNKNOWN_TOPIC_OR_PARTITION when it does not exist), a failed log
 // KAFKA_STORAGE_ERROR, without a message.
 //
-// Deviations: ThrottleMillis is 0 (no quotas); no authorization (no ACLs:
-// TOPIC_AUTHORIZATION_FAILED is never answered).
+// Authorization as Kafka's: READ on each topic, else
+// TOPIC_AUTHORIZATION_FAILED (after the name's validity).
+//
+// Deviation: ThrottleMillis is 0 (no quotas).
 
 import (
 	"context"
@@ -34,17 +36,19 @@ func newDescribeProducersHandler(dp DataPlane) Handler {
 			if !ok {
 				return CloseConnection(fmt.Errorf("describe producers: unexpected body %T", req.Body))
 			}
-			return Reply(describeProducers(dp, body))
+			return Reply(describeProducers(dp, body, req.topicCheck(opRead)))
 		},
 	}
 }
 
-func describeProducers(dp DataPlane, req *kmsg.DescribeProducersRequest) *kmsg.DescribeProducersResponse {
+// describeProducers answers req; readable is Kafka's READ on the topic
+// (TOPIC_AUTHORIZATION_FAILED after the name's validity).
+func describeProducers(dp DataPlane, req *kmsg.DescribeProducersRequest, readable func(string) bool) *kmsg.DescribeProducersResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeProducersResponse)
 	for _, rt := range req.Topics {
 		st := kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
-		topicErr, topicMsg := describeProducersTopicError(dp, rt.Topic)
+		topicErr, topicMsg := describeProducersTopicError(dp, rt.Topic, readable)
 		for _, id := range rt.Partitions {
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = id
@@ -62,9 +66,12 @@ func describeProducers(dp DataPlane, req *kmsg.DescribeProducersRequest) *kmsg.D
 
 // describeProducersTopicError is Kafka's topic check: a valid name the
 // metadata knows, with the messages Kafka's ApiError carries.
-func describeProducersTopicError(dp DataPlane, topic string) (*kerr.Error, string) {
+func describeProducersTopicError(dp DataPlane, topic string, readable func(string) bool) (*kerr.Error, string) {
 	if msg := topicNameProblem(topic); msg != "" {
 		return kerr.InvalidTopicException, msg
+	}
+	if !readable(topic) {
+		return kerr.TopicAuthorizationFailed, kerr.TopicAuthorizationFailed.Description
 	}
 	if _, ok := dp.TopicID(topic); !ok {
 		return kerr.UnknownTopicOrPartition, kerr.UnknownTopicOrPartition.Description

@@ -24,7 +24,10 @@ func newBrokerRegistrationHandler(b BrokerControl) Handler {
 		MaxVersion: 4,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.BrokerRegistrationRequest)
-			resp, err := b.BrokerRegistration(ctx, body)
+			resp, err := (*kmsg.BrokerRegistrationResponse)(nil), req.clusterRefusal(opClusterAction) // Kafka: CLUSTER_ACTION
+			if err == nil {
+				resp, err = b.BrokerRegistration(ctx, body)
+			}
 			if err != nil {
 				resp = kmsg.NewPtrBrokerRegistrationResponse()
 				resp.ErrorCode = ControllerErrorCode(err)

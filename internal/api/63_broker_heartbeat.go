@@ -27,7 +27,10 @@ func newBrokerHeartbeatHandler(b BrokerControl) Handler {
 		MaxVersion: 1,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.BrokerHeartbeatRequest)
-			resp, err := b.BrokerHeartbeat(ctx, body)
+			resp, err := (*kmsg.BrokerHeartbeatResponse)(nil), req.clusterRefusal(opClusterAction) // Kafka: CLUSTER_ACTION
+			if err == nil {
+				resp, err = b.BrokerHeartbeat(ctx, body)
+			}
 			if err != nil {
 				resp = kmsg.NewPtrBrokerHeartbeatResponse()
 				resp.ErrorCode = ControllerErrorCode(err)

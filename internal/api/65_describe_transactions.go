@@ -8,12 +8,15 @@ package api
 // (grouped by topic, sorted). An id coordinated elsewhere answers
 // NOT_COORDINATOR, one loading COORDINATOR_LOAD_IN_PROGRESS, an unknown or
 // expiring one TRANSACTIONAL_ID_NOT_FOUND, an empty one INVALID_REQUEST.
-// Deviation: no authorization (Kafka checks DESCRIBE on the id and on
-// each topic).
+// Authorization as Kafka's: DESCRIBE on each id (else
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED), and only the topics the principal
+// may DESCRIBE are listed.
 
 import (
 	"context"
+	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -24,8 +27,21 @@ func newDescribeTransactionsHandler(td *TxnPlaneDeps) Handler {
 			body := req.Body.(*kmsg.DescribeTransactionsRequest)
 			resp := kmsg.NewPtrDescribeTransactionsResponse()
 			resp.SetVersion(body.Version)
+			describable := req.topicCheck(opDescribe)
 			for _, id := range body.TransactionalIDs {
-				resp.TransactionStates = append(resp.TransactionStates, describeTransaction(ctx, td.Coordinator, id))
+				// Kafka: DESCRIBE on the id, and only the topics the
+				// principal may DESCRIBE.
+				if !req.authorize(opDescribe, resTxnID, id) {
+					s := kmsg.NewDescribeTransactionsResponseTransactionState()
+					s.TransactionalID, s.ErrorCode = id, kerr.TransactionalIDAuthorizationFailed.Code
+					resp.TransactionStates = append(resp.TransactionStates, s)
+					continue
+				}
+				s := describeTransaction(ctx, td.Coordinator, id)
+				s.Topics = slices.DeleteFunc(s.Topics, func(t kmsg.DescribeTransactionsResponseTransactionStateTopic) bool {
+					return !describable(t.Topic)
+				})
+				resp.TransactionStates = append(resp.TransactionStates, s)
 			}
 			return Reply(resp)
 		},

@@ -11,12 +11,13 @@ package api
 // from v2 by a transactional id pattern (KIP-1152: a regular expression
 // the whole id must match; an invalid one is INVALID_REGULAR_EXPRESSION).
 // While a partition loads the answer is COORDINATOR_LOAD_IN_PROGRESS.
-// Deviations: the pattern is Go's RE2 syntax, not Java's; no
-// authorization (Kafka lists only ids the client may describe).
+// Only ids the principal may DESCRIBE are listed, as in Kafka.
+// Deviation: the pattern is Go's RE2 syntax, not Java's.
 
 import (
 	"context"
 	"regexp"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -28,7 +29,12 @@ func newListTransactionsHandler(td *TxnPlaneDeps) Handler {
 	return Handler{
 		Key: 66, MinVersion: 0, MaxVersion: 2,
 		Handle: func(ctx context.Context, req *Request) Response {
-			return Reply(listTransactions(ctx, td.Coordinator, req.Body.(*kmsg.ListTransactionsRequest)))
+			resp := listTransactions(ctx, td.Coordinator, req.Body.(*kmsg.ListTransactionsRequest))
+			// Kafka lists only the ids the principal may DESCRIBE.
+			resp.TransactionStates = slices.DeleteFunc(resp.TransactionStates, func(s kmsg.ListTransactionsResponseTransactionState) bool {
+				return !req.authorize(opDescribe, resTxnID, s.TransactionalID)
+			})
+			return Reply(resp)
 		},
 	}
 }

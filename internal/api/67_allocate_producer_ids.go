@@ -25,7 +25,10 @@ func newAllocateProducerIDsHandler(b BrokerControl) Handler {
 		MaxVersion: 0,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.AllocateProducerIDsRequest)
-			resp, err := b.AllocateProducerIDs(ctx, body)
+			resp, err := (*kmsg.AllocateProducerIDsResponse)(nil), req.clusterRefusal(opClusterAction) // Kafka: CLUSTER_ACTION
+			if err == nil {
+				resp, err = b.AllocateProducerIDs(ctx, body)
+			}
 			if err != nil {
 				resp = kmsg.NewPtrAllocateProducerIDsResponse()
 				resp.ErrorCode = ControllerErrorCode(err)

@@ -97,7 +97,7 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 	if d.Config != nil && d.Admin != nil {
 		hs = append(hs,
 			newCreateTopicsHandler(d.Config, d.Admin),
-			newDeleteTopicsHandler(d.Config, d.Admin),
+			newDeleteTopicsHandler(d.Config, d.Admin, d.Metadata),
 		)
 	}
 	if d.Admin != nil {

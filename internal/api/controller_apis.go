@@ -113,7 +113,7 @@ func ControllerHandlers(d ControllerDeps) []Handler {
 	if d.Config != nil && d.Admin != nil {
 		hs = append(hs,
 			newCreateTopicsHandler(d.Config, d.Admin),
-			newDeleteTopicsHandler(d.Config, d.Admin),
+			newDeleteTopicsHandler(d.Config, d.Admin, d.Metadata),
 		)
 	}
 	if d.Admin != nil {

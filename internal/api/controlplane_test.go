@@ -164,19 +164,19 @@ func TestMetadataTopicsBrokersAndErrors(t *testing.T) {
 	f.createTopic("a", 2)
 	ctx := context.Background()
 
-	resp := metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", metadataRequest(12, false))
+	resp := metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", metadataRequest(12, false), allowAllMetadata)
 	if len(resp.Brokers) != 2 || resp.ControllerID != 1 || *resp.ClusterID != "test-cluster" {
 		t.Fatalf("brokers %+v controller %d cluster %v", resp.Brokers, resp.ControllerID, resp.ClusterID)
 	}
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 2 || resp.Topics[0].AuthorizedOperations != authorizedOperationsOmitted {
 		t.Fatalf("all topics: %+v", resp.Topics)
 	}
-	if resp := metadataResponse(ctx, f.cfg, f, f, "OTHER", metadataRequest(12, false, "a")); len(resp.Brokers) != 0 ||
+	if resp := metadataResponse(ctx, f.cfg, f, f, "OTHER", metadataRequest(12, false, "a"), allowAllMetadata); len(resp.Brokers) != 0 ||
 		resp.Topics[0].Partitions[0].ErrorCode != kerr.LeaderNotAvailable.Code || len(resp.Topics[0].Partitions[0].OfflineReplicas) != 1 {
 		t.Fatalf("a listener no broker has: %+v", resp)
 	}
 
-	resp = metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", metadataRequest(12, false, "missing", "bad/name", "a"))
+	resp = metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", metadataRequest(12, false, "missing", "bad/name", "a"), allowAllMetadata)
 	want := []int16{kerr.UnknownTopicOrPartition.Code, kerr.InvalidTopicException.Code, 0}
 	for i, w := range want {
 		if resp.Topics[i].ErrorCode != w {
@@ -188,7 +188,7 @@ func TestMetadataTopicsBrokersAndErrors(t *testing.T) {
 	byID.SetVersion(12)
 	id, _ := f.image.Topic("a")
 	byID.Topics = []kmsg.MetadataRequestTopic{{TopicID: id.ID}, {TopicID: [16]byte{1}}}
-	resp = metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", byID)
+	resp = metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", byID, allowAllMetadata)
 	if *resp.Topics[0].Topic != "a" || resp.Topics[1].ErrorCode != kerr.UnknownTopicID.Code {
 		t.Fatalf("by id: %+v", resp.Topics)
 	}
@@ -198,19 +198,19 @@ func TestMetadataAutoCreation(t *testing.T) {
 	f := newFakeController(t, 1)
 	ctx := context.Background()
 	// v4+ asks; below v4 auto-creation is implied.
-	resp := metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", metadataRequest(12, false, "x"))
+	resp := metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", metadataRequest(12, false, "x"), allowAllMetadata)
 	if resp.Topics[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("not allowed: %+v", resp.Topics[0])
 	}
-	resp = metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", metadataRequest(12, true, "x", "__consumer_offsets"))
+	resp = metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", metadataRequest(12, true, "x", "__consumer_offsets"), allowAllMetadata)
 	if resp.Topics[0].ErrorCode != kerr.LeaderNotAvailable.Code || resp.Topics[1].ErrorCode != kerr.UnknownTopicOrPartition.Code {
 		t.Fatalf("auto-created: %+v", resp.Topics)
 	}
-	resp = metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", metadataRequest(3, false, "y"))
+	resp = metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", metadataRequest(3, false, "y"), allowAllMetadata)
 	if resp.Topics[0].ErrorCode != kerr.LeaderNotAvailable.Code {
 		t.Fatalf("v3 auto-creation: %+v", resp.Topics[0])
 	}
-	resp = metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", metadataRequest(12, true, "x"))
+	resp = metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", metadataRequest(12, true, "x"), allowAllMetadata)
 	if resp.Topics[0].ErrorCode != 0 || len(resp.Topics[0].Partitions) != 1 {
 		t.Fatalf("after auto-creation: %+v", resp.Topics[0])
 	}

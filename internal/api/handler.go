@@ -53,6 +53,9 @@ type Request struct {
 	// a version Sluice does not serve, whose body Kafka does not parse either.
 	Body kmsg.Request
 	Conn *ConnState
+	// authz decides the request's actions; nil allows everything (no
+	// authorizer configured). The registry sets it.
+	authz Authorizer
 }
 
 // BodyStream is a response body that writes itself instead of being encoded

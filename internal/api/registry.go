@@ -21,6 +21,9 @@ type RegistryInfo struct {
 	// Features reports the cluster's finalized features; nil reports none,
 	// with an unknown epoch.
 	Features FeatureSource
+	// Authorizer decides each request's actions (authorizer.class.name);
+	// nil allows everything, as Kafka without an authorizer.
+	Authorizer Authorizer
 }
 
 // FeatureSource reports the finalized KIP-584 features and their epoch (the
@@ -45,6 +48,7 @@ type Registry struct {
 	clusterID  string
 	nodeID     int32
 	features   FeatureSource
+	authz      Authorizer
 	handlers   map[int16]Handler
 	advertised []VersionRange
 	served     map[int16]VersionRange
@@ -60,6 +64,7 @@ func NewRegistry(release Release, info RegistryInfo, handlers []Handler) (*Regis
 		clusterID: info.ClusterID,
 		nodeID:    info.NodeID,
 		features:  info.Features,
+		authz:     info.Authorizer,
 		handlers:  make(map[int16]Handler),
 	}
 	for _, h := range append([]Handler{newApiVersionsHandler(r)}, handlers...) {
@@ -134,7 +139,7 @@ func (r *Registry) Serve(ctx context.Context, conn *ConnState, h protocol.Reques
 	if !ok || !servedOK {
 		return Response{}, &protocol.UnknownAPIKeyError{Key: h.APIKey, CorrelationID: h.CorrelationID}
 	}
-	req := &Request{Header: h, Conn: conn}
+	req := &Request{Header: h, Conn: conn, authz: r.authz}
 	if h.APIVersion < served.Min || h.APIVersion > served.Max {
 		if h.APIKey != protocol.ApiVersionsKey {
 			return Response{}, &protocol.UnsupportedVersionError{

@@ -62,7 +62,7 @@ func enforcedBrokerKeys() map[string]string {
 		"num.partitions":                            "",
 		"default.replication.factor":                "",
 		"auto.create.topics.enable":                 "",
-		"authorizer.class.name":                     "must be empty: an authorizer stops start-up until ACLs are built",
+		"authorizer.class.name":                     "empty (no authorizer: everything allowed) or org.apache.kafka.metadata.authorizer.StandardAuthorizer; any other class stops start-up. Its super.users and allow.everyone.if.no.acl.found are read as Kafka's StandardAuthorizer reads them",
 		"sasl.enabled.mechanisms":                   "setting it stops start-up until SASL is built",
 		"sasl.mechanism.inter.broker.protocol":      "setting it stops start-up until SASL is built",
 		"sasl.mechanism.controller.protocol":        "setting it stops start-up until SASL is built",

@@ -44,6 +44,11 @@ type SluiceKey struct{ name string }
 // Unset, nothing is bound.
 var SluiceDebugListener = SluiceKey{"sluice.debug.listener"}
 
+// SluiceDebugListenerUsers are the debug listener's users, "name:bcrypt-hash,..." (HTTP
+// basic authentication on every endpoint but /healthz). Required when any listener is
+// secured (SSL, SASL) and the debug listener is not on a loopback address.
+var SluiceDebugListenerUsers = SluiceKey{"sluice.debug.listener.basic.auth.users"}
+
 // SluiceDecompressionMaxInflightBytes bounds the decompressed bytes of record batches held at
 // once across all requests and readers (Produce validation, ListOffsets by timestamp, the
 // cleaner); a batch over it waits. Unset, records.DefaultDecompressionBudget (512 MiB).

@@ -51,7 +51,7 @@ func TestSecurityNotBuiltRefusesToStart(t *testing.T) {
 	cases := map[string]string{
 		"sasl listener":      "listeners=SASL_SSL://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093\ninter.broker.listener.name=SASL_SSL\n",
 		"sasl via map":       "listener.security.protocol.map=PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT\n",
-		"authorizer":         "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n",
+		"authorizer":         "authorizer.class.name=kafka.security.authorizer.AclAuthorizer\n",
 		"sasl mechanisms":    "sasl.enabled.mechanisms=PLAIN\n",
 		"listener sasl jaas": "listener.name.plaintext.plain.sasl.jaas.config=x\n",
 		"inter broker SASL":  "security.inter.broker.protocol=SASL_SSL\n",

@@ -30,9 +30,7 @@ func refuseUnbuiltSecurity(c *Config) error {
 	if c.isSet("security.inter.broker.protocol") && isSASL(strings.ToUpper(c.str("security.inter.broker.protocol"))) {
 		refuse("security.inter.broker.protocol", "inter-broker security protocol "+c.str("security.inter.broker.protocol"))
 	}
-	if c.str("authorizer.class.name") != "" {
-		refuse("authorizer.class.name", "an authorizer ("+c.str("authorizer.class.name")+")")
-	}
+	errs = append(errs, checkAuthorizer(c))
 	for _, key := range []string{"sasl.enabled.mechanisms", "sasl.mechanism.inter.broker.protocol", "sasl.mechanism.controller.protocol"} {
 		if c.isSet(key) {
 			refuse(key, "SASL")

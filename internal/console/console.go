@@ -37,7 +37,10 @@ type Options struct {
 	Metrics prometheus.Gatherer
 	// Healthy reports whether the node serves clients; nil means always.
 	Healthy func() error
-	Logger  *slog.Logger
+	// Users, when set, are required (HTTP basic authentication) on every
+	// endpoint but /healthz.
+	Users  BasicAuthUsers
+	Logger *slog.Logger
 }
 
 // runtimeMetrics are the runtime/metrics series exported next to the
@@ -82,6 +85,9 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: opts.Logger}
 	s.handler = s.routes(gatherers)
+	if len(opts.Users) > 0 {
+		s.handler = requireBasicAuth(opts.Users, s.handler)
+	}
 	return s, nil
 }
 

@@ -13,7 +13,11 @@ import (
 
 // brokerRegistry is the broker listeners' request handlers.
 func (n *Node) brokerRegistry() (*api.Registry, error) {
-	return api.NewRegistry(api.BrokerRelease(), n.registryInfo(), api.BrokerHandlers(api.BrokerDeps{
+	info, err := n.registryInfo()
+	if err != nil {
+		return nil, err
+	}
+	return api.NewRegistry(api.BrokerRelease(), info, api.BrokerHandlers(api.BrokerDeps{
 		Config:      n.cfg,
 		Metadata:    n,
 		Admin:       n.channel,
@@ -34,7 +38,11 @@ func (n *Node) brokerRegistry() (*api.Registry, error) {
 // controllerRegistry is the CONTROLLER listeners' request handlers: the
 // admin requests, the controller-only keys, the metadata log for observers.
 func (n *Node) controllerRegistry() (*api.Registry, error) {
-	return api.NewRegistry(api.ControllerListenerRelease(), n.registryInfo(), api.ControllerHandlers(api.ControllerDeps{
+	info, err := n.registryInfo()
+	if err != nil {
+		return nil, err
+	}
+	return api.NewRegistry(api.ControllerListenerRelease(), info, api.ControllerHandlers(api.ControllerDeps{
 		Config:      n.cfg,
 		Metadata:    n,
 		Admin:       n.channel,
@@ -47,8 +55,12 @@ func (n *Node) controllerRegistry() (*api.Registry, error) {
 	}))
 }
 
-func (n *Node) registryInfo() api.RegistryInfo {
-	return api.RegistryInfo{ClusterID: n.clusterID, NodeID: n.cfg.NodeID(), Features: features{n}}
+func (n *Node) registryInfo() (api.RegistryInfo, error) {
+	authz, err := n.authorizer()
+	if err != nil {
+		return api.RegistryInfo{}, err
+	}
+	return api.RegistryInfo{ClusterID: n.clusterID, NodeID: n.cfg.NodeID(), Features: features{n}, Authorizer: authz}, nil
 }
 
 // producerIDs is the broker's producer id manager; a dedicated controller

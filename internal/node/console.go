@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -21,17 +24,59 @@ func (n *Node) newConsole() error {
 	if !ok {
 		n.logger.Warn("the node's metrics registry cannot be gathered; /metrics serves only the Go runtime's", "key", config.SluiceDebugListener.Name())
 	}
-	var err error
+	users, err := n.consoleUsers(addr)
+	if err != nil {
+		return err
+	}
 	n.console, err = console.New(console.Options{
 		Address: addr,
 		Metrics: gatherer,
 		Healthy: n.healthy,
+		Users:   users,
 		Logger:  n.logger.With("component", "console"),
 	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", config.SluiceDebugListener.Name(), err)
 	}
 	return nil
+}
+
+// consoleUsers reads the debug listener's users. With security on (a
+// listener that is not PLAINTEXT) a debug listener anyone on the network
+// can reach must have them: metrics and profiles would otherwise be open
+// where the Kafka listeners are not.
+func (n *Node) consoleUsers(addr string) (console.BasicAuthUsers, error) {
+	key := config.SluiceDebugListenerUsers.Name()
+	if v, ok := n.cfg.Raw(config.SluiceDebugListenerUsers); ok && strings.TrimSpace(v) != "" {
+		users, err := console.ParseBasicAuthUsers(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", key, err)
+		}
+		return users, nil
+	}
+	if isLoopback(addr) {
+		return nil, nil
+	}
+	for _, l := range n.cfg.Listeners() {
+		if l.Protocol != "" && l.Protocol != "PLAINTEXT" {
+			return nil, fmt.Errorf("%s=%s: listener %s is %s, so a debug listener off loopback needs credentials: set %s (name:bcrypt-hash,...)",
+				config.SluiceDebugListener.Name(), addr, l.Name, l.Protocol, key)
+		}
+	}
+	return nil, nil
+}
+
+// isLoopback reports whether host:port binds a loopback address only.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // healthy is /healthz: the node serves clients and its metadata quorum runs.

@@ -1,0 +1,155 @@
+package security
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/auth/tlsconf/tlstest"
+	"sluice/internal/testutil"
+)
+
+// startAuthorizedServer serves mTLS (ssl.client.auth=required, the CN as
+// the principal) with Kafka's StandardAuthorizer and User:admin a super
+// user.
+func startAuthorizedServer(t *testing.T, p *pki, extra ...string) *sslServer {
+	t.Helper()
+	return startSSLServer(t, append(append(p.brokerSSL(t, "required"),
+		"ssl.principal.mapping.rules=RULE:^CN=([a-z]+),.*$/$1/L,DEFAULT",
+		"authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users=User:admin"), extra...)...)
+}
+
+// mtlsAdmin is a kadm client presenting leaf's certificate.
+func mtlsAdmin(t *testing.T, s *sslServer, p *pki, leaf *tlstest.Leaf, opts ...kgo.Opt) (*kgo.Client, *kadm.Client) {
+	t.Helper()
+	cl := client(t, s.sslAddr, append([]kgo.Opt{kgo.DialTLSConfig(p.clientTLS(leaf))}, opts...)...)
+	return cl, kadm.NewClient(cl)
+}
+
+// The authorizer with real processes and clients: principals come from
+// client certificates; the super user (admin) creates a topic and ACLs with
+// kadm; alice is refused with Kafka's errors (the topic hidden from
+// Metadata, TOPIC_AUTHORIZATION_FAILED on produce, GROUP_AUTHORIZATION_FAILED
+// on the group, CLUSTER_AUTHORIZATION_FAILED on ACL writes), then, once
+// granted WRITE and READ on the topic and READ on the group, produces with
+// the idempotent producer (WRITE on a topic implies IDEMPOTENT_WRITE) and
+// consumes in a group; a DENY then wins over the ALLOW.
+func TestACLsWithMutualTLSPrincipals(t *testing.T) {
+	p := newPKI(t)
+	s := startAuthorizedServer(t, p)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	adminCl, admin := mtlsAdmin(t, s, p, p.issue(t, tlstest.LeafOptions{Subject: "CN=admin,OU=ops"}))
+	if err := createTopic(ctx, adminCl, "orders", 1, 1); err != nil {
+		t.Fatalf("the super user creates a topic: %v", err)
+	}
+	aliceCert := p.issue(t, tlstest.LeafOptions{Subject: "CN=alice,OU=eng"})
+	aliceCl, alice := mtlsAdmin(t, s, p, aliceCert)
+
+	topics, err := alice.ListTopics(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if topics.Has("orders") {
+		t.Error("alice without ACLs sees orders in Metadata")
+	}
+	if code := topicMetadataCode(ctx, t, aliceCl, "orders"); code != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("Metadata for orders: code %d", code)
+	}
+	prod, _ := mtlsAdmin(t, s, p, aliceCert, kgo.DisableIdempotentWrite(), kgo.RecordRetries(1))
+	if err := prod.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Errorf("produce without WRITE: %v", err)
+	}
+	if _, err := alice.FetchOffsets(ctx, "g1"); !errors.Is(err, kerr.GroupAuthorizationFailed) {
+		t.Errorf("offset fetch without READ on the group: %v", err)
+	}
+	grant := kadm.NewACLs().Topics("orders").Groups("g1").Allow("User:alice").
+		Operations(kadm.OpRead, kadm.OpWrite).ResourcePatternType(kadm.ACLPatternLiteral)
+	if res, err := alice.CreateACLs(ctx, grant); err != nil || len(res) == 0 || !errors.Is(res[0].Err, kerr.ClusterAuthorizationFailed) {
+		t.Fatalf("alice creating ACLs: %v %+v", err, res)
+	}
+	res, err := admin.CreateACLs(ctx, grant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Err != nil {
+			t.Fatalf("admin creating ACLs: %+v", r)
+		}
+	}
+
+	// Granted: the idempotent producer (franz-go's default) and a group
+	// consumer at their defaults.
+	idem, _ := mtlsAdmin(t, s, p, aliceCert)
+	testutil.Eventually(t, 20*time.Second, func() bool {
+		return idem.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("granted")}).FirstErr() == nil
+	}, "alice cannot produce once granted WRITE")
+	cons, _ := mtlsAdmin(t, s, p, aliceCert, kgo.ConsumeTopics("orders"), kgo.ConsumerGroup("g1"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	got := false
+	for !got {
+		fs := cons.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("alice's group consumer read nothing: %v", fs.Errors())
+		}
+		fs.EachRecord(func(r *kgo.Record) { got = got || string(r.Value) == "granted" })
+	}
+
+	// A DENY on the topic's prefix wins over the literal ALLOW.
+	deny := kadm.NewACLs().Topics("ord").Deny("User:*").Operations(kadm.OpWrite).ResourcePatternType(kadm.ACLPatternPrefixed)
+	if res, err := admin.CreateACLs(ctx, deny); err != nil || res[0].Err != nil {
+		t.Fatalf("deny: %v %+v", err, res)
+	}
+	testutil.Eventually(t, 20*time.Second, func() bool {
+		err := prod.ProduceSync(ctx, &kgo.Record{Topic: "orders", Value: []byte("denied")}).FirstErr()
+		return errors.Is(err, kerr.TopicAuthorizationFailed)
+	}, "a prefixed DENY did not win over the literal ALLOW")
+	if code := topicMetadataCode(ctx, t, aliceCl, "orders"); code != 0 {
+		t.Errorf("READ still implies DESCRIBE under a WRITE deny: code %d", code)
+	}
+}
+
+// allow.everyone.if.no.acl.found lets anyone act on a resource no ACL
+// names; once a binding names it, only the ACLs decide.
+func TestAllowEveryoneIfNoACLFound(t *testing.T) {
+	p := newPKI(t)
+	s := startAuthorizedServer(t, p, "allow.everyone.if.no.acl.found=true")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	bobCert := p.issue(t, tlstest.LeafOptions{Subject: "CN=bob,OU=eng"})
+	bobCl, _ := mtlsAdmin(t, s, p, bobCert)
+	if err := createTopic(ctx, bobCl, "open", 1, 1); err != nil {
+		t.Fatalf("no ACL names the cluster or the topic: %v", err)
+	}
+	if err := bobCl.ProduceSync(ctx, &kgo.Record{Topic: "open", Value: []byte("x")}).FirstErr(); err != nil {
+		t.Fatalf("produce with no ACL: %v", err)
+	}
+	_, admin := mtlsAdmin(t, s, p, p.issue(t, tlstest.LeafOptions{Subject: "CN=admin"}))
+	only := kadm.NewACLs().Topics("open").Allow("User:carol").Operations(kadm.OpRead).ResourcePatternType(kadm.ACLPatternLiteral)
+	if res, err := admin.CreateACLs(ctx, only); err != nil || res[0].Err != nil {
+		t.Fatalf("create: %v %+v", err, res)
+	}
+	testutil.Eventually(t, 20*time.Second, func() bool {
+		return topicMetadataCode(ctx, t, bobCl, "open") == kerr.TopicAuthorizationFailed.Code
+	}, "an ACL on the topic did not end allow.everyone.if.no.acl.found for it")
+}
+
+// topicMetadataCode asks Metadata (uncached) for one topic and returns its
+// error code.
+func topicMetadataCode(ctx context.Context, t *testing.T, cl *kgo.Client, topic string) int16 {
+	t.Helper()
+	req := kmsg.NewPtrMetadataRequest()
+	req.Topics = []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr(topic)}}
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || len(resp.Topics) != 1 {
+		t.Fatalf("metadata %s: %v %+v", topic, err, resp)
+	}
+	return resp.Topics[0].ErrorCode
+}
