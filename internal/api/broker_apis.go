@@ -37,7 +37,7 @@ func BrokerRelease() Release { return PinnedRelease() }
 // BrokerHandlers is the broker listeners' handler set, one handler a line,
 // grouped by the dependencies they need. NewRegistry adds ApiVersions.
 func BrokerHandlers(d BrokerDeps) []Handler {
-	var hs []Handler
+	hs := []Handler{newSASLHandshakeHandler(), newSASLAuthenticateHandler()}
 	if d.Data != nil && d.Data.Partitions != nil {
 		hs = append(hs,
 			newProduceHandler(d.Data, d.Metadata),

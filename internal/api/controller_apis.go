@@ -97,7 +97,7 @@ func ControllerListenerRelease() Release {
 // a line, grouped by the dependencies they need. NewRegistry adds
 // ApiVersions.
 func ControllerHandlers(d ControllerDeps) []Handler {
-	var hs []Handler
+	hs := []Handler{newSASLHandshakeHandler(), newSASLAuthenticateHandler()}
 	if d.Config != nil && d.Metadata != nil {
 		hs = append(hs, newDescribeConfigsHandler(d.Config, d.Metadata))
 	}

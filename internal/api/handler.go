@@ -44,6 +44,9 @@ type ConnState struct {
 	// ClientSoftwareName and ClientSoftwareVersion are set by ApiVersions v3+.
 	ClientSoftwareName    string
 	ClientSoftwareVersion string
+	// SASL is the connection's SASL exchange on a SASL listener, nil
+	// elsewhere (SaslHandshake and SaslAuthenticate answer from it).
+	SASL SASLExchange
 }
 
 // Request is one decoded request.

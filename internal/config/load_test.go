@@ -49,12 +49,7 @@ func TestSensitiveValueNotInError(t *testing.T) {
 
 func TestSecurityNotBuiltRefusesToStart(t *testing.T) {
 	cases := map[string]string{
-		"sasl listener":      "listeners=SASL_SSL://127.0.0.1:9092,CONTROLLER://127.0.0.1:9093\ninter.broker.listener.name=SASL_SSL\n",
-		"sasl via map":       "listener.security.protocol.map=PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT\n",
 		"authorizer":         "authorizer.class.name=kafka.security.authorizer.AclAuthorizer\n",
-		"sasl mechanisms":    "sasl.enabled.mechanisms=PLAIN\n",
-		"listener sasl jaas": "listener.name.plaintext.plain.sasl.jaas.config=x\n",
-		"inter broker SASL":  "security.inter.broker.protocol=SASL_SSL\n",
 		"ssl engine factory": "ssl.engine.factory.class=com.example.Factory\n",
 	}
 	for name, text := range cases {

@@ -9,48 +9,26 @@ import (
 )
 
 // refuseUnbuiltSecurity stops start-up when the configuration asks for security Sluice does
-// not have yet. Running such a node would silently serve without the protection the operator
-// configured, so each case is an error naming the key. PLAINTEXT and SSL listeners are built;
-// SASL is not yet.
+// not have yet, or configures SASL by halves (checkSASL). Running such a node would silently
+// serve without the protection the operator configured, so each case is an error naming the
+// key.
 func refuseUnbuiltSecurity(c *Config) error {
 	var errs []error
 	refuse := func(key, what string) {
 		errs = append(errs, fmt.Errorf("configuration %s: %s is not supported by Sluice yet; refusing to start instead of running without it", key, what))
 	}
-	for _, set := range []struct {
-		key       string
-		listeners []Listener
-	}{{"listeners", c.kraft.listeners}, {"advertised.listeners", c.kraft.advertised}} {
-		for _, l := range set.listeners {
-			if isSASL(l.Protocol) {
-				refuse(set.key, fmt.Sprintf("listener %s with security protocol %s (SASL)", l.Name, l.Protocol))
-			}
-		}
-	}
-	if c.isSet("security.inter.broker.protocol") && isSASL(strings.ToUpper(c.str("security.inter.broker.protocol"))) {
-		refuse("security.inter.broker.protocol", "inter-broker security protocol "+c.str("security.inter.broker.protocol"))
-	}
 	errs = append(errs, checkAuthorizer(c))
-	for _, key := range []string{"sasl.enabled.mechanisms", "sasl.mechanism.inter.broker.protocol", "sasl.mechanism.controller.protocol"} {
-		if c.isSet(key) {
-			refuse(key, "SASL")
-		}
-	}
 	if c.str("ssl.engine.factory.class") != "" {
 		refuse("ssl.engine.factory.class", "a custom SSL engine factory (a Java class)")
 	}
 	for _, layer := range []map[string]string{c.static, c.dynDefault, c.dynBroker} {
 		for _, key := range slices.Sorted(maps.Keys(layer)) {
-			// listener.name.<listener>.<mechanism>.sasl.jaas.config and friends configure
-			// per-listener SASL; they only make sense with SASL listeners.
-			if strings.HasPrefix(key, "listener.name.") && strings.Contains(key, ".sasl.") {
-				refuse(key, "per-listener SASL")
-			}
 			if strings.HasPrefix(key, "listener.name.") && strings.HasSuffix(key, ".ssl.engine.factory.class") {
 				refuse(key, "a custom SSL engine factory (a Java class)")
 			}
 		}
 	}
+	errs = append(errs, checkSASL(c))
 	return errors.Join(errs...)
 }
 

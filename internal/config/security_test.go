@@ -19,15 +19,6 @@ func TestSSLListenersAccepted(t *testing.T) {
 	}
 }
 
-// A SASL listener stops start-up with a message naming the listener until SASL is built.
-func TestSASLListenerNamed(t *testing.T) {
-	_, err := Parse("listeners=PLAINTEXT://127.0.0.1:9092,CLIENTS://127.0.0.1:9094,CONTROLLER://127.0.0.1:9093\n"+
-		"listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CLIENTS:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT\n", nil)
-	if err == nil || !strings.Contains(err.Error(), "listener CLIENTS with security protocol SASL_PLAINTEXT") {
-		t.Fatalf("SASL listener: %v", err)
-	}
-}
-
 // listener.name.<listener>.<key> overrides the key for that listener only, as Kafka's
 // prefix does; setAs names where the value came from.
 func TestListenerValue(t *testing.T) {

@@ -30,6 +30,12 @@ func (n *Node) build() error {
 	if n.tls, err = n.newTLS(); err != nil {
 		return err
 	}
+	if n.sasl, err = n.newSASL(); err != nil {
+		return err
+	}
+	if n.peerSASL, err = n.newPeerSASL(); err != nil {
+		return err
+	}
 	if n.storage, err = n.newStorage(); err != nil {
 		return err
 	}

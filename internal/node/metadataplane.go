@@ -78,7 +78,7 @@ func (n *Node) openVoter(m *metadataPlane, dir string) error {
 			NodeID:    n.cfg.NodeID(),
 			Voters:    voterAddrs(n.cfg),
 			OnRefused: n.refusal.report,
-			Dial:      n.peerDial(n.cfg.ControllerListenerNames()[0]),
+			Dial:      n.raftDial(n.cfg.ControllerListenerNames()[0]),
 			Logger:    n.logger,
 		})
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	kgosasl "github.com/twmb/franz-go/pkg/sasl"
 
 	"sluice/internal/auth/tlsconf"
 	"sluice/internal/broker"
@@ -55,6 +56,11 @@ type Node struct {
 	peers *transport.Pool
 	// tls is the TLS of each SSL listener the node serves or reaches.
 	tls map[string]*tlsconf.Store
+	// sasl authenticates each SASL listener's connections; peerSASL is
+	// the mechanism the node's own clients use on the inter-broker and
+	// controller listeners when they are SASL.
+	sasl     map[string]*server.SASL
+	peerSASL map[string]kgosasl.Mechanism
 	// broker is the data plane and coordinators (nil on a dedicated
 	// controller); ctrlServer serves the CONTROLLER listeners of a quorum
 	// of several voters (nil otherwise).

@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"slices"
 	"time"
@@ -25,12 +24,7 @@ const peerDialTimeout = 10 * time.Second
 func (n *Node) newTLS() (map[string]*tlsconf.Store, error) {
 	stores := map[string]*tlsconf.Store{}
 	add := func(name string, serve bool) error {
-		switch p := n.cfg.ListenerProtocol(name); {
-		case p == auth.SASLPlaintext || p == auth.SASLSSL:
-			// Listeners are refused by the configuration; this is a
-			// controller listener a broker-only node only reaches.
-			return fmt.Errorf("configuration listener.security.protocol.map: listener %s with security protocol %s (SASL) is not supported by Sluice yet", name, p)
-		case p != auth.SSL:
+		if p := n.cfg.ListenerProtocol(name); p != auth.SSL && p != auth.SASLSSL {
 			return nil
 		}
 		if _, done := stores[name]; done {
@@ -63,9 +57,10 @@ func (n *Node) newTLS() (map[string]*tlsconf.Store, error) {
 }
 
 // serverListener is a configured listener as the server serves it: over
-// TLS when it is SSL.
+// TLS when it is SSL or SASL_SSL, authenticated with SASL when it is
+// SASL_PLAINTEXT or SASL_SSL.
 func (n *Node) serverListener(l config.Listener) server.Listener {
-	sl := server.Listener{Name: l.Name, Address: l.Addr(), SecurityProtocol: l.Protocol}
+	sl := server.Listener{Name: l.Name, Address: l.Addr(), SecurityProtocol: l.Protocol, SASL: n.sasl[l.Name]}
 	if st := n.tls[l.Name]; st != nil {
 		sl.TLS = &server.TLS{Config: st.ServerConfig(), Principal: st.Principal}
 	}
@@ -82,10 +77,14 @@ func (n *Node) peerOptions(addr string) []kgo.Opt {
 	if n.isControllerAddr(addr) {
 		listener = n.cfg.ControllerListenerNames()[0]
 	}
+	var opts []kgo.Opt
 	if d := n.peerDial(listener); d != nil {
-		return []kgo.Opt{kgo.Dialer(d)}
+		opts = append(opts, kgo.Dialer(d))
 	}
-	return nil
+	if m := n.peerSASL[listener]; m != nil {
+		opts = append(opts, kgo.SASL(m))
+	}
+	return opts
 }
 
 func (n *Node) isControllerAddr(addr string) bool {
@@ -95,6 +94,21 @@ func (n *Node) isControllerAddr(addr string) bool {
 		}
 	}
 	return slices.Contains(n.cfg.QuorumBootstrapServers(), addr)
+}
+
+// raftDial dials the voters' CONTROLLER listener for the raft transport:
+// with its TLS, and authenticated with the controller mechanism when the
+// listener is SASL (the server hands raft only authenticated connections).
+func (n *Node) raftDial(listener string) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	dial := n.peerDial(listener)
+	m := n.peerSASL[listener]
+	if m == nil {
+		return dial
+	}
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: peerDialTimeout}).DialContext
+	}
+	return saslDial(dial, m)
 }
 
 // peerDial dials a peer's listener with its TLS, or nil for plain TCP.

@@ -130,7 +130,7 @@ func (s *Server) admit(l Listener, nc net.Conn) {
 	case l.TLS != nil:
 		s.handshake(l, nc, ip)
 		return
-	case l.Divert != nil:
+	case l.Divert != nil && l.SASL == nil:
 		s.connections.Add(1)
 		go func() {
 			defer s.connections.Done()

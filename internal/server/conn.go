@@ -61,6 +61,13 @@ type conn struct {
 	// evicted: closed to bring the server back to max.connections
 	// (guarded by the server's mu).
 	evicted bool
+
+	// sasl is the SASL exchange on a SASL listener, nil elsewhere.
+	sasl *saslConn
+	// divert is a SASL listener's other protocol, recognised once the
+	// connection has authenticated; diverted: handed to it (not closed).
+	divert   *Divert
+	diverted bool
 }
 
 // outgoing is a response handed from the reader to the writer.
@@ -86,6 +93,11 @@ func newConn(s *Server, l Listener, registry *api.Registry, nc net.Conn, ip neti
 		out:    make(chan outgoing),
 		sent:   make(chan error),
 	}
+	if l.SASL != nil {
+		c.sasl = newSASLConn(c, l.SASL)
+		c.state.SASL = c.sasl
+		c.divert = l.Divert
+	}
 	c.touch()
 	return c
 }
@@ -105,7 +117,9 @@ func (c *conn) serve() {
 	close(c.out)
 	<-writerDone
 	c.cancel()
-	c.nc.Close()
+	if !c.diverted {
+		c.nc.Close()
+	}
 }
 
 // drain asks the reader to stop after the request in flight; a reader
@@ -172,8 +186,18 @@ func (c *conn) readLoop() {
 		if !ok {
 			return
 		}
-		if err := mem.readFrame(c.ctx, br, c.srv.opts.MaxRequestSize, deadline, &c.frame); err != nil {
+		if c.divert != nil && c.sasl.authenticated() && c.divertAuthenticated(br) {
+			return
+		}
+		limit := c.srv.opts.MaxRequestSize
+		if c.sasl != nil {
+			limit = c.sasl.frameLimit(limit)
+		}
+		if err := mem.readFrame(c.ctx, br, limit, deadline, &c.frame); err != nil {
 			mem.release(&c.frame, true)
+			if c.sasl != nil {
+				c.sasl.readFailed(err)
+			}
 			c.readFailed(err)
 			return
 		}
@@ -213,12 +237,21 @@ func (c *conn) serveRequest(frame []byte) bool {
 	m.bytesIn.WithLabelValues(c.listener).Add(float64(len(frame) + 4))
 	header, body, err := protocol.ParseRequestHeader(frame)
 	if err != nil {
+		if c.sasl != nil {
+			c.sasl.requestFailed()
+		}
 		c.closeFor(header, reasonFor(err), err)
+		return false
+	}
+	if c.sasl != nil && !c.sasl.admit(header) {
 		return false
 	}
 	resp, err := c.registry.Serve(c.ctx, &c.state, header, body)
 	switch {
 	case err != nil:
+		if c.sasl != nil {
+			c.sasl.requestFailed()
+		}
 		c.closeFor(header, reasonFor(err), err)
 		return false
 	case !resp.Valid():
@@ -231,6 +264,9 @@ func (c *conn) serveRequest(frame []byte) bool {
 	name := requestName(header.APIKey)
 	m.requests.WithLabelValues(name, c.versionLabel(header)).Inc()
 	if !c.respond(header, resp) {
+		return false
+	}
+	if c.sasl != nil && c.sasl.closeAfter {
 		return false
 	}
 	m.latency.WithLabelValues(name).Observe(time.Since(arrived).Seconds())

@@ -33,6 +33,8 @@ type metrics struct {
 	// poolDepleted is the time connections' reads were paused waiting for
 	// request memory (Kafka's MemoryPoolDepletedTimeTotal).
 	poolDepleted prometheus.Counter
+	// sasl counts authentications on SASL listeners.
+	sasl *saslMetrics
 }
 
 // Error reasons, the "reason" label of sluice_request_errors_total.
@@ -115,6 +117,11 @@ func newMetrics(reg prometheus.Registerer, mem *requestMemory) (*metrics, error)
 	waiting := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "sluice_memory_pool_waiting_connections", Help: "Connections whose reads are paused waiting for request memory.",
 	}, func() float64 { return float64(mem.waiting()) })
+	sasl, err := newSASLMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	m.sasl = sasl
 	for _, c := range []prometheus.Collector{m.requests, m.errors, m.bytesIn, m.bytesOut, m.latency, m.connections,
 		m.connectionsOpened, m.acceptErrors, m.acceptorBlocked, m.rejected, m.tlsHandshakes, m.tlsFailures, m.poolDepleted,
 		used, available, waiting} {

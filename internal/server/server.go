@@ -46,7 +46,12 @@ type Listener struct {
 	Registry *api.Registry
 	// Divert, when set, hands connections of another protocol sharing this
 	// port (the raft RPC on the CONTROLLER listener) to their own server.
+	// On a SASL listener a connection is diverted only once authenticated.
 	Divert *Divert
+	// SASL authenticates the connections of a SASL_PLAINTEXT or SASL_SSL
+	// listener (SaslHandshake, SaslAuthenticate) before any other request
+	// but ApiVersions is served.
+	SASL *SASL
 }
 
 // Divert recognises connections of another protocol by their first bytes.

@@ -64,7 +64,7 @@ func (s *Server) handshake(l Listener, nc net.Conn, ip netip.Addr) {
 		}
 		nc.SetDeadline(time.Time{})
 		s.metrics.tlsHandshakes.WithLabelValues(l.Name).Inc()
-		if l.Divert != nil {
+		if l.Divert != nil && l.SASL == nil {
 			s.peekConn(l, tc, ip, principal)
 			return
 		}
