@@ -5,9 +5,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"sluice/internal/cli"
 	"sluice/internal/commitlog/logdir"
 	"sluice/internal/config"
 	"sluice/internal/kafka"
+	"sluice/internal/metadata"
+	"sluice/internal/node"
 	"sluice/internal/vfs"
 )
 
@@ -24,6 +27,7 @@ func newFormatCommand() *cobra.Command {
 	var clusterID, configFile string
 	var overrides []string
 	var ignoreFormatted bool
+	var addScram []string
 	cmd := &cobra.Command{
 		Use:   "format",
 		Short: "Write meta.properties into every log directory of the configuration",
@@ -33,12 +37,25 @@ func newFormatCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			var records []metadata.Record
+			for _, a := range addScram {
+				r, err := cli.ParseAddScram(a)
+				if err != nil {
+					return fmt.Errorf("--add-scram: %w", err)
+				}
+				records = append(records, r)
+			}
 			dirs := cfg.LogDirs()
 			if cfg.IsSet(config.MetadataLogDir) {
 				dirs = append(dirs, cfg.String(config.MetadataLogDir))
 			}
 			if err := logdir.Format(vfs.Default, dirs, clusterID, cfg.NodeID(), ignoreFormatted); err != nil {
 				return err
+			}
+			if len(records) > 0 {
+				if err := node.WriteBootstrapRecords(vfs.Default, cfg, records); err != nil {
+					return err
+				}
 			}
 			for _, d := range dirs {
 				fmt.Fprintf(cmd.OutOrStdout(), "Formatting %s with cluster id %s and node id %d\n", d, clusterID, cfg.NodeID())
@@ -50,6 +67,8 @@ func newFormatCommand() *cobra.Command {
 	cmd.Flags().StringVarP(&configFile, "config", "c", "", "server.properties file")
 	cmd.Flags().StringArrayVar(&overrides, "override", nil, "key=value overriding the config file (repeatable)")
 	cmd.Flags().BoolVarP(&ignoreFormatted, "ignore-formatted", "g", false, "skip directories that are already formatted")
+	cmd.Flags().StringArrayVarP(&addScram, "add-scram", "S", nil,
+		"a SCRAM credential the cluster starts with, as kafka-storage's: 'SCRAM-SHA-256=[name=alice,password=alice-secret]' (repeatable; format every controller with the same ones)")
 	cmd.MarkFlagRequired("cluster-id")
 	cmd.MarkFlagRequired("config")
 	return cmd

@@ -71,8 +71,9 @@ func (n *Node) startVoter(ctx context.Context) error {
 	return nil
 }
 
-// bootstrapRecords are a new cluster's first records: its id and the
-// pinned release's finalized features.
+// bootstrapRecords are a new cluster's first records: its id, the pinned
+// release's finalized features and what `sluice storage format` added
+// (--add-scram).
 func (n *Node) bootstrapRecords() ([]metadata.Record, error) {
 	var recs []metadata.Record
 	for _, f := range api.PinnedRelease().Finalized {
@@ -87,7 +88,11 @@ func (n *Node) bootstrapRecords() ([]metadata.Record, error) {
 	if len(recs) == 0 {
 		return nil, errors.New("bootstrap: no metadata.version in the pinned release")
 	}
-	return recs, nil
+	formatted, err := n.formattedBootstrapRecords()
+	if err != nil {
+		return nil, err
+	}
+	return append(recs, formatted...), nil
 }
 
 // startObserver starts a dedicated broker's observer and waits until it
