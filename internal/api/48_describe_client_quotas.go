@@ -63,6 +63,10 @@ func describeClientQuotas(im *metadata.Image, req *kmsg.DescribeClientQuotasRequ
 		resp.ErrorCode, resp.ErrorMessage = err.Code, &msg
 		return resp
 	}
+	// Never null: Kafka's admin client reads the entries of a successful
+	// answer without a null check (kafka-configs --describe of a user
+	// without quotas failed with a NullPointerException).
+	resp.Entries = []kmsg.DescribeClientQuotasResponseEntry{}
 	for _, e := range im.QuotaEntities() {
 		if !f.matches(e) {
 			continue
