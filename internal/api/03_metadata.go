@@ -10,7 +10,9 @@ package api
 // replicas whose broker is unregistered, fenced or lacks the listener).
 // A missing topic is auto-created only when auto.create.topics.enable is set,
 // the request allows it (always below v4) and it does not ask for all topics;
-// a created topic answers LEADER_NOT_AVAILABLE as Kafka's does, a missing one
+// a created topic answers UNKNOWN_TOPIC_OR_PARTITION as Kafka 4.4's does (its
+// DefaultAutoTopicCreationManager answers so for every topic it sends for
+// creation; older releases answered LEADER_NOT_AVAILABLE), a missing one
 // UNKNOWN_TOPIC_OR_PARTITION and a malformed name INVALID_TOPIC_EXCEPTION.
 // A partition without a live leader answers LEADER_NOT_AVAILABLE with leader
 // -1. Authorized operations are INT32_MIN unless asked; when asked, the
@@ -222,7 +224,7 @@ func requestedTopicMetadata(im *metadata.Image, rt kmsg.MetadataRequestTopic, li
 	out.AuthorizedOperations = ops
 	switch {
 	case slices.Contains(created, name):
-		out.ErrorCode = kerr.LeaderNotAvailable.Code
+		out.ErrorCode = kerr.UnknownTopicOrPartition.Code
 	case !isValidTopicName(name):
 		out.ErrorCode = kerr.InvalidTopicException.Code
 	default:

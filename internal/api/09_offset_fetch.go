@@ -152,7 +152,11 @@ func offsetFetchGroupDenied(req *kmsg.OffsetFetchRequest, topics []fetchTopic) *
 func fetchGroupOffsets(ctx context.Context, gp GroupPlane, im *metadata.Image, version int16, groupID string, topics []fetchTopic, requireStable bool, describable func(string) bool) (kmsg.OffsetFetchResponseGroup, int16) {
 	g := kmsg.NewOffsetFetchResponseGroup()
 	var parts []kafka.TopicPartition
+	refused := false
 	for _, t := range topics {
+		if t.name != "" && !describable(t.name) {
+			refused = true
+		}
 		if t.name == "" || !describable(t.name) {
 			continue
 		}
@@ -162,7 +166,8 @@ func fetchGroupOffsets(ctx context.Context, gp GroupPlane, im *metadata.Image, v
 	}
 	var fetched []group.FetchedOffset
 	var code int16
-	if topics == nil || len(parts) > 0 {
+	// Kafka asks the coordinator even when every topic was refused.
+	if topics == nil || len(parts) > 0 || refused {
 		fetched, code = gp.FetchOffsets(ctx, groupID, parts, requireStable)
 	}
 	byTP := make(map[kafka.TopicPartition]group.FetchedOffset, len(fetched))

@@ -54,7 +54,27 @@ func alterPartitionReassignments(ctx context.Context, admin AdminController, req
 		resp = kmsg.NewPtrAlterPartitionAssignmentsResponse()
 		resp.ErrorCode, resp.ErrorMessage = ControllerErrorCode(err), errorMessage(err)
 		resp.AllowReplicationFactorChange = req.Version < 1 || req.AllowReplicationFactorChange
+		if refusal != nil {
+			// An authorization refusal is Kafka's getErrorResponse: the
+			// code on every partition too.
+			resp.Topics = reassignmentsRefused(req, resp.ErrorCode, resp.ErrorMessage)
+		}
 	}
 	resp.SetVersion(req.Version)
 	return resp
+}
+
+func reassignmentsRefused(req *kmsg.AlterPartitionAssignmentsRequest, code int16, msg *string) []kmsg.AlterPartitionAssignmentsResponseTopic {
+	var out []kmsg.AlterPartitionAssignmentsResponseTopic
+	for _, t := range req.Topics {
+		rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
+			rp.Partition, rp.ErrorCode, rp.ErrorMessage = p.Partition, code, msg
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		out = append(out, rt)
+	}
+	return out
 }

@@ -36,6 +36,13 @@ func newDescribeUserSCRAMCredentialsHandler(view MetadataView) Handler {
 				resp := kmsg.NewPtrDescribeUserSCRAMCredentialsResponse()
 				resp.SetVersion(body.Version)
 				resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, codeMessage(kerr.ClusterAuthorizationFailed.Code)
+				// Kafka's getErrorResponse: a result per requested user,
+				// its name left empty (Kafka leaves a null list unanswered).
+				for range body.Users {
+					r := kmsg.NewDescribeUserSCRAMCredentialsResponseResult()
+					r.ErrorCode, r.ErrorMessage = resp.ErrorCode, resp.ErrorMessage
+					resp.Results = append(resp.Results, r)
+				}
 				return Reply(resp)
 			}
 			return Reply(describeUserSCRAMCredentials(view.Image(), body))
