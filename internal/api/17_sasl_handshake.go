@@ -1,6 +1,7 @@
 package api
 
-// SaslHandshake (key 17), version 1; SaslAuthenticate is key 36.
+// SaslHandshake (key 17), versions 0-1: the pinned Kafka release's range;
+// SaslAuthenticate is key 36.
 //
 // Behaviour as Kafka's: on a SASL_PLAINTEXT or SASL_SSL listener the
 // connection's exchange (internal/server, Kafka's SaslServerAuthenticator)
@@ -10,11 +11,10 @@ package api
 // and on an authenticated connection whose client sent SaslAuthenticate v1+
 // the start of a re-authentication (KIP-368). Anywhere else (a PLAINTEXT or
 // SSL listener, or an authenticated connection that cannot re-authenticate)
-// the answer is ILLEGAL_SASL_STATE, as KafkaApis gives.
-//
-// Deviations: version 0, after which Kafka reads raw SASL tokens without
-// Kafka headers, is not served (ApiVersions advertises 1-1): every client
-// of Kafka 1.0 or later sends version 1.
+// the answer is ILLEGAL_SASL_STATE, as KafkaApis gives. After version 0 the
+// mechanism's messages follow as raw tokens framed by their size alone
+// (no Kafka headers, no SaslAuthenticate), and a refused one closes the
+// connection without an answer, as Kafka does.
 
 import (
 	"context"
@@ -36,7 +36,7 @@ type SASLExchange interface {
 func newSASLHandshakeHandler() Handler {
 	return Handler{
 		Key:        17,
-		MinVersion: 1,
+		MinVersion: 0,
 		MaxVersion: 1,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.SASLHandshakeRequest)

@@ -75,6 +75,10 @@ type outgoing struct {
 	correlationID int32
 	flexible      bool
 	resp          api.Response
+	// rawToken, when set, sends raw instead: a SASL token framed by its
+	// size alone (after SaslHandshake v0).
+	rawToken bool
+	raw      []byte
 }
 
 func newConn(s *Server, l Listener, registry *api.Registry, nc net.Conn, ip netip.Addr, principal auth.Principal) *conn {
@@ -203,8 +207,14 @@ func (c *conn) readLoop() {
 		}
 		c.touch()
 		frame := c.frame.b
-		served := c.serveRequest(frame)
-		mem.release(&c.frame, len(frame) >= 2 && frameReusableAfter(int16(binary.BigEndian.Uint16(frame))))
+		raw := c.sasl != nil && c.sasl.rawTokens()
+		var served bool
+		if raw {
+			served = c.serveRawToken(frame)
+		} else {
+			served = c.serveRequest(frame)
+		}
+		mem.release(&c.frame, !raw && len(frame) >= 2 && frameReusableAfter(int16(binary.BigEndian.Uint16(frame))))
 		if !served {
 			return
 		}
@@ -356,6 +366,11 @@ func (c *conn) writeLoop() {
 }
 
 func (c *conn) write(o outgoing, buf *[]byte) (int64, error) {
+	if o.rawToken {
+		*buf = binary.BigEndian.AppendUint32((*buf)[:0], uint32(len(o.raw)))
+		*buf = append(*buf, o.raw...)
+		return c.writeChunks(*buf)
+	}
 	if body := o.resp.Body(); body != nil {
 		*buf = protocol.AppendResponseFrame((*buf)[:0], o.correlationID, o.flexible, body)
 		return c.writeChunks(*buf)

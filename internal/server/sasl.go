@@ -102,6 +102,9 @@ type saslConn struct {
 	// closeAfter closes the connection once the answer is written (a
 	// failed authentication).
 	closeAfter bool
+	// raw: SaslHandshake v0 chose the mechanism; its tokens come without
+	// Kafka headers.
+	raw bool
 }
 
 func newSASLConn(c *conn, cfg *SASL) *saslConn {
@@ -195,6 +198,7 @@ func (s *saslConn) Handshake(ctx context.Context, req *kmsg.SASLHandshakeRequest
 		return resp
 	}
 	s.server, s.mech, s.step = server, mech, saslAuthenticateNext
+	s.raw = req.Version == 0
 	return resp
 }
 
@@ -342,5 +346,40 @@ func (c *conn) divertAuthenticated(br *bufio.Reader) bool {
 	c.nc.SetReadDeadline(time.Time{})
 	c.diverted = true
 	go d.Serve(&prefixedConn{Conn: c.nc, r: br}, peeked)
+	return true
+}
+
+// rawTokens reports whether the next frame is a raw SASL token: after
+// SaslHandshake v0 Kafka reads the mechanism's messages framed by their
+// size alone, without Kafka headers, until the exchange completes.
+func (s *saslConn) rawTokens() bool { return s.raw && s.step == saslAuthenticateNext }
+
+// serveRawToken runs one raw token through the mechanism and writes its
+// answer the same way; a failure closes the connection without an answer
+// (after the delay), as Kafka does with raw tokens. false means close.
+func (c *conn) serveRawToken(token []byte) bool {
+	s := c.sasl
+	now := c.srv.clock.Now()
+	challenge, done, err := s.server.Step(token, now)
+	if err != nil {
+		s.fail(c.ctx, saslReasonCredentials, err)
+		return false
+	}
+	if done {
+		principal := s.server.Principal()
+		lifetime, bounded := sasl.SessionLifetime(s.server, s.cfg.MaxReauth[s.mech])
+		s.expires = time.Time{}
+		if bounded {
+			s.expires = now.Add(lifetime)
+		}
+		s.succeed(principal)
+	}
+	c.out <- outgoing{rawToken: true, raw: challenge}
+	if err := <-c.sent; err != nil {
+		if !c.isDraining() {
+			c.log.Info("writing a SASL token failed; closing the connection", "err", err)
+		}
+		return false
+	}
 	return true
 }

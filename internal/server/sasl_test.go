@@ -424,3 +424,49 @@ func TestSASLListenerDivertsOnlyAuthenticated(t *testing.T) {
 		t.Fatal("the unauthenticated connection was diverted")
 	}
 }
+
+// After SaslHandshake v0 the mechanism's messages are raw tokens framed by
+// their size alone; success answers the same way and the connection is then
+// served; a refused token closes it without an answer, counted.
+func TestSASLHandshakeV0RawTokens(t *testing.T) {
+	ts := startSASLServer(t, newSASLConfig(t, 0), nil)
+	rawToken := func(c net.Conn, token string) {
+		t.Helper()
+		var size [4]byte
+		binary.BigEndian.PutUint32(size[:], uint32(len(token)))
+		if _, err := c.Write(append(size[:], token...)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	handshakeV0 := func(c net.Conn) {
+		t.Helper()
+		req := kmsg.NewPtrSASLHandshakeRequest()
+		req.Mechanism = "PLAIN"
+		send(t, c, req, 0, 1)
+		_, body := readResponse(t, c, false)
+		resp := kmsg.NewPtrSASLHandshakeResponse()
+		if err := resp.ReadFrom(body); err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("handshake v0: %v, code %d", err, resp.ErrorCode)
+		}
+	}
+	c := dial(t, ts.addr)
+	handshakeV0(c)
+	rawToken(c, "\x00alice\x00alice-secret")
+	var size [4]byte
+	if _, err := io.ReadFull(c, size[:]); err != nil || binary.BigEndian.Uint32(size[:]) != 0 {
+		t.Fatalf("raw answer: %v, size %d", err, binary.BigEndian.Uint32(size[:]))
+	}
+	send(t, c, kmsg.NewPtrMetadataRequest(), 12, 3)
+	readResponse(t, c, true)
+	if n := counterValue(t, ts.srv.metrics.sasl.authenticated.WithLabelValues("SASL_PLAINTEXT", "PLAIN")); n != 1 {
+		t.Errorf("raw authentications counted %v, want 1", n)
+	}
+
+	c = dial(t, ts.addr)
+	handshakeV0(c)
+	rawToken(c, "\x00alice\x00wrong")
+	expectClosed(t, c)
+	if n := counterValue(t, ts.srv.metrics.sasl.failed.WithLabelValues("SASL_PLAINTEXT", "PLAIN", saslReasonCredentials)); n != 1 {
+		t.Errorf("raw failures counted %v, want 1", n)
+	}
+}

@@ -146,7 +146,9 @@ func (s *scramServer) receiveFinal(msg string) ([]byte, error) {
 	if err != nil {
 		return nil, refuse(s.mech, "Authentication failed: Invalid client final message")
 	}
-	if final.nonce != s.combined {
+	// Kafka checks only that the nonce ends with the server-first one:
+	// librdkafka sends its own nonce again in front of it.
+	if !strings.HasSuffix(final.nonce, s.combined) {
 		return nil, refuse(s.mech, "Invalid client nonce in the final client message.")
 	}
 	// The proof covers the channel binding too; checking it here names
