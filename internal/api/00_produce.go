@@ -35,7 +35,8 @@ package api
 // request), each topic WRITE (else TOPIC_AUTHORIZATION_FAILED, before its
 // existence is checked; a v13 topic id is resolved first, UNKNOWN_TOPIC_ID).
 //
-// Deviations: ThrottleMillis is 0 (no quotas).
+// Client quotas (producer_byte_rate, request_percentage, KIP-219 muting):
+// quota_hooks.go.
 //
 // KIP-951 (v10+), as Kafka: a partition answered NOT_LEADER_OR_FOLLOWER
 // carries CurrentLeader (leader id and epoch from this broker's metadata

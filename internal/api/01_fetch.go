@@ -30,7 +30,7 @@ package api
 // UNKNOWN_TOPIC_ID); a refusal is TOPIC_AUTHORIZATION_FAILED per partition.
 //
 // Deviations: the preferred read replica is always -1 (no KIP-392 rack
-// awareness); ThrottleMillis is 0 (no quotas). A follower's broker epoch
+// awareness). A follower's broker epoch
 // (ReplicaState, KIP-903) travels with the ISR expansion it earns, so the
 // controller refuses to add a replica whose broker restarted since that
 // fetch.
@@ -198,7 +198,7 @@ func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest, liste
 			ReplicaEpoch: replicaEpoch,
 			MaxWait:      time.Duration(req.MaxWaitMillis) * time.Millisecond,
 			MinBytes:     req.MinBytes,
-			MaxBytes:     min(req.MaxBytes, h.maxBytes),
+			MaxBytes:     quotaOf(ctx).capFetchBytes(min(req.MaxBytes, h.maxBytes), replicaID >= 0),
 			Isolation:    replication.IsolationForLevel(req.IsolationLevel),
 		}, toFetch)
 	}
@@ -218,6 +218,9 @@ func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest, liste
 				answers[i].CurrentLeader = &fetchwire.LeaderIDAndEpoch{LeaderID: id, LeaderEpoch: epoch}
 			}
 		}
+	}
+	if ms := quotaOf(ctx).fetchThrottle(fetchResponseSize(req.Version, &fc, answers), replicaID >= 0); ms > 0 {
+		return h.encode(req.Version, throttledFetch(&fc, ms))
 	}
 	sessionID, include := h.sessions.complete(&fc, outcomes)
 	resp := &fetchwire.Response{SessionID: sessionID}

@@ -4,7 +4,10 @@ package api
 // other brokers ask of a broker. Admin requests go to the active controller
 // through AdminController, locally or forwarded.
 
-import "sluice/internal/config"
+import (
+	"sluice/internal/config"
+	"sluice/internal/quota"
+)
 
 // BrokerDeps are the components behind the broker listeners' handlers. A
 // nil field leaves out the handlers that need it, so a test can build a
@@ -28,6 +31,9 @@ type BrokerDeps struct {
 	Groups *GroupPlaneDeps
 	// Txns is the transaction coordinator.
 	Txns *TxnPlaneDeps
+	// Quotas are the client quotas, applied by BrokerHandlersWithQuotas
+	// (quota_hooks.go); BrokerHandlers leaves them out.
+	Quotas *quota.Managers
 }
 
 // BrokerRelease is the vector a broker listener advertises: the pinned

@@ -78,6 +78,9 @@ type Response struct {
 	stream     BodyStream
 	noResponse bool
 	closeErr   error
+	// throttleMs is the client quota throttle the response carries: the
+	// server mutes the connection for it once the response is out (KIP-219).
+	throttleMs int64
 }
 
 // Reply answers with a kmsg response; its version must be the request's.
@@ -110,6 +113,18 @@ func (r Response) StreamBody() BodyStream { return r.stream }
 
 // IsNoResponse reports whether the handler chose to send nothing.
 func (r Response) IsNoResponse() bool { return r.noResponse }
+
+// WithThrottle marks the response as throttled for ms milliseconds: the
+// server reads nothing more from the connection until they have passed
+// after the response is written (KIP-219's muting). The body's
+// throttle_time_ms is the handler's to set.
+func (r Response) WithThrottle(ms int64) Response {
+	r.throttleMs = ms
+	return r
+}
+
+// ThrottleMs is the throttle time the connection is muted for.
+func (r Response) ThrottleMs() int64 { return r.throttleMs }
 
 // Valid reports whether the response is exactly one of the three kinds; a
 // zero Response is a handler bug, which the server treats as an error rather

@@ -122,6 +122,12 @@ func enforcedBrokerKeys() map[string]string {
 		// Metadata snapshots (internal/node/snapshot.go).
 		"metadata.log.max.record.bytes.between.snapshots": "",
 		"metadata.log.max.snapshot.interval.ms":           "",
+
+		// Client quotas (internal/quota).
+		"quota.window.num":                     "",
+		"quota.window.size.seconds":            "",
+		"controller.quota.window.num":          "",
+		"controller.quota.window.size.seconds": "",
 	}
 }
 

@@ -13,11 +13,15 @@ import (
 
 // brokerRegistry is the broker listeners' request handlers.
 func (n *Node) brokerRegistry() (*api.Registry, error) {
+	quotas, err := n.clientQuotas()
+	if err != nil {
+		return nil, err
+	}
 	info, err := n.registryInfo()
 	if err != nil {
 		return nil, err
 	}
-	return api.NewRegistry(api.BrokerRelease(), info, api.BrokerHandlers(api.BrokerDeps{
+	return api.NewRegistry(api.BrokerRelease(), info, api.BrokerHandlersWithQuotas(api.BrokerDeps{
 		Config:      n.cfg,
 		Metadata:    n,
 		Admin:       n.channel,
@@ -32,6 +36,7 @@ func (n *Node) brokerRegistry() (*api.Registry, error) {
 		},
 		Groups: &api.GroupPlaneDeps{Coordinator: n.broker.groups, TxnOffsets: n.broker.groups, Image: n.Image},
 		Txns:   &api.TxnPlaneDeps{Coordinator: n.broker.txns, Image: n.Image},
+		Quotas: quotas,
 	}))
 }
 

@@ -43,6 +43,9 @@ func New(opts Options) *Managers {
 	}
 }
 
+// Clock is the clock the quotas measure with.
+func (m *Managers) Clock() clock.Clock { return m.Produce.clock }
+
 func (m *Managers) all() []*Manager {
 	return []*Manager{m.Produce, m.Fetch, m.Request, m.ControllerMutation}
 }

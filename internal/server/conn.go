@@ -51,6 +51,9 @@ type conn struct {
 	// written (Unix nanoseconds): the least recently active connection is
 	// the one closed when inter-broker connections exceed max.connections.
 	lastActive atomic.Int64
+	// throttledUntil is when a client quota's mute ends (throttle.go);
+	// only the reader goroutine uses it.
+	throttledUntil time.Time
 
 	mu sync.Mutex
 	// draining: read no further request (graceful shutdown).
@@ -186,6 +189,7 @@ func (c *conn) readLoop() {
 	br := bufio.NewReaderSize(c.nc, 8<<10)
 	mem := c.srv.mem
 	for {
+		c.waitThrottle()
 		deadline, ok := c.armRead()
 		if !ok {
 			return
@@ -276,6 +280,7 @@ func (c *conn) serveRequest(frame []byte) bool {
 	if !c.respond(header, resp) {
 		return false
 	}
+	c.noteThrottle(resp)
 	if c.sasl != nil && c.sasl.closeAfter {
 		return false
 	}
