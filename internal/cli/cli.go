@@ -36,6 +36,7 @@ func AddCommands(root *cobra.Command) {
 		newBenchCommand(),
 		newGroupCommand(),
 		newTxnCommand(),
+		newACLCommand(),
 	)
 }
 
