@@ -142,13 +142,13 @@ func catchUpRead(ctx context.Context, bootstrap, topic string, ends map[int32]in
 }
 
 // runConsumerPerf runs Kafka's consumer-perf-test (a classic consumer group) for n
-// records and returns its result.
-func runConsumerPerf(ctx context.Context, kafkaRef, bootstrap, topic, group string, n int64) (consumerPerfResult, error) {
+// records and returns its result; extra are more of the tool's arguments.
+func runConsumerPerf(ctx context.Context, kafkaRef, bootstrap, topic, group string, n int64, extra ...string) (consumerPerfResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Minute)
 	defer cancel()
-	cmd := toolCommand(ctx, kafkaRef, "consumer-perf-test",
+	cmd := toolCommand(ctx, kafkaRef, "consumer-perf-test", append([]string{
 		"--bootstrap-server", bootstrap, "--topic", topic, "--group", group,
-		"--num-records", strconv.FormatInt(n, 10), "--timeout", "30000")
+		"--num-records", strconv.FormatInt(n, 10), "--timeout", "30000"}, extra...)...)
 	var stdout bytes.Buffer
 	stderr := &boundedBuffer{max: 4000}
 	cmd.Stdout = &stdout

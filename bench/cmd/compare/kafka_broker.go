@@ -23,6 +23,7 @@ type kafkaBroker struct {
 	kafkaRef  string
 	stateDir  string
 	nodes     int
+	startArgs []string // more `kafka-ref start` arguments (see tls_setup.go)
 	bootstrap string
 	runDir    string
 	argv      []string
@@ -75,7 +76,7 @@ func (k *kafkaBroker) Start(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 180*time.Second)
 	defer cancel()
 	var stderr bytes.Buffer
-	cmd := k.refCommand(ctx, "start", "--nodes", strconv.Itoa(k.nodes))
+	cmd := k.refCommand(ctx, append([]string{"start", "--nodes", strconv.Itoa(k.nodes)}, k.startArgs...)...)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {

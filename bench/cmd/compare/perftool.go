@@ -26,6 +26,8 @@ type produceSpec struct {
 	// TxnDurationMs > 0 makes the producer transactional (producer-perf-test
 	// --transactional-id), committing every TxnDurationMs; it needs AcksAll.
 	TxnDurationMs int
+	// ClientConfig, when set, is the tool's --command-config (the TLS phase's SSL settings).
+	ClientConfig string
 }
 
 func (p produceSpec) properties() []string {
@@ -162,6 +164,9 @@ func windowedProducerArgs(bootstrap, topic string, spec produceSpec) []string {
 	}
 	// Before --command-property, which takes every argument up to the next option.
 	args = append(args, spec.txnToolArgs(topic)...)
+	if spec.ClientConfig != "" {
+		args = append(args, "--command-config", spec.ClientConfig)
+	}
 	args = append(args, "--command-property")
 	return append(args, spec.properties()...)
 }

@@ -161,6 +161,9 @@ func renderMethod(b *strings.Builder, pr profile, phases map[string]bool) {
 	if phases["txn"] {
 		renderTxnMethod(b, pr)
 	}
+	if phases["tls"] {
+		renderTLSMethod(b, pr)
+	}
 	for _, n := range pr.Nodes {
 		if n <= 1 {
 			continue

@@ -18,6 +18,7 @@ type sluiceBroker struct {
 	dir     string   // removed by Close
 	port    int
 	ctrl    int
+	sslPort int // a listener named SSL on this port when set (see tls_setup.go)
 	proc    *proc
 	logPath string
 }
@@ -57,9 +58,13 @@ func (s *sluiceBroker) PID() int {
 }
 
 func (s *sluiceBroker) argv() []string {
+	listeners := fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", s.port, s.ctrl)
+	if s.sslPort > 0 {
+		listeners += fmt.Sprintf(",SSL://127.0.0.1:%d", s.sslPort)
+	}
 	return append(append(slices.Clone(s.command),
 		"--override", "log.dirs="+s.DataDir(),
-		"--override", fmt.Sprintf("listeners=PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", s.port, s.ctrl),
+		"--override", "listeners="+listeners,
 		"--override", fmt.Sprintf("controller.quorum.voters=1@127.0.0.1:%d", s.ctrl),
 		// The reference kit sets the same for Kafka, so a group (if used) joins at once.
 		"--override", "group.initial.rebalance.delay.ms=0",

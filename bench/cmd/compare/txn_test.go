@@ -132,8 +132,8 @@ func TestParsePhases(t *testing.T) {
 	if err != nil || !got["txn"] || got["produce"] || len(got) != 1 {
 		t.Fatalf("parsePhases(txn) = %v, %v", got, err)
 	}
-	got, err = parsePhases("produce, catch-up,txn,pprof")
-	if err != nil || len(got) != 4 {
+	got, err = parsePhases("produce, catch-up,txn,tls,pprof")
+	if err != nil || len(got) != 5 {
 		t.Fatalf("all phases: %v, %v", got, err)
 	}
 	for _, bad := range []string{"", "txns", "produce,,txn", "produce,fill"} {
