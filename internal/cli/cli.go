@@ -37,6 +37,7 @@ func AddCommands(root *cobra.Command) {
 		newGroupCommand(),
 		newTxnCommand(),
 		newACLCommand(),
+		newUserCommand(),
 	)
 }
 

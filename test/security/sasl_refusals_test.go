@@ -24,15 +24,22 @@ import (
 )
 
 // metadataWith asks for Metadata through a client at its defaults
-// authenticating with m, without retries (a refusal is final).
+// authenticating with m (or as opts say when nil), without retries (a
+// refusal is final).
 func metadataWith(t *testing.T, addr string, m kgosasl.Mechanism, opts ...kgo.Opt) error {
 	t.Helper()
-	cl := client(t, addr, append(opts, kgo.SASL(m), kgo.RequestRetries(0))...)
+	if m != nil {
+		opts = append(opts, kgo.SASL(m))
+	}
+	cl := client(t, addr, append(opts, kgo.RequestRetries(0))...)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err := cl.Request(ctx, kmsg.NewPtrMetadataRequest())
 	return err
 }
+
+// errAccepted is a login that should have been refused.
+var errAccepted = errors.New("accepted")
 
 // gssapi is a mechanism the server does not enable.
 type gssapi struct{}
