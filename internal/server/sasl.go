@@ -148,7 +148,11 @@ func (s *saslConn) admit(h protocol.RequestHeader) bool {
 	}
 	switch {
 	case h.APIKey == protocol.ApiVersionsKey && s.step == saslHandshakeOrVersions:
-		s.step = saslHandshakeNext
+		// A version it does not serve gets the KIP-511 answer and the
+		// client asks again, as Kafka leaves its state for it.
+		if v, ok := s.c.registry.Supported(protocol.ApiVersionsKey); ok && h.APIVersion >= v.Min && h.APIVersion <= v.Max {
+			s.step = saslHandshakeNext
+		}
 		return true
 	case h.APIKey == saslHandshakeKey && (s.step == saslHandshakeOrVersions || s.step == saslHandshakeNext):
 		return true
@@ -367,6 +371,10 @@ func (c *conn) serveRawToken(token []byte) bool {
 	}
 	if done {
 		principal := s.server.Principal()
+		if s.reauth && principal != s.principal {
+			s.fail(c.ctx, saslReasonPrincipalChange, fmt.Errorf("cannot change principals during re-authentication from %s to %s", s.principal, principal))
+			return false
+		}
 		lifetime, bounded := sasl.SessionLifetime(s.server, s.cfg.MaxReauth[s.mech])
 		s.expires = time.Time{}
 		if bounded {

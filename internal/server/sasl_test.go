@@ -470,3 +470,26 @@ func TestSASLHandshakeV0RawTokens(t *testing.T) {
 		t.Errorf("raw failures counted %v, want 1", n)
 	}
 }
+
+// Before authentication an ApiVersions at a version the server does not
+// serve gets KIP-511's answer and the client may ask again, as Kafka
+// allows; a second ApiVersions after an answered one closes.
+func TestSASLApiVersionsRetryBeforeHandshake(t *testing.T) {
+	ts := startSASLServer(t, newSASLConfig(t, 0), nil)
+	c := dial(t, ts.addr)
+	send(t, c, kmsg.NewPtrApiVersionsRequest(), 99, 1)
+	_, body := readResponse(t, c, false)
+	resp := kmsg.NewPtrApiVersionsResponse()
+	if err := resp.ReadFrom(body); err != nil || resp.ErrorCode != kerr.UnsupportedVersion.Code {
+		t.Fatalf("KIP-511 answer: %v, code %d", err, resp.ErrorCode)
+	}
+	send(t, c, kmsg.NewPtrApiVersionsRequest(), 3, 2)
+	readResponse(t, c, false)
+	handshake(t, c, "PLAIN")
+
+	c = dial(t, ts.addr)
+	send(t, c, kmsg.NewPtrApiVersionsRequest(), 3, 1)
+	readResponse(t, c, false)
+	send(t, c, kmsg.NewPtrApiVersionsRequest(), 3, 2)
+	expectClosed(t, c)
+}
