@@ -221,3 +221,78 @@ func TestControllerMutationQuota(t *testing.T) {
 		t.Fatalf("after the refill: code %d", body.Topics[0].ErrorCode)
 	}
 }
+
+func (f *fakeTopicAdmin) DeleteTopics(_ context.Context, req *kmsg.DeleteTopicsRequest) (*kmsg.DeleteTopicsResponse, error) {
+	resp := kmsg.NewPtrDeleteTopicsResponse()
+	for _, t := range req.Topics {
+		rt := kmsg.NewDeleteTopicsResponseTopic()
+		rt.Topic, rt.TopicID = t.Topic, t.TopicID
+		f.created = append(f.created, "-"+*t.Topic)
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+func (f *fakeTopicAdmin) CreatePartitions(_ context.Context, req *kmsg.CreatePartitionsRequest) (*kmsg.CreatePartitionsResponse, error) {
+	resp := kmsg.NewPtrCreatePartitionsResponse()
+	for _, t := range req.Topics {
+		rt := kmsg.NewCreatePartitionsResponseTopic()
+		rt.Topic = t.Topic
+		f.created = append(f.created, "+"+t.Topic)
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp, nil
+}
+
+// TestMutationQuotaDeleteAndCreatePartitions: DeleteTopics takes each
+// topic's partitions (strict from v5), CreatePartitions the partitions
+// added (strict from v3); unknown topics take nothing.
+func TestMutationQuotaDeleteAndCreatePartitions(t *testing.T) {
+	clk := clock.NewManual(time.UnixMilli(1_700_000_000_000))
+	img := quotaImage(t, map[metadata.QuotaEntity]map[string]float64{
+		{ClientID: metadata.QuotaName("admin")}: {metadata.QuotaControllerMutationRate: 1},
+	}, map[string]int{"big": 8, "small": 3, "grow": 2})
+	q := quota.New(quota.Options{ControllerConfig: quota.Config{Samples: 5, WindowMs: 1000}, Clock: clk, Images: func() *metadata.Image { return img }})
+	fake := &fakeTopicAdmin{}
+	d := withQuotaDeps(BrokerDeps{Admin: fake, Metadata: staticImage{img}, Quotas: q})
+	del := func(names ...string) *kmsg.DeleteTopicsResponse {
+		req := kmsg.NewPtrDeleteTopicsRequest()
+		req.Version = 6
+		for _, n := range names {
+			rt := kmsg.NewDeleteTopicsRequestTopic()
+			rt.Topic = kmsg.StringPtr(n)
+			req.Topics = append(req.Topics, rt)
+		}
+		resp, err := d.Admin.DeleteTopics(context.WithValue(context.Background(), quotaCtxKey{}, &quotaRequest{q: q, clk: clk, clientID: "admin", start: clk.Now()}), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	// Burst 5: "missing" takes nothing, "big" 8 (-3 left), "small" refused.
+	resp := del("missing", "big", "small")
+	codes := map[string]int16{}
+	for _, rt := range resp.Topics {
+		codes[*rt.Topic] = rt.ErrorCode
+	}
+	if codes["big"] != 0 || codes["small"] != kerr.ThrottlingQuotaExceeded.Code || len(fake.created) != 2 {
+		t.Fatalf("delete: codes %v, sent %v", codes, fake.created)
+	}
+	clk.Advance(4 * time.Second) // back to +1
+	qr := &quotaRequest{q: q, clk: clk, clientID: "admin", start: clk.Now()}
+	cp := kmsg.NewPtrCreatePartitionsRequest()
+	cp.Version = 3
+	for _, name := range []string{"grow", "small"} {
+		rt := kmsg.NewCreatePartitionsRequestTopic()
+		rt.Topic, rt.Count = name, 5
+		cp.Topics = append(cp.Topics, rt)
+	}
+	out, err := d.Admin.CreatePartitions(context.WithValue(context.Background(), quotaCtxKey{}, qr), cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "grow" adds 3 (1-3 = -2 left), "small" is refused with 2000 ms.
+	if out.Topics[0].ErrorCode != 0 || out.Topics[1].Topic != "small" || out.Topics[1].ErrorCode != kerr.ThrottlingQuotaExceeded.Code || qr.throttleMs != 2000 {
+		t.Fatalf("create partitions: %+v, throttle %d", out.Topics, qr.throttleMs)
+	}
+}

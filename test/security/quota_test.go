@@ -220,7 +220,7 @@ func TestProducerByteRateQuota(t *testing.T) {
 	other := newThrottleHook()
 	fast := measureProduceRate(t, s.Addr(), "limited", 2*time.Second, other, false, kgo.ClientID("fast-producer"))
 	t.Logf("unlimited producer: %.1f MB/s", fast/quotaMB)
-	if other.count.Load() != 0 || fast < 3*quotaMB {
+	if other.count.Load() != 0 || fast < 1.5*quotaMB {
 		t.Errorf("a client id without a quota was throttled (%d times, %.2f MB/s)", other.count.Load(), fast/quotaMB)
 	}
 }
