@@ -3,6 +3,7 @@ package quota
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"sluice/internal/clock"
 	"sluice/internal/metadata"
@@ -37,11 +38,18 @@ type Manager struct {
 	// window); zero is unbounded.
 	maxThrottleMs int64
 
+	// current is the quota table and the image it was read from, so a
+	// request finds no quota without taking mu.
+	current atomic.Pointer[imageTable]
+
 	mu        sync.Mutex
-	img       *metadata.Image
-	table     *Table
 	sensors   map[Tags]*sensor
 	lastSweep int64
+}
+
+type imageTable struct {
+	img   *metadata.Image
+	table *Table
 }
 
 func newManager(kind Kind, cfg Config, clk clock.Clock, images func() *metadata.Image) *Manager {
@@ -54,24 +62,19 @@ func newManager(kind Kind, cfg Config, clk clock.Clock, images func() *metadata.
 
 func (m *Manager) nowMs() int64 { return m.clock.Now().UnixMilli() }
 
-// tableLocked is the quota table of the latest image, rebuilt when the
-// image changed; m.mu is held.
-func (m *Manager) tableLocked() *Table {
+// Table returns the quotas in force: the latest image's, read again when
+// the image changed (two callers racing both build the same table).
+func (m *Manager) Table() *Table {
 	var img *metadata.Image
 	if m.images != nil {
 		img = m.images()
 	}
-	if m.table == nil || img != m.img {
-		m.img, m.table = img, NewTable(img, m.kind)
+	if cur := m.current.Load(); cur != nil && cur.img == img {
+		return cur.table
 	}
-	return m.table
-}
-
-// Table returns the quotas in force.
-func (m *Manager) Table() *Table {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.tableLocked()
+	t := NewTable(img, m.kind)
+	m.current.Store(&imageTable{img: img, table: t})
+	return t
 }
 
 // Enabled is quotasEnabled: whether any quota of the kind exists.
@@ -101,12 +104,12 @@ func (m *Manager) sensorLocked(tags Tags, now int64) *sensor {
 // client id resolve to and returns the throttle time the violation calls
 // for (0 within the quota). Without any quota nothing is recorded.
 func (m *Manager) RecordAndGetThrottleTimeMs(user, clientID string, value float64) int64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t := m.tableLocked()
+	t := m.Table()
 	if !t.Enabled() {
 		return 0
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	now := m.nowMs()
 	tags, bound, limited := t.Resolve(user, clientID)
 	s := m.sensorLocked(tags, now)
@@ -128,12 +131,12 @@ func (m *Manager) RecordAndGetThrottleTimeMs(user, clientID string, value float6
 // Unrecord takes value back off the sensor, as unrecordQuotaSensor does for
 // a fetch answered empty because it was throttled.
 func (m *Manager) Unrecord(user, clientID string, value float64) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t := m.tableLocked()
+	t := m.Table()
 	if !t.Enabled() {
 		return
 	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	now := m.nowMs()
 	m.sensorLocked(t.Tags(user, clientID), now).rate.Record(m.cfg, -value, now)
 }
@@ -142,9 +145,7 @@ func (m *Manager) Unrecord(user, clientID string, value float64) {
 // allows over Samples-1 windows (a fetch's bytes are capped by it), +Inf
 // without a quota.
 func (m *Manager) MaxValueInQuotaWindow(user, clientID string) float64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	t := m.tableLocked()
+	t := m.Table()
 	if !t.Enabled() {
 		return math.Inf(1)
 	}
@@ -164,7 +165,7 @@ func (m *Manager) Throttled(user, clientID string, ms int64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.nowMs()
-	s := m.sensorLocked(m.tableLocked().Tags(user, clientID), now)
+	s := m.sensorLocked(m.Table().Tags(user, clientID), now)
 	s.throttles++
 	s.throttleTimeMs += ms
 }

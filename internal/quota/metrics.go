@@ -54,7 +54,7 @@ func (m *Manager) collect(c *Metrics, ch chan<- prometheus.Metric) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.nowMs()
-	t := m.tableLocked()
+	t := m.Table()
 	kind := m.kind.String()
 	for tags, s := range m.sensors {
 		lv := []string{kind, tags.User, tags.ClientID}

@@ -52,7 +52,7 @@ func (q *MutationQuota) Record(permits float64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.nowMs()
-	tags, bound, limited := m.tableLocked().Resolve(q.user, q.client)
+	tags, bound, limited := m.Table().Resolve(q.user, q.client)
 	s := m.sensorLocked(tags, now)
 	if !limited {
 		s.rate.Record(m.cfg, permits, now)
@@ -84,7 +84,7 @@ func (q *MutationQuota) Refund(permits float64) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.nowMs()
-	tags, bound, limited := m.tableLocked().Resolve(q.user, q.client)
+	tags, bound, limited := m.Table().Resolve(q.user, q.client)
 	s := m.sensorLocked(tags, now)
 	s.rate.Record(m.cfg, -permits, now)
 	if limited {

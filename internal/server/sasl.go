@@ -133,16 +133,20 @@ func (s *saslConn) frameLimit(normal int32) int32 {
 func (s *saslConn) admit(h protocol.RequestHeader) bool {
 	now := s.c.srv.clock.Now()
 	if s.step == saslComplete && !s.reauth {
-		if !s.expires.IsZero() && now.After(s.expires) {
-			// Kafka closes an expired session on its next request, a
-			// re-authentication's SaslHandshake included.
-			s.c.srv.metrics.sasl.expired.WithLabelValues(s.c.listener).Inc()
-			s.c.log.Info("closing connection: SASL session expired", "principal", s.principal.String())
-			return false
-		}
+		// A re-authentication may begin even past the session's end (a
+		// client re-authenticates only when it next sends); any other
+		// request after it closes the connection, as Kafka's SocketServer
+		// checks in that order.
 		if h.APIKey == saslHandshakeKey && s.canReauth {
 			s.reauth = true
 			s.step = saslHandshakeNext
+			return true
+		}
+		if !s.expires.IsZero() && now.After(s.expires) {
+			s.c.srv.metrics.sasl.expired.WithLabelValues(s.c.listener).Inc()
+			s.c.log.Info("closing connection: SASL session expired", "principal", s.principal.String(),
+				"request", requestName(h.APIKey), "api_version", h.APIVersion, "expired_for", now.Sub(s.expires))
+			return false
 		}
 		return true
 	}

@@ -351,8 +351,9 @@ func TestSASLReauthentication(t *testing.T) {
 	}, "a principal change refused")
 }
 
-// A session past its lifetime is closed on its next request (a client that
-// does not re-authenticate: SaslAuthenticate v0) and counted.
+// A session past its lifetime is closed on its next request other than a
+// re-authentication (a client of SaslAuthenticate v0 cannot re-authenticate)
+// and counted.
 func TestSASLExpiredSessionIsClosed(t *testing.T) {
 	cfg := newSASLConfig(t, 0)
 	cfg.MaxReauth[sasl.Plain] = time.Minute
@@ -378,6 +379,37 @@ func TestSASLExpiredSessionIsClosed(t *testing.T) {
 	expectClosed(t, c)
 	if n := counterValue(t, ts.srv.metrics.sasl.expired.WithLabelValues("SASL_PLAINTEXT")); n != 1 {
 		t.Errorf("expired sessions killed %v, want 1", n)
+	}
+
+	// A client of SaslAuthenticate v1+ may still re-authenticate once its
+	// session ended (it does so when it next sends), and is then served.
+	c = dial(t, ts.addr)
+	authenticateV1 := func(corr int32) *kmsg.SASLAuthenticateResponse {
+		t.Helper()
+		handshake(t, c, "PLAIN")
+		req := kmsg.NewPtrSASLAuthenticateRequest()
+		req.SASLAuthBytes = []byte("\x00alice\x00alice-secret")
+		send(t, c, req, 1, corr)
+		_, body := readResponse(t, c, false)
+		resp := kmsg.NewPtrSASLAuthenticateResponse()
+		resp.SetVersion(1)
+		if err := resp.ReadFrom(body); err != nil || resp.ErrorCode != 0 {
+			t.Fatalf("authenticate v1: %v, code %d", err, resp.ErrorCode)
+		}
+		return resp
+	}
+	if r := authenticateV1(2); r.SessionLifetimeMillis != time.Minute.Milliseconds() {
+		t.Errorf("session lifetime %d ms, want %d", r.SessionLifetimeMillis, time.Minute.Milliseconds())
+	}
+	clk.Advance(time.Minute + time.Millisecond)
+	authenticateV1(3)
+	send(t, c, kmsg.NewPtrMetadataRequest(), 12, 4)
+	readResponse(t, c, true)
+	if n := counterValue(t, ts.srv.metrics.sasl.reauthenticated.WithLabelValues("SASL_PLAINTEXT", "PLAIN")); n != 1 {
+		t.Errorf("re-authentications %v, want 1", n)
+	}
+	if n := counterValue(t, ts.srv.metrics.sasl.expired.WithLabelValues("SASL_PLAINTEXT")); n != 1 {
+		t.Errorf("expired sessions killed %v, want still 1", n)
 	}
 }
 

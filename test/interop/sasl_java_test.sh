@@ -8,7 +8,9 @@
 #   - as alice over SASL_SSL: an AdminClient round trip, a producer (acks=all, idempotent)
 #     sends 500 records, all acknowledged, a consumer reads exactly those back;
 #   - a wrong password is refused (the client fails with Kafka's authentication error);
-#   - the server counted the successful and the failed authentications.
+#   - the server counted the successful and the failed authentications;
+#   - connections.max.reauth.ms=1500: the clients re-authenticate on their own (KIP-368)
+#     and no connection is closed with an expired session or fails re-authentication.
 # Sluice only: the reference Kafka of bench/kafka-ref sets up no SASL listener.
 set -euo pipefail
 here="$(dirname "${BASH_SOURCE[0]}")"
@@ -19,6 +21,7 @@ against_kafka_ref && { step "SKIP: needs SASL listeners, which bench/kafka-ref d
 records=500
 
 sluice_build
+sasl_overrides=("connections.max.reauth.ms=1500")
 sasl_start
 sasl_add_scram alice SCRAM-SHA-256 "$ALICE_PASSWORD"
 
@@ -61,6 +64,13 @@ bad="$(sasl_metric sluice_failed_authentication_total 'listener="SASL_SSL",mecha
 step "successful $ok, failed $bad"
 [[ "${ok%.*}" -ge 3 ]] || fail "successful SCRAM authentications counted: $ok, want at least 3"
 [[ "${bad%.*}" -ge 1 ]] || fail "failed SCRAM authentications counted: $bad, want at least 1"
+
+check "KIP-368: no session expired under the clients and no re-authentication failed"
+reauth="$(sasl_metric sluice_successful_reauthentication_total 'listener="SASL_SSL",mechanism="SCRAM-SHA-256"')"
+expired="$(sasl_metric sluice_expired_connections_killed_total 'listener="SASL_SSL"')"
+reauth_failed="$(sasl_metric sluice_failed_reauthentication_total 'listener="SASL_SSL",mechanism="SCRAM-SHA-256",reason="credentials"')"
+step "re-authentications $reauth, expired sessions closed $expired, failed re-authentications $reauth_failed"
+[[ "${expired%.*}" -eq 0 && "${reauth_failed%.*}" -eq 0 ]] || fail "a Java client's session expired or its re-authentication failed"
 
 sluice_stop
 step "PASS in $((SECONDS - t0))s"

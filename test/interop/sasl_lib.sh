@@ -7,6 +7,7 @@
 #                   $ALICE_PASSWORD) and SCRAM-SHA-256/512 (credentials stored with
 #                   AlterUserScramCredentials), and the debug listener ($SASL_DEBUG);
 #                   $STORE_PASSWORD opens the stores ($work/truststore.p12, $work/ca.pem)
+#                   (each KEY=VALUE of the array sasl_overrides is one more --override)
 #   sasl_metric NAME LABELS   one sample of the server's /metrics (0 when absent)
 #   sasl_add_scram USER MECHANISM PASSWORD
 #                   Kafka's kafka-configs (bench/kafka-ref tool configs) on the PLAINTEXT
@@ -18,6 +19,7 @@
 ADMIN_PASSWORD="admin-secret-42"
 ALICE_PASSWORD="alice-secret-42"
 STORE_PASSWORD="interop-store-pw"
+sasl_overrides=()
 
 sasl_start() {
   step "writing the test PKI"
@@ -30,7 +32,8 @@ sasl_start() {
   SASL_DEBUG="127.0.0.1:${ports[4]}"
   local plain_jaas="org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" password=\"$ADMIN_PASSWORD\" user_admin=\"$ADMIN_PASSWORD\" user_alice=\"$ALICE_PASSWORD\";"
   local scram_jaas="org.apache.kafka.common.security.scram.ScramLoginModule required;"
-  local jaas=() l m
+  local jaas=() l m o
+  for o in "${sasl_overrides[@]}"; do jaas+=(--override "$o"); done
   for l in sasl_plaintext sasl_ssl; do
     jaas+=(--override "listener.name.$l.plain.sasl.jaas.config=$plain_jaas")
     for m in scram-sha-256 scram-sha-512; do
