@@ -243,3 +243,57 @@ func TestAuthorizedClusterAPIs(t *testing.T) {
 		t.Fatalf("ALTER_CONFIGS implies DESCRIBE_CONFIGS: %+v", r.Resources)
 	}
 }
+
+// stubAuthorizer allows exactly the listed (principal, op, type, name).
+type stubAuthorizer map[string]bool
+
+func (s stubAuthorizer) key(p auth.Principal, op metadata.ACLOperation, t metadata.ACLResourceType, name string) string {
+	return p.String() + " " + op.String() + " " + t.String() + ":" + name
+}
+
+func (s stubAuthorizer) Authorize(p auth.Principal, _ string, op metadata.ACLOperation, t metadata.ACLResourceType, name string) bool {
+	return s[s.key(p, op, t, name)]
+}
+
+func (s stubAuthorizer) AuthorizeByResourceType(auth.Principal, string, metadata.ACLOperation, metadata.ACLResourceType) bool {
+	return false
+}
+
+func (s stubAuthorizer) AuthorizedOperations(auth.Principal, string, metadata.ACLResourceType, string) int32 {
+	return 0
+}
+
+// TestControllerAPIsNeedClusterAction: the brokers' requests to a
+// controller (AlterPartition here) need CLUSTER_ACTION on the cluster, as
+// Kafka's ControllerApis; a principal without it is answered
+// CLUSTER_AUTHORIZATION_FAILED and the controller is not asked.
+func TestControllerAPIsNeedClusterAction(t *testing.T) {
+	ok := kmsg.NewPtrAlterPartitionResponse()
+	ok.Topics = []kmsg.AlterPartitionResponseTopic{{Topic: "t"}}
+	h := newAlterPartitionHandler(stubAlterer{resp: ok})
+	az := stubAuthorizer{}
+	az[az.key(auth.User("broker"), metadata.ACLOpClusterAction, metadata.ACLResourceCluster, metadata.ACLClusterName)] = true
+	req := kmsg.NewPtrAlterPartitionRequest()
+	req.Version = 3
+	for user, want := range map[string]int16{"broker": 0, "alice": kerr.ClusterAuthorizationFailed.Code} {
+		conn := &ConnState{Principal: auth.User(user), RemoteAddr: &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1)}}
+		resp := h.Handle(t.Context(), &Request{Body: req, Conn: conn, authz: az}).body.(*kmsg.AlterPartitionResponse)
+		if resp.ErrorCode != want || (want != 0) != (len(resp.Topics) == 0) {
+			t.Errorf("%s: code %d topics %d, want code %d", user, resp.ErrorCode, len(resp.Topics), want)
+		}
+	}
+}
+
+// TestAclHost: the host the authorizer compares is Java's rendering of
+// the client's address.
+func TestAclHost(t *testing.T) {
+	for addr, want := range map[net.Addr]string{
+		&net.TCPAddr{IP: net.ParseIP("10.1.2.3"), Port: 1}:        "10.1.2.3",
+		&net.TCPAddr{IP: net.ParseIP("::ffff:10.1.2.3"), Port: 1}: "10.1.2.3",
+		&net.TCPAddr{IP: net.ParseIP("::1"), Port: 1}:             "0:0:0:0:0:0:0:1",
+	} {
+		if got := aclHost(&ConnState{RemoteAddr: addr}); got != want {
+			t.Errorf("%v: %q, want %q", addr, got, want)
+		}
+	}
+}
