@@ -49,10 +49,12 @@ PY
 
 check "a wrong password fails kafka-python"
 before="$(sasl_metric sluice_failed_authentication_total 'listener="SASL_PLAINTEXT",mechanism="PLAIN",reason="credentials"')"
-python3 - "$SASL_PLAINTEXT" <<'PY' || fail "kafka-python with a wrong password"
-import sys
+python3 - "$SASL_PLAINTEXT" > "$work/wrong.txt" 2>&1 <<'PY' || { cat "$work/wrong.txt"; fail "kafka-python with a wrong password"; }
+import logging, sys
 from kafka import KafkaProducer
 from kafka.errors import KafkaError
+
+logging.basicConfig(level=logging.WARNING)
 
 try:
     KafkaProducer(bootstrap_servers=sys.argv[1], security_protocol="SASL_PLAINTEXT", sasl_mechanism="PLAIN",
@@ -63,6 +65,8 @@ except KafkaError as e:
 print("a wrong password was accepted")
 sys.exit(1)
 PY
+cat "$work/wrong.txt" | tail -3
+grep -q "Authentication failed" "$work/wrong.txt" || fail "kafka-python's failure does not report Kafka's authentication error"
 after="$(sasl_metric sluice_failed_authentication_total 'listener="SASL_PLAINTEXT",mechanism="PLAIN",reason="credentials"')"
 (( ${after%.*} > ${before%.*} )) || fail "the wrong password was not counted ($before, then $after)"
 step "PLAIN on SASL_PLAINTEXT: $(sasl_metric sluice_successful_authentication_total 'listener="SASL_PLAINTEXT",mechanism="PLAIN"') successful, ${after%.*} failed authentications"
