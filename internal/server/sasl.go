@@ -105,6 +105,8 @@ type saslConn struct {
 	// raw: SaslHandshake v0 chose the mechanism; its tokens come without
 	// Kafka headers.
 	raw bool
+	// requested is the other mechanism a re-authentication named.
+	requested sasl.Mechanism
 }
 
 func newSASLConn(c *conn, cfg *SASL) *saslConn {
@@ -196,7 +198,7 @@ func (s *saslConn) Handshake(ctx context.Context, req *kmsg.SASLHandshakeRequest
 	}
 	if s.reauth && mech != s.mech {
 		// Kafka answers the handshake and fails the first token.
-		s.step = saslBadMechanism
+		s.step, s.requested = saslBadMechanism, mech
 		return resp
 	}
 	server, err := s.cfg.Config.NewServer(mech)
@@ -216,7 +218,7 @@ func (s *saslConn) Authenticate(ctx context.Context, req *kmsg.SASLAuthenticateR
 	case saslComplete:
 		return api.Reply(api.IllegalSASLAuthenticate(req))
 	case saslBadMechanism:
-		s.fail(ctx, saslReasonMechanismChange, fmt.Errorf("SASL mechanism '%s' requested by client is not supported for re-authentication of mechanism '%s'", s.mech, s.mech))
+		s.fail(ctx, saslReasonMechanismChange, fmt.Errorf("SASL mechanism '%s' requested by client is not supported for re-authentication of mechanism '%s'", s.requested, s.mech))
 		return api.CloseConnection(errors.New("re-authentication with another SASL mechanism"))
 	}
 	if req.Version > 0 {

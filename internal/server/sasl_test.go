@@ -525,3 +525,22 @@ func TestSASLApiVersionsRetryBeforeHandshake(t *testing.T) {
 	send(t, c, kmsg.NewPtrApiVersionsRequest(), 3, 2)
 	expectClosed(t, c)
 }
+
+// A re-authentication must keep the session's mechanism: the handshake for
+// another one is answered, its first token closes the connection, counted.
+func TestSASLReauthenticationWithAnotherMechanism(t *testing.T) {
+	ts := startSASLServer(t, newSASLConfig(t, 0), nil)
+	c := dial(t, ts.addr)
+	handshake(t, c, "PLAIN")
+	au := kmsg.NewPtrSASLAuthenticateRequest()
+	au.SASLAuthBytes = []byte("\x00alice\x00alice-secret")
+	send(t, c, au, 1, 2)
+	readResponse(t, c, false)
+	handshake(t, c, "SCRAM-SHA-256")
+	au.SASLAuthBytes = []byte("n,,n=carol,r=abc")
+	send(t, c, au, 1, 4)
+	expectClosed(t, c)
+	if n := counterValue(t, ts.srv.metrics.sasl.reauthFailed.WithLabelValues("SASL_PLAINTEXT", "PLAIN", saslReasonMechanismChange)); n != 1 {
+		t.Errorf("mechanism changes counted %v, want 1", n)
+	}
+}
