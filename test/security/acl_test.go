@@ -209,10 +209,10 @@ func TestACLsOnAClusterOverMutualTLS(t *testing.T) {
 			return prod.ProduceSync(pctx, &kgo.Record{Topic: topic, Value: []byte(strconv.Itoa(i))}).FirstErr()
 		}, "app produces record %d once granted", i)
 	}
-	// Read without a group: a group consumer on this three-node mTLS
-	// cluster reads nothing with or without the authorizer (its
-	// __consumer_offsets partitions stay below min.insync.replicas), a
-	// problem of its own; groups under the authorizer are tested above.
+	// Read without a group: testcluster sets offsets.topic.replication.factor
+	// to 1, below this cluster's min.insync.replicas of 2, so offset commits
+	// fail with NOT_ENOUGH_REPLICAS here as they would on Kafka; groups
+	// under the authorizer are tested above.
 	cons := client(t, addrs[1], kgo.SeedBrokers(addrs...), appTLS, kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	seen := map[string]bool{}
