@@ -366,3 +366,35 @@ func TestControllerMutationRateQuota(t *testing.T) {
 		t.Fatalf("unlimited client: %v %v", err, res.Err)
 	}
 }
+
+// TestRequestPercentageQuota: a client id limited to 0.01% of a request
+// handler's time is throttled after a few hundred requests, franz-go sees
+// throttle_time_ms, and another client id is not throttled.
+func TestRequestPercentageQuota(t *testing.T) {
+	s := startQuotaServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	adm := kadm.NewClient(client(t, s.Addr()))
+	setQuota(t, ctx, adm, kadm.ClientQuotaEntity{{Type: "client-id", Name: kmsg.StringPtr("busy")}}, "request_percentage", 0.01)
+	ask := func(id string) *throttleHook {
+		hook := newThrottleHook()
+		cl := client(t, s.Addr(), kgo.ClientID(id), kgo.WithHooks(hook))
+		for i := 0; i < 300 && hook.count.Load() == 0; i++ {
+			if _, err := kmsg.NewPtrListGroupsRequest().RequestWith(ctx, cl); err != nil {
+				t.Fatalf("list groups: %v", err)
+			}
+		}
+		return hook
+	}
+	if busy := ask("busy"); busy.count.Load() == 0 {
+		t.Error("300 requests over 0.01% of a thread were not throttled")
+	} else {
+		t.Logf("busy: throttled %v", time.Duration(busy.total.Load()))
+	}
+	if other := ask("idle"); other.count.Load() != 0 {
+		t.Errorf("a client id without a quota was throttled %d times", other.count.Load())
+	}
+	if n := s.metric(t, "sluice_quota_throttles_total", `client_id="busy",quota_type="Request",user=""`); n == 0 {
+		t.Error("no request throttle counted for client busy")
+	}
+}
