@@ -46,6 +46,9 @@ func AddCommands(root *cobra.Command) {
 type connection struct {
 	brokers string
 	timeout time.Duration
+	// commandConfig is a Kafka client properties file with the security
+	// settings (--command-config, as Kafka's tools).
+	commandConfig string
 }
 
 // addConnectionFlags binds the shared flags as persistent flags of a
@@ -55,6 +58,8 @@ func addConnectionFlags(cmd *cobra.Command, c *connection) {
 		"comma-separated bootstrap brokers (host:port); env "+BrokersEnv+" when the flag is not given")
 	cmd.PersistentFlags().DurationVar(&c.timeout, "timeout", 15*time.Second,
 		"how long a request (or the connection to the cluster) may take")
+	cmd.PersistentFlags().StringVar(&c.commandConfig, "command-config", "",
+		"Kafka client properties with the security settings (security.protocol, ssl.*, sasl.mechanism, sasl.jaas.config), as Kafka's tools take")
 }
 
 // seeds resolves the bootstrap list: the flag when given, then the
@@ -88,6 +93,13 @@ func (c *connection) client(cmd *cobra.Command, opts ...kgo.Opt) (*kgo.Client, e
 		kgo.ClientID("sluice-cli"),
 		kgo.DialTimeout(min(c.timeout, 10*time.Second)),
 		kgo.RetryTimeout(c.timeout),
+	}
+	if c.commandConfig != "" {
+		security, err := commandConfigOpts(c.commandConfig)
+		if err != nil {
+			return nil, err
+		}
+		base = append(base, security...)
 	}
 	cl, err := kgo.NewClient(append(base, opts...)...)
 	if err != nil {

@@ -40,8 +40,9 @@ type saslServer struct {
 	sslAddr   string
 	debugAddr string
 	issuer    *jwtIssuer
-	// sslTLS trusts the broker's certificate.
+	// sslTLS trusts the broker's certificate; caFile holds it in PEM.
 	sslTLS *tls.Config
+	caFile string
 }
 
 // jwtIssuer signs RS256 tokens with a key the server's JWKS file holds.
@@ -139,6 +140,10 @@ func startSASLServer(t *testing.T, overrides ...string) *saslServer {
 		DataDir: t.TempDir(), ClientPort: ports[0], ControllerPort: ports[3], Overrides: append(base, overrides...),
 	})
 	s.sslTLS = p.clientTLS(nil)
+	s.caFile = filepath.Join(p.dir, "ca.pem")
+	if err := os.WriteFile(s.caFile, p.ca.CertPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	return s
 }
 

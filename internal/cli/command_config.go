@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/magiconair/properties"
+	"github.com/twmb/franz-go/pkg/kgo"
+	kgosasl "github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"sluice/internal/auth/sasl"
+	"sluice/internal/auth/tlsconf"
+)
+
+// commandConfigOpts reads a Kafka client properties file, as Kafka's tools
+// take with --command-config, into client options: security.protocol
+// (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), the ssl.* keys (truststore,
+// keystore for mTLS, endpoint identification) and sasl.mechanism (PLAIN,
+// SCRAM-SHA-256, SCRAM-SHA-512) with the username and password of
+// sasl.jaas.config. Errors name keys, never values.
+func commandConfigOpts(path string) ([]kgo.Opt, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--command-config: %w", err)
+	}
+	l := &properties.Loader{Encoding: properties.ISO_8859_1, DisableExpansion: true}
+	p, err := l.LoadBytes(data)
+	if err != nil {
+		return nil, fmt.Errorf("--command-config %s: %w", path, err)
+	}
+	protocol := strings.ToUpper(strings.TrimSpace(p.GetString("security.protocol", "PLAINTEXT")))
+	var opts []kgo.Opt
+	switch protocol {
+	case "PLAINTEXT", "SASL_PLAINTEXT":
+	case "SSL", "SASL_SSL":
+		st, err := tlsconf.New(tlsconf.Options{Listener: "client", Lookup: func(key string) (string, string, bool) {
+			v, ok := p.Get(key)
+			return v, key, ok
+		}})
+		if err != nil {
+			return nil, fmt.Errorf("--command-config %s: %w", path, err)
+		}
+		opts = append(opts, kgo.Dialer(st.Dial(&net.Dialer{})))
+	default:
+		return nil, fmt.Errorf("--command-config %s: security.protocol %s is not PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", path, protocol)
+	}
+	if strings.HasPrefix(protocol, "SASL_") {
+		m, err := clientMechanism(p)
+		if err != nil {
+			return nil, fmt.Errorf("--command-config %s: %w", path, err)
+		}
+		opts = append(opts, kgo.SASL(m))
+	}
+	return opts, nil
+}
+
+// clientMechanism is sasl.mechanism logged in with sasl.jaas.config's
+// username and password.
+func clientMechanism(p *properties.Properties) (kgosasl.Mechanism, error) {
+	mech := sasl.Mechanism(strings.ToUpper(strings.TrimSpace(p.GetString("sasl.mechanism", "GSSAPI"))))
+	jaas, ok := p.Get("sasl.jaas.config")
+	if !ok {
+		return nil, fmt.Errorf("sasl.jaas.config must be set for SASL")
+	}
+	entries, err := sasl.ParseJAASConfig(jaas)
+	if err != nil {
+		return nil, fmt.Errorf("sasl.jaas.config: %w", err)
+	}
+	user, okU := entries[0].Option("username")
+	pass, okP := entries[0].Option("password")
+	if !okU || !okP {
+		return nil, fmt.Errorf("sasl.jaas.config needs the username and password options")
+	}
+	switch mech {
+	case sasl.Plain:
+		return plain.Auth{User: user, Pass: pass}.AsMechanism(), nil
+	case sasl.ScramSHA256:
+		return scram.Auth{User: user, Pass: pass}.AsSha256Mechanism(), nil
+	case sasl.ScramSHA512:
+		return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism(), nil
+	}
+	return nil, fmt.Errorf("sasl.mechanism %s is not supported by the sluice commands (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", mech)
+}
