@@ -94,18 +94,25 @@ func (c *connection) client(cmd *cobra.Command, opts ...kgo.Opt) (*kgo.Client, e
 		kgo.DialTimeout(min(c.timeout, 10*time.Second)),
 		kgo.RetryTimeout(c.timeout),
 	}
-	if c.commandConfig != "" {
-		security, err := commandConfigOpts(c.commandConfig)
-		if err != nil {
-			return nil, err
-		}
-		base = append(base, security...)
+	security, err := c.securityOpts()
+	if err != nil {
+		return nil, err
 	}
+	base = append(base, security...)
 	cl, err := kgo.NewClient(append(base, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", strings.Join(seeds, ","), err)
 	}
 	return cl, nil
+}
+
+// securityOpts are the client options of --command-config, none without
+// it.
+func (c *connection) securityOpts() ([]kgo.Opt, error) {
+	if c.commandConfig == "" {
+		return nil, nil
+	}
+	return commandConfigOpts(c.commandConfig)
 }
 
 // admin builds an admin client and checks the cluster answers, so that an

@@ -100,7 +100,11 @@ func newClusterQuorumCommand(conn *connection) *cobra.Command {
 				}
 				ctx, cancel := conn.requestContext(base)
 				defer cancel()
-				v, err := describeQuorumViaController(ctx, conn.timeout, bootstrapController)
+				security, err := conn.securityOpts()
+				if err != nil {
+					return err
+				}
+				v, err := describeQuorumViaController(ctx, conn.timeout, bootstrapController, security...)
 				if err != nil {
 					return err
 				}
@@ -127,10 +131,10 @@ func newClusterQuorumCommand(conn *connection) *cobra.Command {
 // is active (DescribeCluster, controller endpoints) and asks that one for
 // the quorum, again while a leader change makes it answer
 // NOT_LEADER_OR_FOLLOWER, until ctx ends.
-func describeQuorumViaController(ctx context.Context, timeout time.Duration, addr string) (*quorumView, error) {
+func describeQuorumViaController(ctx context.Context, timeout time.Duration, addr string, security ...kgo.Opt) (*quorumView, error) {
 	var last error
 	for {
-		v, err := describeQuorumOnce(ctx, timeout, addr)
+		v, err := describeQuorumOnce(ctx, timeout, addr, security)
 		if err == nil {
 			return v, nil
 		}
@@ -154,10 +158,10 @@ func retriableQuorumError(err error) bool {
 	return errors.Is(err, errNoActiveController) || (errors.As(err, &ke) && ke.Retriable)
 }
 
-func describeQuorumOnce(ctx context.Context, timeout time.Duration, addr string) (*quorumView, error) {
+func describeQuorumOnce(ctx context.Context, timeout time.Duration, addr string, security []kgo.Opt) (*quorumView, error) {
 	dreq := kmsg.NewPtrDescribeClusterRequest()
 	dreq.EndpointType = 2 // controllers (KIP-919)
-	resp, err := requestOne(ctx, timeout, addr, dreq)
+	resp, err := requestOne(ctx, timeout, addr, dreq, security)
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +174,7 @@ func describeQuorumOnce(ctx context.Context, timeout time.Duration, addr string)
 		return nil, errNoActiveController
 	}
 	active := net.JoinHostPort(dc.Brokers[i].Host, strconv.Itoa(int(dc.Brokers[i].Port)))
-	resp, err = requestOne(ctx, timeout, active, newDescribeQuorumRequest())
+	resp, err = requestOne(ctx, timeout, active, newDescribeQuorumRequest(), security)
 	if err != nil {
 		return nil, err
 	}
@@ -178,9 +182,10 @@ func describeQuorumOnce(ctx context.Context, timeout time.Duration, addr string)
 }
 
 // requestOne sends req to the node at addr itself (not to whichever node a
-// client's metadata would pick).
-func requestOne(ctx context.Context, timeout time.Duration, addr string, req kmsg.Request) (kmsg.Response, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ClientID("sluice-cli"), kgo.DialTimeout(min(timeout, 10*time.Second)))
+// client's metadata would pick), with --command-config's security options.
+func requestOne(ctx context.Context, timeout time.Duration, addr string, req kmsg.Request, security []kgo.Opt) (kmsg.Response, error) {
+	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID("sluice-cli"), kgo.DialTimeout(min(timeout, 10*time.Second))}
+	cl, err := kgo.NewClient(append(opts, security...)...)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", addr, err)
 	}

@@ -5,10 +5,12 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/magiconair/properties"
 	"github.com/twmb/franz-go/pkg/kgo"
 	kgosasl "github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/oauth"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
@@ -20,8 +22,10 @@ import (
 // take with --command-config, into client options: security.protocol
 // (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL), the ssl.* keys (truststore,
 // keystore for mTLS, endpoint identification) and sasl.mechanism (PLAIN,
-// SCRAM-SHA-256, SCRAM-SHA-512) with the username and password of
-// sasl.jaas.config. Errors name keys, never values.
+// SCRAM-SHA-256, SCRAM-SHA-512 with the username and password of
+// sasl.jaas.config; OAUTHBEARER with an unsecured token). Another
+// security key is refused (checkCommandConfigKeys). Errors name keys,
+// never values.
 func commandConfigOpts(path string) ([]kgo.Opt, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -30,6 +34,9 @@ func commandConfigOpts(path string) ([]kgo.Opt, error) {
 	l := &properties.Loader{Encoding: properties.ISO_8859_1, DisableExpansion: true}
 	p, err := l.LoadBytes(data)
 	if err != nil {
+		return nil, fmt.Errorf("--command-config %s: %w", path, err)
+	}
+	if err := checkCommandConfigKeys(p); err != nil {
 		return nil, fmt.Errorf("--command-config %s: %w", path, err)
 	}
 	protocol := strings.ToUpper(strings.TrimSpace(p.GetString("security.protocol", "PLAINTEXT")))
@@ -58,20 +65,34 @@ func commandConfigOpts(path string) ([]kgo.Opt, error) {
 	return opts, nil
 }
 
-// clientMechanism is sasl.mechanism logged in with sasl.jaas.config's
-// username and password.
+// clientMechanism is sasl.mechanism logged in with sasl.jaas.config's one
+// login module: its username and password (PLAIN, SCRAM), or the unsecured
+// token its options make (OAUTHBEARER, as Kafka's default client login
+// callback handler).
 func clientMechanism(p *properties.Properties) (kgosasl.Mechanism, error) {
-	mech := sasl.Mechanism(strings.ToUpper(strings.TrimSpace(p.GetString("sasl.mechanism", "GSSAPI"))))
-	jaas, ok := p.Get("sasl.jaas.config")
+	mech := sasl.Mechanism(strings.ToUpper(strings.TrimSpace(p.GetString(keySASLMechanism, "GSSAPI"))))
+	switch mech {
+	case sasl.Plain, sasl.ScramSHA256, sasl.ScramSHA512, sasl.OAuthBearer:
+	default:
+		return nil, fmt.Errorf("sasl.mechanism %s is not supported by the sluice commands (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER)", mech)
+	}
+	jaas, ok := p.Get(keySASLJAASConfig)
 	if !ok {
 		return nil, fmt.Errorf("sasl.jaas.config must be set for SASL")
 	}
-	entries, err := sasl.ParseJAASConfig(jaas)
+	entry, err := sasl.ParseServerJAASConfig(jaas)
 	if err != nil {
 		return nil, fmt.Errorf("sasl.jaas.config: %w", err)
 	}
-	user, okU := entries[0].Option("username")
-	pass, okP := entries[0].Option("password")
+	if mech == sasl.OAuthBearer {
+		token, ext, err := unsecuredLoginToken(entry, time.Now())
+		if err != nil {
+			return nil, fmt.Errorf("sasl.jaas.config: %w", err)
+		}
+		return oauth.Auth{Token: token, Extensions: ext}.AsMechanism(), nil
+	}
+	user, okU := entry.Option("username")
+	pass, okP := entry.Option("password")
 	if !okU || !okP {
 		return nil, fmt.Errorf("sasl.jaas.config needs the username and password options")
 	}
@@ -80,8 +101,6 @@ func clientMechanism(p *properties.Properties) (kgosasl.Mechanism, error) {
 		return plain.Auth{User: user, Pass: pass}.AsMechanism(), nil
 	case sasl.ScramSHA256:
 		return scram.Auth{User: user, Pass: pass}.AsSha256Mechanism(), nil
-	case sasl.ScramSHA512:
-		return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism(), nil
 	}
-	return nil, fmt.Errorf("sasl.mechanism %s is not supported by the sluice commands (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512)", mech)
+	return scram.Auth{User: user, Pass: pass}.AsSha512Mechanism(), nil
 }
