@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -85,11 +86,16 @@ func clientMechanism(p *properties.Properties) (kgosasl.Mechanism, error) {
 		return nil, fmt.Errorf("sasl.jaas.config: %w", err)
 	}
 	if mech == sasl.OAuthBearer {
-		token, ext, err := unsecuredLoginToken(entry, time.Now())
-		if err != nil {
+		// Checked now, made again at each login so that a long consume
+		// re-authenticates with a token not yet expired, as Kafka's
+		// clients refresh theirs.
+		if _, _, err := unsecuredLoginToken(entry, time.Now()); err != nil {
 			return nil, fmt.Errorf("sasl.jaas.config: %w", err)
 		}
-		return oauth.Auth{Token: token, Extensions: ext}.AsMechanism(), nil
+		return oauth.Oauth(func(context.Context) (oauth.Auth, error) {
+			token, ext, err := unsecuredLoginToken(entry, time.Now())
+			return oauth.Auth{Token: token, Extensions: ext}, err
+		}), nil
 	}
 	user, okU := entry.Option("username")
 	pass, okP := entry.Option("password")

@@ -182,3 +182,41 @@ func TestCommandConfigSecuredListeners(t *testing.T) {
 		t.Logf("%s: exit %v after %s: %s", name, err, time.Since(start).Round(time.Millisecond), strings.TrimSpace(out))
 	}
 }
+
+// OAUTHBEARER and PLAIN from --command-config: the unsecured token made
+// from the login module's options logs in where the broker validates
+// unsecured tokens (SASL_PLAINTEXT here) and is refused where it wants
+// signed JWTs (SASL_SSL); options that make no principal fail before any
+// connection.
+func TestCommandConfigOAuthBearerAndPlain(t *testing.T) {
+	s := startSASLServer(t)
+	write := func(lines ...string) string {
+		path := filepath.Join(t.TempDir(), "client.properties")
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	oauthJAAS := func(options string) string {
+		return "sasl.jaas.config=org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required " + options + ";"
+	}
+	unsecured := write("security.protocol=SASL_PLAINTEXT", "sasl.mechanism=OAUTHBEARER",
+		oauthJAAS(`unsecuredLoginStringClaim_sub="alice" unsecuredLoginLifetimeSeconds="600"`))
+	if out, err := sluiceCLI(t, s.saslAddr, unsecured, "", "topic", "create", "tokens", "-p", "1"); err != nil {
+		t.Fatalf("topic create with an unsecured token: %v\n%s", err, out)
+	}
+	plain := write("security.protocol=SASL_PLAINTEXT", "sasl.mechanism=PLAIN",
+		`sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="`+alicePassword+`";`)
+	if out, err := sluiceCLI(t, s.saslAddr, plain, "", "topic", "list"); err != nil || !strings.Contains(out, "tokens") {
+		t.Errorf("topic list with PLAIN: %v\n%s", err, out)
+	}
+	toSSL := write("security.protocol=SASL_SSL", "sasl.mechanism=OAUTHBEARER", oauthJAAS(`unsecuredLoginStringClaim_sub="alice"`),
+		"ssl.truststore.type=PEM", "ssl.truststore.location="+s.caFile)
+	if out, err := sluiceCLI(t, s.sslAddr, toSSL, "", "topic", "list"); err == nil || !strings.Contains(out, "SASL_AUTHENTICATION_FAILED") {
+		t.Errorf("an unsecured token to the JWT-validating listener: %v\n%s", err, out)
+	}
+	noSub := write("security.protocol=SASL_PLAINTEXT", "sasl.mechanism=OAUTHBEARER", oauthJAAS(`unsecuredLoginStringClaim_name="alice"`))
+	if out, err := sluiceCLI(t, s.saslAddr, noSub, "", "topic", "list"); err == nil || !strings.Contains(out, "no principal claim sub") {
+		t.Errorf("a token without its principal claim: %v\n%s", err, out)
+	}
+}
