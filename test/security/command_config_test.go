@@ -220,3 +220,43 @@ func TestCommandConfigOAuthBearerAndPlain(t *testing.T) {
 		t.Errorf("a token without its principal claim: %v\n%s", err, out)
 	}
 }
+
+// ssl.endpoint.identification.algorithm from --command-config: by default
+// (https) a broker certificate that does not name the host it is reached
+// at is refused; set empty, only the chain is checked, so a certificate of
+// another CA is still refused.
+func TestCommandConfigEndpointIdentification(t *testing.T) {
+	p := newPKI(t)
+	p.broker = p.issue(t, tlstest.LeafOptions{Subject: "CN=broker,OU=brokers,O=Sluice", Hosts: []string{"kafka.test"}})
+	s := startSSLServer(t, p.brokerSSL(t, "none")...)
+	ca := filepath.Join(p.dir, "ca.pem")
+	if err := os.WriteFile(ca, p.ca.CertPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write := func(lines ...string) string {
+		path := filepath.Join(t.TempDir(), "client.properties")
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	trust := []string{"security.protocol=SSL", "ssl.truststore.type=PEM", "ssl.truststore.location=" + ca}
+	if out, err := sluiceCLI(t, s.sslAddr, write(trust...), "", "topic", "list"); err == nil || !strings.Contains(out, "failed to verify certificate") || strings.Contains(out, "unknown authority") {
+		t.Errorf("a certificate for kafka.test reached at 127.0.0.1: %v\n%s", err, out)
+	}
+	if out, err := sluiceCLI(t, s.sslAddr, write(append(trust, "ssl.endpoint.identification.algorithm=")...), "", "topic", "list"); err != nil {
+		t.Errorf("host name checks off: %v\n%s", err, out)
+	}
+	other, err := tlstest.NewCA("Other CA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherFile := filepath.Join(p.dir, "other-ca.pem")
+	if err := os.WriteFile(otherFile, other.CertPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	noHost := write("security.protocol=SSL", "ssl.truststore.type=PEM", "ssl.truststore.location="+otherFile, "ssl.endpoint.identification.algorithm=")
+	if out, err := sluiceCLI(t, s.sslAddr, noHost, "", "topic", "list"); err == nil || !strings.Contains(out, "unknown authority") {
+		t.Errorf("host name checks off, another CA trusted: %v\n%s", err, out)
+	}
+}
