@@ -47,7 +47,7 @@ func commandConfigOpts(path string) ([]kgo.Opt, error) {
 	case "SSL", "SASL_SSL":
 		st, err := tlsconf.New(tlsconf.Options{Listener: "client", Lookup: func(key string) (string, string, bool) {
 			v, ok := p.Get(key)
-			return v, key, ok
+			return inlinePEM(key, v), key, ok
 		}})
 		if err != nil {
 			return nil, fmt.Errorf("--command-config %s: %w", path, err)
