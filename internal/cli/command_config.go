@@ -102,6 +102,9 @@ func clientMechanism(p *properties.Properties) (kgosasl.Mechanism, error) {
 	if !okU || !okP {
 		return nil, fmt.Errorf("sasl.jaas.config needs the username and password options")
 	}
+	if v, _ := entry.Option("tokenauth"); strings.EqualFold(strings.TrimSpace(v), "true") {
+		return nil, fmt.Errorf("sasl.jaas.config: tokenauth (a delegation token) is not supported by the sluice commands")
+	}
 	switch mech {
 	case sasl.Plain:
 		return plain.Auth{User: user, Pass: pass}.AsMechanism(), nil

@@ -33,12 +33,13 @@ func TestCommandConfigKeys(t *testing.T) {
 		}
 	}
 	for text, want := range map[string]string{
-		"security.protocol=SSL\nssl.truststore.locaton=/tmp/x.jks\n":                                        "ssl.truststore.locaton is not supported",
-		"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.kerberos.service.name=kafka\n" + jaas: "sasl.kerberos.service.name is not supported",
-		"sasl.login.callback.handler.class=x.Y\n":                                                           "sasl.login.callback.handler.class is not supported",
-		"security.protocol=SSL\nssl.client.auth=required\n":                                                 "ssl.client.auth is not supported",
-		"security.protocol=SSL\nssl.protocol=SSLv3\n":                                                       "ssl.protocol",
-		"security.protocol=SASL_SSL\nsasl.mechanism=GSSAPI\n" + jaas:                                        "sasl.mechanism GSSAPI is not supported",
+		"security.protocol=SSL\nssl.truststore.locaton=/tmp/x.jks\n":                                                               "ssl.truststore.locaton is not supported",
+		"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.kerberos.service.name=kafka\n" + jaas:                        "sasl.kerberos.service.name is not supported",
+		"sasl.login.callback.handler.class=x.Y\n":                                                                                  "sasl.login.callback.handler.class is not supported",
+		"security.protocol=SSL\nssl.client.auth=required\n":                                                                        "ssl.client.auth is not supported",
+		"security.protocol=SSL\nssl.protocol=SSLv3\n":                                                                              "ssl.protocol",
+		"security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n" + strings.Replace(jaas, `";`, `" tokenauth="true";`, 1): "tokenauth",
+		"security.protocol=SASL_SSL\nsasl.mechanism=GSSAPI\n" + jaas:                                                               "sasl.mechanism GSSAPI is not supported",
 	} {
 		_, err := commandConfigOpts(writeProperties(t, text))
 		if err == nil || !strings.Contains(err.Error(), want) {
