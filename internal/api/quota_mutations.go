@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -107,12 +108,7 @@ func (a mutationQuotaAdmin) CreateTopics(ctx context.Context, req *kmsg.CreateTo
 		return float64(t.NumPartitions)
 	})
 	sub := *req
-	sub.Topics = nil
-	for _, t := range req.Topics {
-		if !p.refused[t.Topic] {
-			sub.Topics = append(sub.Topics, t)
-		}
-	}
+	sub.Topics = slices.DeleteFunc(slices.Clone(req.Topics), func(t kmsg.CreateTopicsRequestTopic) bool { return p.refused[t.Topic] })
 	resp := kmsg.NewPtrCreateTopicsResponse()
 	if len(sub.Topics) > 0 {
 		var err error
@@ -245,12 +241,7 @@ func (a mutationQuotaAdmin) CreatePartitions(ctx context.Context, req *kmsg.Crea
 		return float64(int(t.Count) - len(cur.Partitions))
 	})
 	sub := *req
-	sub.Topics = nil
-	for _, t := range req.Topics {
-		if !p.refused[t.Topic] {
-			sub.Topics = append(sub.Topics, t)
-		}
-	}
+	sub.Topics = slices.DeleteFunc(slices.Clone(req.Topics), func(t kmsg.CreatePartitionsRequestTopic) bool { return p.refused[t.Topic] })
 	resp := kmsg.NewPtrCreatePartitionsResponse()
 	if len(sub.Topics) > 0 {
 		var err error
