@@ -21,6 +21,7 @@ var coordinatorImports = map[string][]string{
 	"coordinator/runtime":             nil,
 	"coordinator/runtime/runtimetest": nil,
 	"coordinator/group":               nil,
+	"coordinator/group/assignor":      nil,
 	"coordinator/groupcoord":          {"coordinator/group", "coordinator/runtime"},
 	"coordinator/txn":                 nil,
 	"coordinator/txncoord":            {"coordinator/txn", "coordinator/runtime"},
