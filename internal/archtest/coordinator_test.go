@@ -22,6 +22,7 @@ var coordinatorImports = map[string][]string{
 	"coordinator/runtime/runtimetest": nil,
 	"coordinator/group":               nil,
 	"coordinator/group/assignor":      nil,
+	"coordinator/group/consumerrec":   nil,
 	"coordinator/groupcoord":          {"coordinator/group", "coordinator/runtime"},
 	"coordinator/txn":                 nil,
 	"coordinator/txncoord":            {"coordinator/txn", "coordinator/runtime"},

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Regenerates consumerrec's golden records with Kafka's own classes: compiles
+# GenRecords.java against the pinned Kafka (bench/kafka-ref classpath plus
+# the group coordinator jar) and writes testdata/*.golden. Needs a JDK 17+.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(git -C "$here" rev-parse --show-toplevel)
+version=${KAFKA_REF_VERSION:-$(tr -d "[:space:]" < "$root/KAFKA_VERSION")}
+gc="${HOME}/.m2/repository/org/apache/kafka/kafka-group-coordinator/${version}/kafka-group-coordinator-${version}.jar"
+cp="$("$root/bench/kafka-ref" classpath):$gc"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+javac -d "$out" -cp "$cp" "$here/GenRecords.java"
+java -cp "$out:$cp" GenRecords "$here/.."
