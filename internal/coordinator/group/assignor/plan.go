@@ -19,9 +19,10 @@ type plan struct {
 	// order; topic t's partitions are owner[topics[t].first:][:Partitions].
 	topics []planTopic
 	index  map[kafka.UUID]int32
-	// subs[subStart[m]:subStart[m+1]] are member m's topics, ascending.
-	subs     []int32
-	subStart []int32
+	// subs[subLo[m]:subHi[m]] are member m's topics, ascending. Members
+	// subscribing to what the member before them does share its range.
+	subs         []int32
+	subLo, subHi []int32
 	// owner is each partition's member index, -1 when unassigned.
 	owner []int32
 }
@@ -41,11 +42,10 @@ func newPlan(spec Spec, sticky bool) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{members: members, subStart: make([]int32, len(members)+1)}
+	p := &plan{members: members, subLo: make([]int32, len(members)), subHi: make([]int32, len(members))}
 	if err := p.indexTopics(spec); err != nil {
 		return nil, err
 	}
-	p.indexSubscriptions(spec)
 	p.owner = make([]int32, p.partitionCount())
 	for i := range p.owner {
 		p.owner[i] = -1
@@ -56,53 +56,105 @@ func newPlan(spec Spec, sticky bool) (*plan, error) {
 	return p, nil
 }
 
-// indexTopics collects the known topics some member subscribes to.
+// indexTopics collects the known topics some member subscribes to and
+// turns each member's subscription into topic indexes, with one map lookup
+// per subscribed id (none for a member subscribing to what the previous one
+// does, the common case). Topics are numbered as met, then renumbered in
+// Kafka's Uuid order.
 func (p *plan) indexTopics(spec Spec) error {
 	p.index = make(map[kafka.UUID]int32, len(spec.Topics))
-	for _, m := range p.members {
-		for _, id := range m.Subscribed {
-			t, ok := spec.Topics[id]
-			if _, seen := p.index[id]; !ok || seen {
-				continue
-			}
-			if t.Partitions < 0 {
-				return &SpecError{Reason: "topic " + id.String() + " has " + strconv.Itoa(int(t.Partitions)) + " partitions"}
-			}
-			p.index[id] = 0
-			p.topics = append(p.topics, planTopic{id: id, parts: t.Partitions})
-		}
-	}
-	slices.SortFunc(p.topics, func(a, b planTopic) int { return compareUUID(a.id, b.id) })
-	var first int32
-	for i := range p.topics {
-		p.topics[i].first = first
-		first += p.topics[i].parts
-		p.index[p.topics[i].id] = int32(i)
-	}
-	return nil
-}
-
-// indexSubscriptions turns each member's subscribed ids into topic indexes.
-func (p *plan) indexSubscriptions(spec Spec) {
 	n := 0
-	for _, m := range p.members {
-		n += len(m.Subscribed)
+	for i, m := range p.members {
+		if i == 0 || !sameIDs(m.Subscribed, p.members[i-1].Subscribed) {
+			n += len(m.Subscribed)
+		}
 	}
 	p.subs = make([]int32, 0, n)
 	for i, m := range p.members {
-		start := len(p.subs)
+		if i > 0 && sameIDs(m.Subscribed, p.members[i-1].Subscribed) {
+			p.subLo[i], p.subHi[i] = p.subLo[i-1], p.subHi[i-1]
+			continue
+		}
+		p.subLo[i] = int32(len(p.subs))
 		for _, id := range m.Subscribed {
-			if t, ok := p.index[id]; ok {
-				p.subs = append(p.subs, t)
+			t, seen := p.index[id]
+			if !seen {
+				topic, known := spec.Topics[id]
+				if !known {
+					continue
+				}
+				if topic.Partitions < 0 {
+					return &SpecError{Reason: "topic " + topic.Name + " (" + id.String() + ") has " + strconv.Itoa(int(topic.Partitions)) + " partitions"}
+				}
+				t = int32(len(p.topics))
+				p.index[id] = t
+				p.topics = append(p.topics, planTopic{id: id, parts: topic.Partitions})
 			}
+			p.subs = append(p.subs, t)
 		}
-		own := p.subs[start:]
-		if !slices.IsSorted(own) {
-			slices.Sort(own)
-		}
-		p.subs = p.subs[:start+len(slices.Compact(own))]
-		p.subStart[i+1] = int32(len(p.subs))
+		p.subHi[i] = int32(len(p.subs))
 	}
+	p.renumberTopics()
+	return nil
+}
+
+// sameIDs reports whether a and b hold the same ids, cheaply when they are
+// the same slice.
+func sameIDs(a, b []kafka.UUID) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	return slices.Equal(a, b)
+}
+
+// renumberTopics sorts the topics in Kafka's Uuid order, lays out their
+// partitions in that order, and rewrites the subscriptions to the new
+// numbers, each member's ascending and without duplicates.
+func (p *plan) renumberTopics() {
+	order := make([]int32, len(p.topics))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return compareUUID(p.topics[a].id, p.topics[b].id) })
+	sorted := make([]planTopic, len(p.topics))
+	renumber := make([]int32, len(p.topics))
+	var first int32
+	for to, from := range order {
+		renumber[from] = int32(to)
+		sorted[to] = p.topics[from]
+		sorted[to].first = first
+		first += sorted[to].parts
+		p.index[sorted[to].id] = int32(to)
+	}
+	p.topics = sorted
+	for i := range p.subs {
+		p.subs[i] = renumber[p.subs[i]]
+	}
+	for m := range p.members {
+		if m > 0 && sameIDs(p.members[m].Subscribed, p.members[m-1].Subscribed) {
+			p.subHi[m] = p.subHi[m-1] // shared, done already
+			continue
+		}
+		own := p.subs[p.subLo[m]:p.subHi[m]]
+		if !ascending(own) {
+			slices.Sort(own)
+			own = slices.Compact(own)
+		}
+		p.subHi[m] = p.subLo[m] + int32(len(own))
+	}
+}
+
+// ascending reports whether s is strictly increasing.
+func ascending(s []int32) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i] <= s[i-1] {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *plan) partitionCount() int {
@@ -114,7 +166,7 @@ func (p *plan) partitionCount() int {
 }
 
 // memberSubs returns member m's topic indexes, ascending.
-func (p *plan) memberSubs(m int) []int32 { return p.subs[p.subStart[m]:p.subStart[m+1]] }
+func (p *plan) memberSubs(m int) []int32 { return p.subs[p.subLo[m]:p.subHi[m]] }
 
 func (p *plan) subscribes(m int, t int32) bool {
 	_, ok := slices.BinarySearch(p.memberSubs(m), t)

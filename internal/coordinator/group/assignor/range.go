@@ -39,8 +39,10 @@ func (rangeAssignor) Assign(spec Spec) (map[string]Assignment, error) {
 		return cmp.Compare(a, b) // members are in ID order
 	})
 	subscribers := make([]int32, len(p.topics))
-	for _, t := range p.subs {
-		subscribers[t]++
+	for m := range p.members {
+		for _, t := range p.memberSubs(m) {
+			subscribers[t]++
+		}
 	}
 	next := make([]int32, len(p.topics))  // first partition of the next range
 	taken := make([]int32, len(p.topics)) // ranges handed out

@@ -41,13 +41,15 @@ func (p *plan) uniformHeterogeneous() {
 // indexSubscribers inverts the members' subscriptions.
 func (h *hetero) indexSubscribers() {
 	h.topicSubStart = make([]int32, len(h.topics)+1)
-	for _, t := range h.subs {
-		h.topicSubStart[t+1]++
+	for m := range h.members {
+		for _, t := range h.memberSubs(m) {
+			h.topicSubStart[t+1]++
+		}
 	}
 	for t := range h.topics {
 		h.topicSubStart[t+1] += h.topicSubStart[t]
 	}
-	h.topicSubs = make([]int32, len(h.subs))
+	h.topicSubs = make([]int32, h.topicSubStart[len(h.topics)])
 	next := make([]int32, len(h.topics))
 	copy(next, h.topicSubStart)
 	for m := range h.members {
@@ -136,6 +138,7 @@ func (h *hetero) balance() {
 // balanceScratch is reused across balanceTopic calls.
 type balanceScratch struct {
 	parts      []int32
+	keys       []uint64
 	start, end []int32 // per member: its run in parts
 }
 
@@ -146,20 +149,23 @@ type balanceScratch struct {
 func (h *hetero) balanceTopic(t int32, s *balanceScratch) int {
 	tp := h.topics[t]
 	subs := h.subscribersOf(t)
-	if h.bal.initialize(subs) <= 1 {
+	// Most topics are balanced already: check before sorting.
+	if h.bal.spread(subs) <= 1 {
 		return 0
 	}
+	h.bal.initialize(subs)
 	owners := h.owner[tp.first : tp.first+tp.parts]
-	s.parts = s.parts[:0]
-	for q := range tp.parts {
-		s.parts = append(s.parts, q)
+	// The partitions grouped by owner, ascending within each: sorted packed
+	// (owner, partition) keys (every partition has an owner by now).
+	s.keys = s.keys[:0]
+	for q, m := range owners {
+		s.keys = append(s.keys, uint64(m)<<32|uint64(q))
 	}
-	slices.SortFunc(s.parts, func(a, b int32) int {
-		if c := cmp.Compare(owners[a], owners[b]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
+	slices.Sort(s.keys)
+	s.parts = s.parts[:0]
+	for _, k := range s.keys {
+		s.parts = append(s.parts, int32(uint32(k)))
+	}
 	for _, m := range subs {
 		s.start[m], s.end[m] = -1, -1
 	}
