@@ -15,7 +15,9 @@ import (
 
 // ddHarness runs assignors from a datadriven file. Commands:
 //
-//	topics                     one "name partitions" a line; replaces the topics
+//	topics                     one "name partitions [id=base64]" a line;
+//	                           replaces the topics (the id defaults to the
+//	                           name's bytes)
 //	assign <assignor> [sticky] one member a line:
 //	                           id [instance=I] [subs=t1,t2] [cur=t1:0-2,5;t2:1]
 //	                           with sticky, a member without cur= starts from
@@ -26,7 +28,17 @@ import (
 type ddHarness struct {
 	topics map[kafka.UUID]Topic
 	names  map[kafka.UUID]string
+	ids    map[string]kafka.UUID // by name, for names given an id=
 	last   map[string]Assignment
+}
+
+// topicID is the topic's id: the one its topics line gave, else one derived
+// from the name.
+func (h *ddHarness) topicID(name string) kafka.UUID {
+	if id, ok := h.ids[name]; ok {
+		return id
+	}
+	return topicID(name)
 }
 
 // topicID derives a readable, stable id from a name: its bytes, padded.
@@ -62,14 +74,29 @@ func (h *ddHarness) run(td *datadriven.TestData) (string, error) {
 func (h *ddHarness) setTopics(input string) (string, error) {
 	h.topics = map[kafka.UUID]Topic{}
 	h.names = map[kafka.UUID]string{}
+	h.ids = map[string]kafka.UUID{}
 	for _, line := range strings.Split(strings.TrimSpace(input), "\n") {
-		var name string
-		var parts int32
-		if _, err := fmt.Sscanf(line, "%s %d", &name, &parts); err != nil {
+		fields := strings.Fields(line)
+		if len(fields) < 2 || len(fields) > 3 {
+			return "", fmt.Errorf("topic line %q: want name partitions [id=...]", line)
+		}
+		name := fields[0]
+		parts, err := strconv.ParseInt(fields[1], 10, 32)
+		if err != nil {
 			return "", fmt.Errorf("topic line %q: %w", line, err)
 		}
 		id := topicID(name)
-		h.topics[id] = Topic{ID: id, Name: name, Partitions: parts}
+		if len(fields) == 3 {
+			s, ok := strings.CutPrefix(fields[2], "id=")
+			if !ok {
+				return "", fmt.Errorf("topic line %q: want id=...", line)
+			}
+			if id, err = kafka.ParseUUID(s); err != nil {
+				return "", err
+			}
+		}
+		h.ids[name] = id
+		h.topics[id] = Topic{ID: id, Name: name, Partitions: int32(parts)}
 		h.names[id] = name
 	}
 	return "ok\n", nil
@@ -125,11 +152,11 @@ func (h *ddHarness) parseMember(line string, sticky bool) (Member, error) {
 			m.RackID = v
 		case "subs":
 			for _, name := range strings.Split(v, ",") {
-				m.Subscribed = append(m.Subscribed, topicID(name))
+				m.Subscribed = append(m.Subscribed, h.topicID(name))
 			}
 			slices.SortFunc(m.Subscribed, compareUUID)
 		case "cur":
-			cur, err := parseAssignment(v)
+			cur, err := h.parseAssignment(v)
 			if err != nil {
 				return m, fmt.Errorf("member %s: %w", m.ID, err)
 			}
@@ -145,7 +172,7 @@ func (h *ddHarness) parseMember(line string, sticky bool) (Member, error) {
 }
 
 // parseAssignment reads "t1:0-2,5;t2:1".
-func parseAssignment(s string) (Assignment, error) {
+func (h *ddHarness) parseAssignment(s string) (Assignment, error) {
 	a := Assignment{}
 	for _, part := range strings.Split(s, ";") {
 		name, list, ok := strings.Cut(part, ":")
@@ -169,7 +196,7 @@ func parseAssignment(s string) (Assignment, error) {
 				parts = append(parts, int32(q))
 			}
 		}
-		a[topicID(name)] = parts
+		a[h.topicID(name)] = parts
 	}
 	return a, nil
 }
