@@ -33,7 +33,7 @@ func run() error {
 		out         = flag.String("out", "", "results file (default: print only)")
 		scratch     = flag.String("scratch", "", "scratch dir for data dirs (default: a new dir under TMPDIR)")
 		skipMachine = flag.Bool("skip-machine", false, "skip the machine figures (for checking the suite)")
-		phases      = flag.String("phases", "", "phases to run (default: produce,catch-up,txn; the full profile adds tls), comma-separated: produce, catch-up, txn (transactional produce and EndTxn latency), tls (produce, read and new-connection rate over TLS, and with SCRAM; single broker), pprof (one more Sluice session, profiled, on the produce row with the lowest Sluice/Kafka ratio)")
+		phases      = flag.String("phases", "", "phases to run (default: produce,catch-up,txn; the full profile adds tls), comma-separated: produce, catch-up, txn (transactional produce and EndTxn latency), tls (produce, read and new-connection rate over TLS, and with SCRAM; single broker), groups (issue 17: rebalance after a member leaves, consumer and classic protocols, and the heartbeat cost of 1,000 consumer-protocol members; single broker), pprof (one more Sluice session, profiled, on the produce row with the lowest Sluice/Kafka ratio)")
 		command     = flag.String("command", "", "the command line to print in the report")
 		pprofDir    = flag.String("pprof-dir", "", "where the pprof phase keeps its profiles (default: the scratch dir)")
 		nodesFlag   = flag.String("nodes", "", "cluster sizes to run, comma-separated: 1 (every single-broker row) and/or 3 (the 3-node rows); default: the profile's (quick 1, full 1,3)")
@@ -144,6 +144,13 @@ func run() error {
 			s.tlsPhase(ctx)
 		} else {
 			s.res.note("The TLS rows are single-broker rows; --nodes without 1 ran none.")
+		}
+	}
+	if want["groups"] {
+		if single {
+			s.groupsPhase(ctx)
+		} else {
+			s.res.note("The groups rows are single-broker rows; --nodes without 1 ran none.")
 		}
 	}
 	if want["pprof"] && single {

@@ -164,6 +164,9 @@ func renderMethod(b *strings.Builder, pr profile, phases map[string]bool) {
 	if phases["tls"] {
 		renderTLSMethod(b, pr)
 	}
+	if phases["groups"] {
+		renderGroupsMethod(b)
+	}
 	for _, n := range pr.Nodes {
 		if n <= 1 {
 			continue

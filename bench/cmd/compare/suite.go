@@ -57,7 +57,7 @@ func parseNodes(list string) ([]int, error) {
 }
 
 // phaseNames are the phases --phases may name, in the order a run makes them.
-var phaseNames = []string{"produce", "catch-up", "txn", "tls", "pprof"}
+var phaseNames = []string{"produce", "catch-up", "txn", "tls", "groups", "pprof"}
 
 // defaultPhases are the phases a profile runs without --phases: the full profile adds the
 // TLS phase, which would take the quick profile well past its 10 minutes.
