@@ -27,6 +27,12 @@ public final class Main {
         all.put("txn-produce-consume", new TransactionalProduceConsumeScenario());
         all.put("txn-fence", new TransactionalFencingScenario());
         all.put("txn-offsets", new TransactionalOffsetsScenario());
+        all.put("kip848-churn", new Kip848ChurnScenario());
+        all.put("kip848-member", new Kip848MemberScenario());
+        all.put("kip848-kill", new Kip848KillScenario());
+        all.put("kip848-static", new Kip848StaticScenario());
+        all.put("kip848-regex", new Kip848RegexScenario());
+        all.put("kip848-mixed", new Kip848MixedScenario());
         return all;
     }
 
