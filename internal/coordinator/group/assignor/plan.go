@@ -16,7 +16,7 @@ import (
 type plan struct {
 	members []Member
 	// topics are the topics some member subscribes to, in Kafka's Uuid
-	// order; topic t's partitions are owner[topics[t].first:][:Partitions].
+	// order; topic t's partitions are owner[first : first+parts].
 	topics []planTopic
 	index  map[kafka.UUID]int32
 	// subs[subLo[m]:subHi[m]] are member m's topics, ascending. Members

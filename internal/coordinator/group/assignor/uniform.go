@@ -30,7 +30,10 @@ func (uniform) Assign(spec Spec) (map[string]Assignment, error) {
 }
 
 // homogeneous reports whether every member subscribes to the same known
-// topics (Kafka's SubscriptionType.HOMOGENEOUS).
+// topics (Kafka's SubscriptionType.HOMOGENEOUS). Kafka decides on the
+// subscribed names and regexes, so a group whose members differ only in
+// names of topics that do not exist gets the heterogeneous builder there;
+// both builders balance such a group to within one partition.
 func (p *plan) homogeneous() bool {
 	for m := 1; m < len(p.members); m++ {
 		if !slices.Equal(p.memberSubs(m), p.memberSubs(0)) {
