@@ -77,7 +77,7 @@ const (
 func Uniform() Assignor { return uniform{} }
 
 // Range is Kafka's range server assignor: contiguous ranges of each topic's
-// partitions to its subscribers in member order, so that members get the
+// partitions to its subscribers in member order, so that a member gets the
 // same partition numbers of co-partitioned topics.
 func Range() Assignor { return rangeAssignor{} }
 

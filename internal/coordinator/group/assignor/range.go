@@ -12,10 +12,11 @@ func (rangeAssignor) Name() string { return RangeName }
 // Assign follows Kafka's RangeAssignor: members are ordered static members
 // first (by instance id), then dynamic ones (by member id); each topic's
 // partitions are cut into contiguous ranges, one per subscriber in that
-// order, the first partitions%subscribers ranges one longer. Members
-// subscribing to the same topics thus get the same partition numbers of
-// topics with equal partition counts. Like Kafka 4.4's, it ignores the
-// current assignment: the ranges depend only on members and topics.
+// order, the first partitions%subscribers ranges one longer. Topics with
+// the same subscribers and partition count are cut alike, so a member gets
+// the same partition numbers of co-partitioned topics. Like Kafka 4.4's, it
+// ignores the current assignment: the ranges depend only on members and
+// topics.
 func (rangeAssignor) Assign(spec Spec) (map[string]Assignment, error) {
 	p, err := newPlan(spec, false)
 	if err != nil {
