@@ -60,7 +60,7 @@ func offsetCommit(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetCommi
 	im := gd.image()
 	cr := group.CommitRequest{
 		GroupID: req.Group, MemberID: req.MemberID, InstanceID: req.InstanceID, GenerationID: req.Generation,
-		GroupNotFoundCode: kerr.IllegalGeneration.Code,
+		GroupNotFoundCode: kerr.IllegalGeneration.Code, Version: req.Version,
 	}
 	if req.Version >= 9 {
 		cr.GroupNotFoundCode = kerr.GroupIDNotFound.Code

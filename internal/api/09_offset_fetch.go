@@ -111,6 +111,15 @@ func offsetFetch(ctx context.Context, gd *GroupPlaneDeps, req *kmsg.OffsetFetchR
 			resp.Groups = append(resp.Groups, g)
 			continue
 		}
+		if req.Version >= 9 && (rg.MemberID != nil || rg.MemberEpoch >= 0) {
+			// A consumer-group member fetches with its epoch (KIP-848).
+			if code := gd.Coordinator.ValidateOffsetFetch(ctx, rg.Group, rg.MemberID, rg.MemberEpoch); code != 0 {
+				g := kmsg.NewOffsetFetchResponseGroup()
+				g.Group, g.ErrorCode = rg.Group, code
+				resp.Groups = append(resp.Groups, g)
+				continue
+			}
+		}
 		g, code := fetchGroupOffsets(ctx, gd.Coordinator, im, req.Version, rg.Group, topics, req.RequireStable, az.topic)
 		g.Group = rg.Group
 		g.ErrorCode = code

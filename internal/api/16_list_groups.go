@@ -13,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-const classicGroupType = "classic"
 
 func newListGroupsHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
@@ -47,11 +46,11 @@ func listGroups(ctx context.Context, gp GroupPlane, req *kmsg.ListGroupsRequest,
 		return false
 	}
 	for _, g := range groups {
-		if !visible(g.GroupID) || !matches(req.StatesFilter, g.State.String()) || !matches(req.TypesFilter, classicGroupType) {
+		if !visible(g.GroupID) || !matches(req.StatesFilter, g.State) || !matches(req.TypesFilter, g.Type) {
 			continue
 		}
 		rg := kmsg.NewListGroupsResponseGroup()
-		rg.Group, rg.ProtocolType, rg.GroupState, rg.GroupType = g.GroupID, g.ProtocolType, g.State.String(), classicGroupType
+		rg.Group, rg.ProtocolType, rg.GroupState, rg.GroupType = g.GroupID, g.ProtocolType, g.State, g.Type
 		resp.Groups = append(resp.Groups, rg)
 	}
 	return resp

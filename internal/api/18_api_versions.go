@@ -86,7 +86,7 @@ func (r *Registry) apiVersionsResponse(req *Request) *kmsg.ApiVersionsResponse {
 			continue
 		}
 		resp.SupportedFeatures = append(resp.SupportedFeatures, kmsg.ApiVersionsResponseSupportedFeature{
-			Name: f.Name, MinVersion: f.Min, MaxVersion: f.Max,
+			Name: f.Name, MinVersion: f.Min, MaxVersion: r.featureLevel(f.Name, f.Max),
 		})
 	}
 	if r.features == nil {
@@ -95,11 +95,12 @@ func (r *Registry) apiVersionsResponse(req *Request) *kmsg.ApiVersionsResponse {
 	epoch, levels := r.features.FinalizedFeatures()
 	resp.FinalizedFeaturesEpoch = epoch
 	for _, f := range levels {
-		if f.Level == 0 {
+		level := r.featureLevel(f.Name, f.Level)
+		if level == 0 {
 			continue
 		}
 		resp.FinalizedFeatures = append(resp.FinalizedFeatures, kmsg.ApiVersionsResponseFinalizedFeature{
-			Name: f.Name, MinVersionLevel: f.Level, MaxVersionLevel: f.Level,
+			Name: f.Name, MinVersionLevel: level, MaxVersionLevel: level,
 		})
 	}
 	return resp

@@ -168,3 +168,28 @@ func TestPinnedReleaseIsWellFormed(t *testing.T) {
 		}
 	}
 }
+
+// A registry that caps features advertises share.version and
+// streams.version at 0 (their protocols are not served) and does not report
+// them finalized, whatever the cluster's levels.
+func TestApiVersionsCapsUnservedFeatures(t *testing.T) {
+	features := StaticFeatures{Epoch: 17, Levels: PinnedRelease().Finalized}
+	r, err := NewRegistry(BrokerRelease(), RegistryInfo{Features: features, CapFeatures: true}, []Handler{fakeHandler(3, 0, 13)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := serveApiVersions(t, r, 4, "sluice-test", "1.0")
+	for _, f := range got.SupportedFeatures {
+		if (f.Name == "share.version" || f.Name == "streams.version") && f.MaxVersion != 0 {
+			t.Errorf("%s advertised up to %d, want 0", f.Name, f.MaxVersion)
+		}
+		if f.Name == "group.version" && f.MaxVersion != 1 {
+			t.Errorf("group.version advertised up to %d, want 1 (KIP-848 is served)", f.MaxVersion)
+		}
+	}
+	for _, f := range got.FinalizedFeatures {
+		if f.Name == "share.version" || f.Name == "streams.version" {
+			t.Errorf("%s reported finalized at %d", f.Name, f.MaxVersionLevel)
+		}
+	}
+}

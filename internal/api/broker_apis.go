@@ -70,6 +70,8 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 			newListGroupsHandler(d.Groups),
 			newDeleteGroupsHandler(d.Groups),
 			newOffsetDeleteHandler(d.Groups),
+			newConsumerGroupHeartbeatHandler(d.Groups),
+			newConsumerGroupDescribeHandler(d.Groups),
 		)
 	}
 	if d.Groups != nil && d.Groups.TxnOffsets != nil {

@@ -31,6 +31,9 @@ type GroupPlane interface {
 	DescribeGroup(ctx context.Context, groupID string) group.Description
 	ListGroups(ctx context.Context) ([]group.Listing, int16)
 	DeleteGroup(ctx context.Context, groupID string) int16
+	ConsumerGroupHeartbeat(ctx context.Context, req group.ConsumerHeartbeatRequest, version int16) group.ConsumerHeartbeatResult
+	ConsumerGroupDescribe(ctx context.Context, groupID string) group.ConsumerGroupDescription
+	ValidateOffsetFetch(ctx context.Context, groupID string, memberID *string, memberEpoch int32) int16
 }
 
 var _ GroupPlane = (*groupcoord.GroupCoordinator)(nil)

@@ -24,6 +24,10 @@ type RegistryInfo struct {
 	// Authorizer decides each request's actions (authorizer.class.name);
 	// nil allows everything, as Kafka without an authorizer.
 	Authorizer Authorizer
+	// CapFeatures advertises and reports features only up to the levels
+	// Sluice serves (ServedFeatureLevel); false reports the release's and
+	// the cluster's levels as they are (tests imitating Kafka).
+	CapFeatures bool
 }
 
 // FeatureSource reports the finalized KIP-584 features and their epoch (the
@@ -49,6 +53,7 @@ type Registry struct {
 	nodeID     int32
 	features   FeatureSource
 	authz      Authorizer
+	capFeature bool
 	handlers   map[int16]Handler
 	advertised []VersionRange
 	served     map[int16]VersionRange
@@ -60,12 +65,13 @@ type Registry struct {
 // is added here, as every listener serves it.
 func NewRegistry(release Release, info RegistryInfo, handlers []Handler) (*Registry, error) {
 	r := &Registry{
-		release:   release,
-		clusterID: info.ClusterID,
-		nodeID:    info.NodeID,
-		features:  info.Features,
-		authz:     info.Authorizer,
-		handlers:  make(map[int16]Handler),
+		release:    release,
+		clusterID:  info.ClusterID,
+		nodeID:     info.NodeID,
+		features:   info.Features,
+		authz:      info.Authorizer,
+		capFeature: info.CapFeatures,
+		handlers:   make(map[int16]Handler),
 	}
 	for _, h := range append([]Handler{newApiVersionsHandler(r)}, handlers...) {
 		if err := r.add(h); err != nil {

@@ -20,7 +20,7 @@ var coordinatorImports = map[string][]string{
 	"coordinator":                     nil,
 	"coordinator/runtime":             nil,
 	"coordinator/runtime/runtimetest": nil,
-	"coordinator/group":               nil,
+	"coordinator/group":               {"coordinator/group/assignor", "coordinator/group/consumerrec"},
 	"coordinator/group/assignor":      nil,
 	"coordinator/group/consumerrec":   nil,
 	"coordinator/groupcoord":          {"coordinator/group", "coordinator/runtime"},

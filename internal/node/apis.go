@@ -65,7 +65,7 @@ func (n *Node) registryInfo() (api.RegistryInfo, error) {
 	if err != nil {
 		return api.RegistryInfo{}, err
 	}
-	return api.RegistryInfo{ClusterID: n.clusterID, NodeID: n.cfg.NodeID(), Features: features{n}, Authorizer: authz}, nil
+	return api.RegistryInfo{ClusterID: n.clusterID, NodeID: n.cfg.NodeID(), Features: features{n}, Authorizer: authz, CapFeatures: true}, nil
 }
 
 // producerIDs is the broker's producer id manager; a dedicated controller

@@ -128,18 +128,22 @@ func (n *Node) lifecycleOptions() broker.LifecycleOptions {
 // offsets.* keys over the replica manager; it creates __consumer_offsets
 // through the active controller on first use.
 func (n *Node) newGroupCoordinator() (*groupcoord.GroupCoordinator, error) {
+	gcfg := group.Config{
+		MinSessionTimeout:             millis(int64(n.cfg.Int(config.GroupMinSessionTimeoutMs))),
+		MaxSessionTimeout:             millis(int64(n.cfg.Int(config.GroupMaxSessionTimeoutMs))),
+		InitialRebalanceDelay:         millis(int64(n.cfg.Int(config.GroupInitialRebalanceDelayMs))),
+		MaxSize:                       int(n.cfg.Int(config.GroupMaxSize)),
+		OffsetsRetention:              time.Duration(int64(n.cfg.Int(config.OffsetsRetentionMinutes))) * time.Minute,
+		OffsetsRetentionCheckInterval: millis(n.cfg.Long(config.OffsetsRetentionCheckIntervalMs)),
+		MaxMetadataSize:               int(n.cfg.Int(config.OffsetMetadataMaxBytes)),
+		NewMemberJoinTimeout:          group.DefaultConfig().NewMemberJoinTimeout,
+	}
+	if err := consumerGroupConfig(n.cfg, &gcfg); err != nil {
+		return nil, err
+	}
 	return groupcoord.New(groupcoord.Options{
-		NodeID: n.cfg.NodeID(),
-		Group: group.Config{
-			MinSessionTimeout:             millis(int64(n.cfg.Int(config.GroupMinSessionTimeoutMs))),
-			MaxSessionTimeout:             millis(int64(n.cfg.Int(config.GroupMaxSessionTimeoutMs))),
-			InitialRebalanceDelay:         millis(int64(n.cfg.Int(config.GroupInitialRebalanceDelayMs))),
-			MaxSize:                       int(n.cfg.Int(config.GroupMaxSize)),
-			OffsetsRetention:              time.Duration(int64(n.cfg.Int(config.OffsetsRetentionMinutes))) * time.Minute,
-			OffsetsRetentionCheckInterval: millis(n.cfg.Long(config.OffsetsRetentionCheckIntervalMs)),
-			MaxMetadataSize:               int(n.cfg.Int(config.OffsetMetadataMaxBytes)),
-			NewMemberJoinTimeout:          group.DefaultConfig().NewMemberJoinTimeout,
-		},
+		NodeID:            n.cfg.NodeID(),
+		Group:             gcfg,
 		NumPartitions:     n.cfg.Int(config.OffsetsTopicNumPartitions),
 		ReplicationFactor: int16(n.cfg.Int(config.OffsetsTopicReplicationFactor)),
 		SegmentBytes:      int64(n.cfg.Int(config.OffsetsTopicSegmentBytes)),

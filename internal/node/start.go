@@ -81,8 +81,10 @@ func (n *Node) bootstrapRecords() ([]metadata.Record, error) {
 			recs = append(metadata.BootstrapRecords(n.clusterID, f.Level), recs...)
 			continue
 		}
-		if f.Level > 0 {
-			recs = append(recs, &metadata.FeatureLevelRecord{Name: f.Name, Level: f.Level})
+		// Only what Sluice serves is finalized (share and streams groups
+		// are not).
+		if level := api.ServedFeatureLevel(f.Name, f.Level); level > 0 {
+			recs = append(recs, &metadata.FeatureLevelRecord{Name: f.Name, Level: level})
 		}
 	}
 	if len(recs) == 0 {

@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"time"
+
+	"sluice/internal/coordinator/group/assignor"
 )
 
 // Config holds the broker settings that shape group behaviour, under Kafka's
@@ -31,6 +33,22 @@ type Config struct {
 	// a static member, else the client id); nil uses Kafka's form
 	// "<prefix>-<random uuid>". Tests make them deterministic.
 	NewMemberID func(clientID string) string
+
+	// ConsumerSessionTimeout and ConsumerHeartbeatInterval are
+	// group.consumer.session.timeout.ms and
+	// group.consumer.heartbeat.interval.ms (KIP-848 groups).
+	ConsumerSessionTimeout    time.Duration
+	ConsumerHeartbeatInterval time.Duration
+	// ConsumerMaxSize is group.consumer.max.size.
+	ConsumerMaxSize int
+	// ConsumerAssignors is group.consumer.assignors; the first is the
+	// default.
+	ConsumerAssignors []assignor.Assignor
+	// ConsumerMigrationPolicy is group.consumer.migration.policy:
+	// "disabled", "upgrade", "downgrade" or "bidirectional".
+	ConsumerMigrationPolicy string
+	// Topics returns the cluster's topics; nil knows none.
+	Topics func() Topics
 }
 
 // DefaultConfig returns Kafka's defaults.
@@ -44,6 +62,11 @@ func DefaultConfig() Config {
 		OffsetsRetentionCheckInterval: 10 * time.Minute,
 		MaxMetadataSize:               4096,
 		NewMemberJoinTimeout:          5 * time.Minute,
+		ConsumerSessionTimeout:        45 * time.Second,
+		ConsumerHeartbeatInterval:     5 * time.Second,
+		ConsumerMaxSize:               1<<31 - 1,
+		ConsumerAssignors:             []assignor.Assignor{assignor.Uniform(), assignor.Range()},
+		ConsumerMigrationPolicy:       "bidirectional",
 	}
 }
 
@@ -63,4 +86,31 @@ func (c *Config) memberID(clientID string, instanceID *string) string {
 	u[8] = u[8]&0x3f | 0x80
 	h := hex.EncodeToString(u[:])
 	return prefix + "-" + h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// defaultAssignor is the first of ConsumerAssignors (uniform when none).
+func (c *Config) defaultAssignor() assignor.Assignor {
+	if len(c.ConsumerAssignors) == 0 {
+		return assignor.Uniform()
+	}
+	return c.ConsumerAssignors[0]
+}
+
+// assignor returns the configured assignor of that name.
+func (c *Config) assignor(name string) (assignor.Assignor, bool) {
+	for _, a := range c.ConsumerAssignors {
+		if a.Name() == name {
+			return a, true
+		}
+	}
+	return nil, false
+}
+
+// AssignorNames returns the names of the configured assignors.
+func (c *Config) AssignorNames() []string {
+	out := make([]string, len(c.ConsumerAssignors))
+	for i, a := range c.ConsumerAssignors {
+		out[i] = a.Name()
+	}
+	return out
 }

@@ -46,6 +46,19 @@ type Group struct {
 	syncDeadline time.Time
 
 	offsets map[kafka.TopicPartition]OffsetAndMetadata
+
+	// cg is set when the group is a consumer group (KIP-848): its
+	// membership lives there and the classic fields above stay empty.
+	cg *consumerGroup
+}
+
+// Type is the group's type as ListGroups and DescribeGroups report it:
+// "consumer" for a KIP-848 consumer group, "classic" otherwise.
+func (g *Group) Type() string {
+	if g.cg != nil {
+		return "consumer"
+	}
+	return "classic"
 }
 
 func newGroup(mgr *Manager, id string, now time.Time) *Group {
@@ -320,6 +333,11 @@ func (g *Group) afterRemoval(now time.Time) {
 
 // tick fires the group's expired timers.
 func (g *Group) tick(now time.Time) {
+	if g.cg != nil {
+		g.mgr.cgNow = now
+		g.mgr.tickConsumer(now, g)
+		return
+	}
 	for id, expiry := range g.pending {
 		if !now.Before(expiry) {
 			delete(g.pending, id)
@@ -372,6 +390,9 @@ func (g *Group) keepAlive(m *member, now time.Time) bool {
 
 // nextDeadline is the earliest timer of the group, or zero.
 func (g *Group) nextDeadline() time.Time {
+	if g.cg != nil {
+		return g.cg.nextDeadline()
+	}
 	var next time.Time
 	consider := func(t time.Time) {
 		if !t.IsZero() && (next.IsZero() || t.Before(next)) {

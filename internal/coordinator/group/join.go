@@ -21,6 +21,19 @@ func (m *Manager) Join(now time.Time, req JoinRequest, reply func(JoinResult)) {
 		return
 	}
 	g, ok := m.groups[req.GroupID]
+	if ok && g.cg != nil {
+		if len(g.cg.members) > 0 {
+			// Classic members joining a consumer group (an online
+			// migration) are not built: Kafka's refusal when migration
+			// is disabled.
+			fail(kerr.InconsistentGroupProtocol.Code)
+			return
+		}
+		// An empty consumer group becomes a classic group; its offsets
+		// stay.
+		m.emit(g.cg.tombstones(g.id), nil)
+		g.cg = nil
+	}
 	if !ok {
 		if req.MemberID != "" {
 			fail(kerr.UnknownMemberID.Code)

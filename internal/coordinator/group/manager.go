@@ -44,6 +44,10 @@ type Manager struct {
 	// order): past every replayed offset, then one more per write, which
 	// the shard appends in the order emitted.
 	nextOrder int64
+	// cgPending are the records of the consumer-group operation running,
+	// written together by cgFlush; cgNow is its time.
+	cgPending []Record
+	cgNow     time.Time
 }
 
 // NewManager returns an empty manager.
@@ -114,6 +118,9 @@ func (m *Manager) Tick(now time.Time) {
 // session, a join or sync deadline, a pending member id.
 func (m *Manager) HasTimers() bool {
 	for _, g := range m.groups {
+		if g.cg != nil && len(g.cg.members) > 0 {
+			return true
+		}
 		if (g.state != Empty && g.state != Dead) || len(g.pending) > 0 || !g.joinDeadline.IsZero() || !g.syncDeadline.IsZero() {
 			return true
 		}
@@ -155,7 +162,8 @@ func (m *Manager) Shutdown(code int16) {
 // Describe returns a group's DescribeGroups answer.
 func (m *Manager) Describe(id string) Description {
 	g, ok := m.groups[id]
-	if !ok || g.state == Dead {
+	if !ok || g.state == Dead || g.cg != nil {
+		// A consumer group is not a classic group (Kafka's answer too).
 		return Description{ErrorCode: kerr.GroupIDNotFound.Code, State: Dead}
 	}
 	d := Description{State: g.state, ProtocolType: g.protocolType}
@@ -181,8 +189,11 @@ func (m *Manager) List() []Listing {
 	var out []Listing
 	for _, id := range m.GroupIDs() {
 		g := m.groups[id]
-		if g.state != Dead {
-			out = append(out, Listing{GroupID: id, ProtocolType: g.protocolType, State: g.state})
+		switch {
+		case g.cg != nil:
+			out = append(out, Listing{GroupID: id, ProtocolType: "consumer", State: g.cg.state(), Type: g.Type()})
+		case g.state != Dead:
+			out = append(out, Listing{GroupID: id, ProtocolType: g.protocolType, State: g.state.String(), Type: g.Type()})
 		}
 	}
 	return out
@@ -196,7 +207,7 @@ func (m *Manager) Delete(now time.Time, id string, reply func(int16)) {
 	case !ok || g.state == Dead:
 		reply(kerr.GroupIDNotFound.Code)
 		return
-	case g.state != Empty:
+	case g.cg != nil && len(g.cg.members) > 0, g.state != Empty:
 		reply(kerr.NonEmptyGroup.Code)
 		return
 	}
@@ -211,7 +222,11 @@ func (m *Manager) Delete(now time.Time, id string, reply func(int16)) {
 			recs = append(recs, offsetTombstone(id, tp))
 		}
 	}
-	recs = append(recs, groupTombstone(id))
+	if g.cg != nil {
+		recs = append(recs, g.cg.tombstones(id)...)
+	} else {
+		recs = append(recs, groupTombstone(id))
+	}
 	g.transition(Dead, now)
 	delete(m.groups, id)
 	m.emit(recs, func(err error) {

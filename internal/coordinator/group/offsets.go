@@ -38,11 +38,17 @@ func (m *Manager) CommitOffsets(now time.Time, req CommitRequest, reply func(Com
 		g = newGroup(m, req.GroupID, now)
 		m.groups[req.GroupID] = g
 	}
-	if code := g.validateCommit(req.MemberID, req.InstanceID, req.GenerationID, false); code != 0 {
+	code := int16(0)
+	if g.cg != nil {
+		code = g.validateConsumerCommit(req.MemberID, req.InstanceID, req.GenerationID, false, req.Version, req.Partitions, m.topics())
+	} else {
+		code = g.validateCommit(req.MemberID, req.InstanceID, req.GenerationID, false)
+	}
+	if code != 0 {
 		all(code)
 		return
 	}
-	if g.state != Empty && req.MemberID != "" {
+	if g.cg == nil && g.state != Empty && req.MemberID != "" {
 		g.members[req.MemberID].lastHeartbeat = now
 	}
 	res := CommitResult{Errors: make([]int16, len(req.Partitions))}
@@ -166,7 +172,9 @@ func (m *Manager) DeleteOffsets(now time.Time, groupID string, parts []kafka.Top
 		return
 	}
 	var subscribed map[string]bool
-	if g.state != Empty {
+	if g.cg != nil {
+		subscribed = g.cg.subscribedTopicSet()
+	} else if g.state != Empty {
 		if g.protocolType != "consumer" {
 			reply(kerr.NonEmptyGroup.Code, nil)
 			return
@@ -266,6 +274,10 @@ func (m *Manager) ExpireOffsets(now time.Time) {
 		}
 		var subscribed map[string]bool
 		switch {
+		case g.cg != nil:
+			// A consumer group's offsets expire by their commit time,
+			// except those of topics it subscribes to (Kafka's rule).
+			subscribed = g.cg.subscribedTopicSet()
 		case g.state == Empty || g.protocolType == "":
 		case g.protocolType == "consumer" && g.state == Stable:
 			var known bool
@@ -283,7 +295,7 @@ func (m *Manager) ExpireOffsets(now time.Time) {
 				continue
 			}
 			base := v.CommitTime
-			if g.state == Empty && g.protocolType != "" && !g.stateSince.IsZero() {
+			if g.cg == nil && g.state == Empty && g.protocolType != "" && !g.stateSince.IsZero() {
 				base = g.stateSince
 			}
 			expired := now.Sub(base) >= m.cfg.OffsetsRetention
@@ -295,7 +307,12 @@ func (m *Manager) ExpireOffsets(now time.Time) {
 				recs = append(recs, offsetTombstone(id, tp))
 			}
 		}
-		if g.state == Empty && len(g.offsets) == 0 && len(g.pending) == 0 && !m.txn.open(id) {
+		if g.cg != nil {
+			if len(g.cg.members) == 0 && len(g.offsets) == 0 && !m.txn.open(id) {
+				recs = append(recs, g.cg.tombstones(id)...)
+				delete(m.groups, id)
+			}
+		} else if g.state == Empty && len(g.offsets) == 0 && len(g.pending) == 0 && !m.txn.open(id) {
 			g.transition(Dead, now)
 			delete(m.groups, id)
 			recs = append(recs, groupTombstone(id))

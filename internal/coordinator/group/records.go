@@ -119,6 +119,8 @@ func (m *Manager) Replay(now time.Time, offset, txnProducer int64, key, value []
 			return fmt.Errorf("decoding group metadata key: %w", err)
 		}
 		return m.replayGroup(now, k.Group, value)
+	case 3, 4, 5, 6, 7, 8, 16:
+		return m.replayConsumer(now, key, value)
 	default:
 		return nil
 	}
@@ -181,6 +183,7 @@ func (m *Manager) replayGroup(now time.Time, id string, value []byte) error {
 		m.groups[id] = g
 	}
 	g.resetMembership()
+	g.cg = nil // a classic group's record replaces a consumer group
 	g.protocolType = v.ProtocolType
 	g.generation = v.Generation
 	if v.Protocol != nil {
@@ -232,7 +235,7 @@ func (g *Group) resetMembership() {
 }
 
 func (m *Manager) dropIfForgotten(g *Group) {
-	if len(g.members) == 0 && len(g.offsets) == 0 && g.generation == 0 && !m.txn.open(g.id) {
+	if g.cg == nil && len(g.members) == 0 && len(g.offsets) == 0 && g.generation == 0 && !m.txn.open(g.id) {
 		delete(m.groups, g.id)
 	}
 }
@@ -244,6 +247,10 @@ func (m *Manager) FinishLoad(now time.Time) {
 	m.lastExpiry = now
 	for _, id := range m.GroupIDs() {
 		g := m.groups[id]
+		if g.cg != nil {
+			g.cg.startTimers(now, m.cfg.ConsumerSessionTimeout)
+			continue
+		}
 		for _, mem := range g.members {
 			mem.lastHeartbeat = now
 		}

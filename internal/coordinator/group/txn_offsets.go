@@ -125,7 +125,13 @@ func (m *Manager) CommitTransactionalOffsets(now time.Time, req TxnCommitRequest
 		g = newGroup(m, req.GroupID, now)
 		m.groups[req.GroupID] = g
 	}
-	if code := g.validateCommit(req.MemberID, req.InstanceID, req.GenerationID, true); code != 0 {
+	code := int16(0)
+	if g.cg != nil {
+		code = g.validateConsumerCommit(req.MemberID, req.InstanceID, req.GenerationID, true, req.Version, req.Partitions, m.topics())
+	} else {
+		code = g.validateCommit(req.MemberID, req.InstanceID, req.GenerationID, true)
+	}
+	if code != 0 {
 		all(code)
 		return
 	}

@@ -110,6 +110,9 @@ type CommitRequest struct {
 	// expire that long after the commit instead of by the broker's policy.
 	Retention  time.Duration
 	Partitions []CommitPartition
+	// Version is the OffsetCommit version: a consumer-protocol member
+	// must commit with v9+.
+	Version int16
 	// GroupNotFoundCode is what a commit with a generation to a group that
 	// does not exist gets (ILLEGAL_GENERATION before v9, GROUP_ID_NOT_FOUND
 	// from v9, as Kafka).
@@ -188,5 +191,8 @@ type Description struct {
 type Listing struct {
 	GroupID      string
 	ProtocolType string
-	State        State
+	// State is Kafka's name of the group's state; Type is "classic" or
+	// "consumer".
+	State string
+	Type  string
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"sluice/internal/coordinator/group"
 	"sluice/internal/coordinator/runtime"
 	"sluice/internal/metadata"
 	"sluice/internal/replication"
@@ -15,6 +16,7 @@ import (
 type GroupCoordinator struct {
 	rt       *runtime.Runtime[*groupShard]
 	verifier replication.TxnVerifier
+	cfg      group.Config
 }
 
 // New returns a coordinator with no shards; ApplyImage starts them.
@@ -24,7 +26,7 @@ func New(opts Options) (*GroupCoordinator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("group coordinator: %w", err)
 	}
-	return &GroupCoordinator{rt: rt, verifier: opts.Verifier}, nil
+	return &GroupCoordinator{rt: rt, verifier: opts.Verifier, cfg: opts.groupConfig()}, nil
 }
 
 // ApplyImage starts a shard for each offsets partition this node leads

@@ -68,7 +68,7 @@ func (o *Options) withDefaults() {
 
 // runtimeOptions are the runtime's options for the offsets topic.
 func (o *Options) runtimeOptions() runtime.Options[*groupShard] {
-	cfg := o.Group
+	cfg := o.groupConfig()
 	return runtime.Options[*groupShard]{
 		Name: "group coordinator", Topic: OffsetsTopic, NodeID: o.NodeID,
 		NewShard:          func(_, _ int32, now time.Time) *groupShard { return newGroupShard(cfg, now) },
@@ -83,4 +83,12 @@ func (o *Options) runtimeOptions() runtime.Options[*groupShard] {
 		TickInterval: o.TickInterval, WriteTimeout: o.WriteTimeout, MaxBatchBytes: o.MaxBatchBytes,
 		Logger: o.Logger,
 	}
+}
+
+// groupConfig is the group settings with the image's topics.
+func (o *Options) groupConfig() group.Config {
+	cfg := o.Group
+	image := o.Image
+	cfg.Topics = func() group.Topics { return imageTopics{image()} }
+	return cfg
 }
