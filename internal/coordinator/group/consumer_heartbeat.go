@@ -43,6 +43,7 @@ func (m *Manager) ConsumerHeartbeat(now time.Time, req ConsumerHeartbeatRequest,
 		if he, ok := err.(*heartbeatError); ok {
 			code = he.code
 		}
+		m.forgetEmptyNew(req.GroupID)
 		m.cgFlush(func(error) {
 			reply(ConsumerHeartbeatResult{ErrorCode: code, ErrorMessage: &msg, MemberID: req.MemberID, MemberEpoch: req.MemberEpoch})
 		})
@@ -154,8 +155,21 @@ func (m *Manager) consumerGroupFor(now time.Time, id string, create bool) (*Grou
 		// goes (offsets stay), as in Kafka.
 		m.cgDo(g, opClassicTombstone{})
 	}
-	m.cgDo(g, opEpoch{epoch: 0, hash: 0})
+	// The new group is written with its first member and epoch, as in
+	// Kafka; forgetEmptyNew drops it if the heartbeat fails before.
+	g.cg = newConsumerGroup()
 	return g, nil
+}
+
+// forgetEmptyNew drops a consumer group a failed heartbeat created: it
+// has no member, no epoch and nothing written.
+func (m *Manager) forgetEmptyNew(id string) {
+	g, ok := m.groups[id]
+	if !ok || g.cg == nil || len(g.cg.members) > 0 || g.cg.groupEpoch > 0 {
+		return
+	}
+	g.cg = nil
+	m.dropIfForgotten(g)
 }
 
 func (m *Manager) checkGroupFull(cg *consumerGroup, memberID string, instanceID *string) error {

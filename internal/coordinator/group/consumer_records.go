@@ -169,13 +169,15 @@ func (m *Manager) replayConsumer(now time.Time, key, value []byte) error {
 		m.groups[groupID] = g
 	}
 	if g.cg == nil {
-		if _, isEpoch := op.(opEpoch); !isEpoch {
-			// Kafka writes the group's epoch first; a member record of a
-			// group not (or no longer) known is dropped.
+		if value == nil {
+			// A tombstone of a consumer group not (or no longer) known.
 			m.dropIfForgotten(g)
 			return nil
 		}
+		// Any record of a consumer group makes it one, as Kafka's replay
+		// does (its first record is a member's, not the epoch).
 		g.resetMembership()
+		g.cg = newConsumerGroup()
 	}
 	op.apply(g, now)
 	if _, gone := op.(opGroupTombstone); gone {

@@ -11,26 +11,17 @@ type balancer struct {
 	sizes  []int32
 	sorted []int32
 	keys   []uint64 // sort scratch: size<<32 | member
+	counts []int32  // sort scratch: members per size
 
 	leastEnd, leastCount, nextLeast int
 	mostStart, mostEnd, mostCount   int
 	nextMost                        int
 }
 
-// initialize starts over with members and returns the spread between the
-// most and the least loaded of them.
+// initialize starts over with members (ascending member indexes) and
+// returns the spread between the most and the least loaded of them.
 func (b *balancer) initialize(members []int32) int32 {
-	// Sorting packed (size, member) keys is several times faster than a
-	// comparison function over member indexes.
-	b.keys = b.keys[:0]
-	for _, m := range members {
-		b.keys = append(b.keys, uint64(b.sizes[m])<<32|uint64(m))
-	}
-	slices.Sort(b.keys)
-	b.sorted = b.sorted[:0]
-	for _, k := range b.keys {
-		b.sorted = append(b.sorted, int32(uint32(k)))
-	}
+	b.sortByLoad(members)
 	n := len(b.sorted)
 	b.leastEnd = 0
 	b.leastCount = int(b.sizes[b.sorted[0]]) - 1
@@ -39,6 +30,42 @@ func (b *balancer) initialize(members []int32) int32 {
 	b.mostCount = int(b.sizes[b.sorted[n-1]]) + 1
 	b.nextMost = n - 1
 	return b.sizes[b.sorted[n-1]] - b.sizes[b.sorted[0]]
+}
+
+// sortByLoad fills sorted with members ordered by (size, index). Loads
+// usually span a few partitions, so a counting sort by size (stable, the
+// members being ascending already) does it in linear time; a wide spread
+// falls back to sorting packed (size, member) keys.
+func (b *balancer) sortByLoad(members []int32) {
+	lo, hi := b.sizes[members[0]], b.sizes[members[0]]
+	for _, m := range members[1:] {
+		lo, hi = min(lo, b.sizes[m]), max(hi, b.sizes[m])
+	}
+	b.sorted = b.sorted[:0]
+	if int(hi-lo) < len(members) && slices.IsSorted(members) {
+		b.counts = append(b.counts[:0], make([]int32, hi-lo+2)...)
+		for _, m := range members {
+			b.counts[b.sizes[m]-lo+1]++
+		}
+		for i := 1; i < len(b.counts); i++ {
+			b.counts[i] += b.counts[i-1]
+		}
+		b.sorted = slices.Grow(b.sorted, len(members))[:len(members)]
+		for _, m := range members {
+			k := b.sizes[m] - lo
+			b.sorted[b.counts[k]] = m
+			b.counts[k]++
+		}
+		return
+	}
+	b.keys = b.keys[:0]
+	for _, m := range members {
+		b.keys = append(b.keys, uint64(b.sizes[m])<<32|uint64(m))
+	}
+	slices.Sort(b.keys)
+	for _, k := range b.keys {
+		b.sorted = append(b.sorted, int32(uint32(k)))
+	}
 }
 
 // spread is what initialize(members) would return, without sorting.
