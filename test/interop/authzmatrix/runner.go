@@ -82,7 +82,7 @@ func run(ctx context.Context, bootstrap, dir string) error {
 
 // setupTopics are created by the super user before the steps.
 var setupTopics = []string{"t0", "t1", "t2", "t3", "t8", "t9", "t20", "t21", "t22", "t23", "t24", "t27", "t28",
-	"t32", "t33", "t37", "t43", "t44", "t45", "t47", "t61"}
+	"t32", "t33", "t37", "t43", "t44", "t45", "t47", "t61", "t68"}
 
 func (r *runner) setup() error {
 	md := kmsg.NewPtrMetadataRequest()

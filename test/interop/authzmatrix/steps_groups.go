@@ -84,5 +84,23 @@ func groupSteps() []step {
 			}
 			return req
 		}, stages: stages(grants(groupACL(opDelete, "g8")), grants(topicACL(opRead, "t47")))},
+		{key: 68, what: "g68 join subscribed to t68 and missing68", build: func() kmsg.Request {
+			req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+			req.SetVersion(1)
+			req.Group, req.MemberID, req.MemberEpoch = "g68", "authzmatrix-member-68", 0
+			req.RebalanceTimeoutMillis, req.SubscribedTopicNames = 30000, []string{"t68", "missing68"}
+			req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+			return req
+		}, stages: stages(grants(groupACL(opRead, "g68")), grants(topicACL(opDescribe, "t68")),
+			grants(topicACL(opDescribe, "missing68")))},
+		// After the step above g68 is a consumer group whose one member is
+		// assigned t68-0, and g11 is a classic group (JoinGroup's step).
+		{key: 69, what: "g68, g11 and g69 with authorized operations", build: func() kmsg.Request {
+			req := kmsg.NewPtrConsumerGroupDescribeRequest()
+			req.SetVersion(1)
+			req.Groups, req.IncludeAuthorizedOperations = []string{"g68", "g11", "g69"}, true
+			return req
+		}, stages: stages(grants(groupACL(opDescribe, "g69"), groupACL(opDescribe, "g11")),
+			grants(groupACL(opDescribe, "g68")), grants(topicACL(opDescribe, "t68")))},
 	}
 }
