@@ -143,7 +143,14 @@ func (m *Manager) consumerGroupFor(now time.Time, id string, create bool) (*Grou
 	case ok && g.cg != nil:
 		return g, nil
 	case ok && g.state != Empty && g.state != Dead:
-		return nil, hbErr(kerr.GroupIDNotFound.Code, "Group %s is not a consumer group.", id)
+		if !create {
+			return nil, hbErr(kerr.GroupIDNotFound.Code, "Group %s is not a consumer group.", id)
+		}
+		if err := m.upgradeRefusal(g); err != nil {
+			return nil, err
+		}
+		m.convertToConsumer(now, g)
+		return g, nil
 	case !create:
 		return nil, hbErr(kerr.GroupIDNotFound.Code, "Consumer group %s not found.", id)
 	}
@@ -450,6 +457,10 @@ func (m *Manager) fenceMember(now time.Time, g *Group, id string) {
 	cg := g.cg
 	mem := cg.members[id]
 	if mem == nil {
+		return
+	}
+	if m.shouldDowngrade(cg, id) {
+		m.convertToClassic(now, g, id)
 		return
 	}
 	last := len(cg.members) == 1

@@ -23,10 +23,9 @@ func (m *Manager) Join(now time.Time, req JoinRequest, reply func(JoinResult)) {
 	g, ok := m.groups[req.GroupID]
 	if ok && g.cg != nil {
 		if len(g.cg.members) > 0 {
-			// Classic members joining a consumer group (an online
-			// migration) are not built: Kafka's refusal when migration
-			// is disabled.
-			fail(kerr.InconsistentGroupProtocol.Code)
+			// A classic member joins a live consumer group (an online
+			// migration).
+			m.classicJoinConsumer(now, g, req, reply)
 			return
 		}
 		// An empty consumer group becomes a classic group; its offsets

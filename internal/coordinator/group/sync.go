@@ -22,6 +22,10 @@ func (m *Manager) Sync(now time.Time, req SyncRequest, reply func(SyncResult)) {
 		fail(kerr.UnknownMemberID.Code)
 		return
 	}
+	if g.cg != nil {
+		m.classicSyncConsumer(g, req, reply)
+		return
+	}
 	if g.state == Dead {
 		fail(kerr.CoordinatorNotAvailable.Code)
 		return
@@ -113,6 +117,9 @@ func (m *Manager) Heartbeat(now time.Time, req HeartbeatRequest) int16 {
 	if !ok {
 		return kerr.UnknownMemberID.Code
 	}
+	if g.cg != nil {
+		return m.classicHeartbeatConsumer(now, g, req)
+	}
 	if g.state == Dead {
 		return kerr.CoordinatorNotAvailable.Code
 	}
@@ -145,6 +152,9 @@ func (m *Manager) Leave(now time.Time, groupID string, leaving []LeaveMember) Le
 	g, ok := m.groups[groupID]
 	if !ok {
 		return LeaveResult{Members: slices.Repeat([]int16{kerr.UnknownMemberID.Code}, len(leaving))}
+	}
+	if g.cg != nil {
+		return m.classicLeaveConsumer(now, g, leaving)
 	}
 	if g.state == Dead {
 		return LeaveResult{ErrorCode: kerr.CoordinatorNotAvailable.Code}
