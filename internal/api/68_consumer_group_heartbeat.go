@@ -8,9 +8,8 @@ package api
 //
 // Authorization as Kafka's: READ on the group (else
 // GROUP_AUTHORIZATION_FAILED), DESCRIBE on every subscribed topic name
-// (else TOPIC_AUTHORIZATION_FAILED naming them). Deviation: topics matched
-// by a subscribed regex are not filtered by the member's DESCRIBE rights
-// (Kafka 4.1+ filters them).
+// (else TOPIC_AUTHORIZATION_FAILED naming them); topics matched by a
+// subscribed regex are kept only where the member may DESCRIBE them.
 
 import (
 	"context"
@@ -87,6 +86,9 @@ func heartbeatRequest(req *Request, body *kmsg.ConsumerGroupHeartbeatRequest) gr
 		InstanceID: body.InstanceID, RackID: body.RackID, RebalanceTimeoutMs: body.RebalanceTimeoutMillis,
 		SubscribedTopicNames: body.SubscribedTopicNames, SubscribedTopicRegex: body.SubscribedTopicRegex,
 		ServerAssignor: body.ServerAssignor, ClientID: req.Header.ClientIDString(), ClientHost: clientHost(req),
+	}
+	if req.hasAuthorizer() {
+		hr.CanDescribe = func(topic string) bool { return req.authorize(opDescribe, resTopic, topic) }
 	}
 	if body.Topics != nil {
 		hr.Owned = make([]group.TopicPartitions, 0, len(body.Topics))

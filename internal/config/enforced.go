@@ -65,6 +65,7 @@ func enforcedBrokerKeys() map[string]string {
 		"group.consumer.max.heartbeat.interval.ms":  "checked at start-up, as Kafka; per-group overrides are not built",
 		"group.consumer.max.size":                   "",
 		"group.consumer.assignors":                  "the built-in uniform and range only (short or class names); custom assignor classes are refused at start-up",
+		"group.consumer.migration.policy":           "",
 		"offset.metadata.max.bytes":                 "",
 		"delete.topic.enable":                       "",
 		"num.partitions":                            "",

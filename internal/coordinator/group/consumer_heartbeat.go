@@ -29,6 +29,7 @@ func hbErr(code int16, format string, args ...any) *heartbeatError {
 // records the heartbeat wrote are durable.
 func (m *Manager) ConsumerHeartbeat(now time.Time, req ConsumerHeartbeatRequest, reply func(ConsumerHeartbeatResult)) {
 	m.cgNow = now
+	defer func() { m.canDescribe = nil }() // do not keep the request
 	var res ConsumerHeartbeatResult
 	var err error
 	if req.MemberEpoch == leaveGroupMemberEpoch || req.MemberEpoch == leaveGroupStaticMemberEpoch {
@@ -106,6 +107,7 @@ func (m *Manager) consumerHeartbeat(now time.Time, req ConsumerHeartbeatRequest)
 	updated.classic = nil
 
 	namesChanged := !slices.Equal(member.subscribedNames, updated.subscribedNames)
+	m.canDescribe = req.CanDescribe
 	regexChanged, err := m.updateRegexes(now, g, member, updated, topics)
 	if err != nil {
 		return ConsumerHeartbeatResult{}, err
@@ -294,7 +296,7 @@ func (m *Manager) updateRegexes(now time.Time, g *Group, old, updated *consumerM
 			if err != nil {
 				return false, hbErr(kerr.InvalidRegularExpression.Code, "SubscribedTopicRegex `%s` is not a valid regular expression: %v.", updated.regex, err)
 			}
-			m.cgDo(g, opRegex{regex: updated.regex, resolved: resolveRegex(re, topics, now)})
+			m.cgDo(g, opRegex{regex: updated.regex, resolved: resolveRegex(re, topics, now, m.canDescribe)})
 		}
 	}
 	return true, nil
@@ -306,10 +308,10 @@ func compileTopicRegex(expr string) (*regexp.Regexp, error) {
 	return regexp.Compile(`^(?:` + expr + `)$`)
 }
 
-func resolveRegex(re *regexp.Regexp, topics Topics, now time.Time) resolvedRegex {
+func resolveRegex(re *regexp.Regexp, topics Topics, now time.Time, canDescribe func(string) bool) resolvedRegex {
 	var out []string
 	for _, name := range topics.Names() {
-		if re.MatchString(name) {
+		if re.MatchString(name) && (canDescribe == nil || canDescribe(name)) {
 			out = append(out, name)
 		}
 	}
@@ -329,7 +331,7 @@ func (m *Manager) refreshRegexes(g *Group, topics Topics, now time.Time) bool {
 		if err != nil {
 			continue
 		}
-		next := resolveRegex(re, topics, now)
+		next := resolveRegex(re, topics, now, m.canDescribe)
 		if !slices.Equal(old.topics, next.topics) {
 			changed = true
 		}

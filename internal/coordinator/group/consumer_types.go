@@ -45,6 +45,9 @@ type ConsumerHeartbeatRequest struct {
 	ServerAssignor       *string
 	Owned                []TopicPartitions
 	ClientID, ClientHost string
+	// CanDescribe filters the topics a regex resolves to by the member's
+	// DESCRIBE right (Kafka 4.1+); nil allows every topic.
+	CanDescribe func(topic string) bool
 }
 
 // ConsumerHeartbeatResult is a ConsumerGroupHeartbeat response.

@@ -48,6 +48,10 @@ type Manager struct {
 	// written together by cgFlush; cgNow is its time.
 	cgPending []Record
 	cgNow     time.Time
+	// canDescribe is the DESCRIBE check of the member whose heartbeat
+	// runs: regexes resolved meanwhile keep only the topics it may see,
+	// as Kafka resolves them with the context of the member that asked.
+	canDescribe func(string) bool
 }
 
 // NewManager returns an empty manager.
