@@ -59,6 +59,14 @@ func rebalanceRow(v groupVariant) row {
 	}
 }
 
+func rebalanceAssignedRow(v groupVariant) row {
+	return row{
+		Key:   "rebalance-assigned-" + v.Key,
+		Label: "... of which until the last partition assigned after the leave reached its member (OnPartitionsAssigned; informational); " + v.Label,
+		Unit:  "ms", Format: "%.0f",
+	}
+}
+
 var (
 	rowHBBaseCPU = row{Key: "hb-cpu-idle", Label: "Broker CPU per second, idle, no group members (same session, just before they join)", Unit: "CPU ms/s", Format: "%.1f"}
 	rowHBCPU     = row{Key: "hb-cpu", Label: fmt.Sprintf("Broker CPU per second, %d consumer-protocol members in %d groups, idle (no records), steady state", hbGroups*hbMembersPerGroup, hbGroups), Unit: "CPU ms/s", Format: "%.1f"}
@@ -182,7 +190,8 @@ func renderGroupsMethod(b *strings.Builder) {
 	p("  closed (kgo Close: commit, then LeaveGroup, or the consumer protocol's leave heartbeat,")
 	p("  epoch -1); the time runs from that call until the other %d hold all %d partitions, each", rebalanceMembers-1, rebalancePartitions)
 	p("  partition held by exactly one of them and each member having polled a record of each of")
-	p("  its partitions after the call (the latest of those polls ends the time). Then a new")
+	p("  its partitions after the call (the latest of those polls ends the time); the row below")
+	p("  it stops at the last OnPartitionsAssigned after the call, the protocol's share. Then a new")
 	p("  member replaces it and the group settles again (not timed). 3 leaves per variant per")
 	p("  round in the quick profile, 5 in the full. Consumer protocol: kgo ServerSideBalancer with")
 	p("  StickyBalancer first (kgo then asks for the server assignor uniform); the suite checks")

@@ -54,6 +54,20 @@ func settled(views []memberView, partitions int) (at time.Time, ok bool) {
 	return at, true
 }
 
+// lastAssigned is the latest time a member was given a partition after mark (false when
+// none was): how much of a rebalance was the protocol's, before the fetching.
+func lastAssigned(views []memberView, mark time.Time) (time.Time, bool) {
+	var last time.Time
+	for _, v := range views {
+		for _, t := range v.Assigned {
+			if t.After(mark) && t.After(last) {
+				last = t
+			}
+		}
+	}
+	return last, !last.IsZero()
+}
+
 // groupMember is one kgo group consumer of the rebalance rows with its partition state,
 // kept by kgo's callbacks and its own poll loop.
 type groupMember struct {

@@ -121,15 +121,17 @@ func (s *suite) rebalanceVariant(ctx context.Context, b broker, sys system, roun
 			return ctx.Err()
 		case <-time.After(rand.N(leavePhaseSpread)):
 		}
-		d, err := g.timeLeave(ctx, i%len(g.members))
+		d, assigned, err := g.timeLeave(ctx, i%len(g.members))
 		if err != nil {
 			return fmt.Errorf("leave %d: %w", i+1, err)
 		}
 		if err := g.checkProtocol(); err != nil {
 			return err
 		}
-		s.res.add(rebalanceRow(v), sys, round, float64(d.Microseconds())/1e3, load())
-		s.log.Info("rebalance after leave", "system", sys, "variant", v.Key, "leave", i+1, "ms", d.Milliseconds())
+		l := load()
+		s.res.add(rebalanceRow(v), sys, round, float64(d.Microseconds())/1e3, l)
+		s.res.add(rebalanceAssignedRow(v), sys, round, float64(assigned.Microseconds())/1e3, l)
+		s.log.Info("rebalance after leave", "system", sys, "variant", v.Key, "leave", i+1, "ms", d.Milliseconds(), "assigned_ms", assigned.Milliseconds())
 		mark := time.Now()
 		for _, m := range g.members {
 			m.setMark(mark)
@@ -162,8 +164,9 @@ func (g *benchGroup) add(ctx context.Context) error {
 	return nil
 }
 
-// timeLeave closes member i and returns the time from the call until the others settle.
-func (g *benchGroup) timeLeave(ctx context.Context, i int) (time.Duration, error) {
+// timeLeave closes member i and returns the time from the call until the others settle,
+// and until the last partition was assigned to one of them.
+func (g *benchGroup) timeLeave(ctx context.Context, i int) (settle, assigned time.Duration, err error) {
 	leaver := g.members[i]
 	rest := append(append([]*groupMember{}, g.members[:i]...), g.members[i+1:]...)
 	t0 := time.Now()
@@ -175,12 +178,23 @@ func (g *benchGroup) timeLeave(ctx context.Context, i int) (time.Duration, error
 		leaver.close()
 		close(closed)
 	}()
-	d, err := g.waitSettled(ctx, rest, t0)
+	settle, err = g.waitSettled(ctx, rest, t0)
 	<-closed
 	g.closedJoins += leaver.joinGroups.Load()
 	g.closedHBs += leaver.heartbeats.Load()
 	g.members = rest
-	return d, err
+	if err != nil {
+		return 0, 0, err
+	}
+	views := make([]memberView, len(rest))
+	for i, m := range rest {
+		views[i] = m.view()
+	}
+	last, ok := lastAssigned(views, t0)
+	if !ok {
+		return 0, 0, fmt.Errorf("settled with no partition assigned after the leave")
+	}
+	return settle, last.Sub(t0), nil
 }
 
 // waitSettled polls the members until they settle and returns the time from mark to the

@@ -61,6 +61,20 @@ func TestSettled(t *testing.T) {
 	}
 }
 
+func TestLastAssigned(t *testing.T) {
+	t0 := time.Now()
+	views := []memberView{
+		{Assigned: map[int32]time.Time{0: t0.Add(-time.Second), 1: t0.Add(300 * time.Millisecond)}},
+		{Assigned: map[int32]time.Time{2: t0.Add(200 * time.Millisecond)}},
+	}
+	if got, ok := lastAssigned(views, t0); !ok || !got.Equal(t0.Add(300*time.Millisecond)) {
+		t.Fatalf("lastAssigned = %v, %v; want +300ms", got, ok)
+	}
+	if _, ok := lastAssigned(views[:1], t0.Add(time.Second)); ok {
+		t.Fatal("an assignment before the mark counted")
+	}
+}
+
 func TestGroupMemberCountsOnlyHeldPartitionsAfterTheMark(t *testing.T) {
 	m := &groupMember{assigned: map[int32]time.Time{}, seen: map[int32]time.Time{}}
 	t0 := time.Now()
