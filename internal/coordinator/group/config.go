@@ -49,6 +49,17 @@ type Config struct {
 	ConsumerMigrationPolicy string
 	// Topics returns the cluster's topics; nil knows none.
 	Topics func() Topics
+	// MaxRecordBytes bounds one consumer-group record (a member's
+	// subscription); 0 is 512 KiB, well inside the offsets partition's
+	// message.max.bytes and the coordinator's batch.
+	MaxRecordBytes int
+}
+
+func (c *Config) maxRecordBytes() int {
+	if c.MaxRecordBytes <= 0 {
+		return 512 << 10
+	}
+	return c.MaxRecordBytes
 }
 
 // DefaultConfig returns Kafka's defaults.

@@ -62,6 +62,10 @@ func (m *Manager) classicJoinConsumer(now time.Time, g *Group, req JoinRequest, 
 	updated.regex = ""
 	updated.clientID, updated.clientHost = req.ClientID, req.ClientHost
 	updated.classic = &classicMemberMetadata{sessionTimeoutMs: int32(req.SessionTimeout.Milliseconds()), protocols: cloneProtocols(req.Protocols)}
+	if m.checkRecordSize(opMember{updated}, g.id) != nil {
+		fail(kerr.UnknownServerError.Code)
+		return
+	}
 	changed := !slicesEqual(member.subscribedNames, updated.subscribedNames) || member.regex != ""
 	if !updated.sameMetadata(member) || cg.members[updated.id] == nil || !sameClassic(member.classic, updated.classic) {
 		m.cgDo(g, opMember{updated})
@@ -81,7 +85,7 @@ func (m *Manager) classicJoinConsumer(now time.Time, g *Group, req JoinRequest, 
 	res := JoinResult{GenerationID: next.epoch, ProtocolType: strPtr("consumer"), ProtocolName: strPtr(req.Protocols[0].Name), MemberID: memberID}
 	m.cgFlush(func(werr error) {
 		if werr != nil {
-			reply(JoinResult{ErrorCode: writeErrorCode(werr), MemberID: memberID, GenerationID: -1})
+			reply(JoinResult{ErrorCode: heartbeatWriteErrorCode(werr), MemberID: memberID, GenerationID: -1})
 			return
 		}
 		reply(res)

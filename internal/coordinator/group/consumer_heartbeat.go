@@ -52,7 +52,7 @@ func (m *Manager) ConsumerHeartbeat(now time.Time, req ConsumerHeartbeatRequest,
 	}
 	m.cgFlush(func(werr error) {
 		if werr != nil {
-			reply(ConsumerHeartbeatResult{ErrorCode: writeErrorCode(werr), MemberID: req.MemberID, MemberEpoch: req.MemberEpoch})
+			reply(ConsumerHeartbeatResult{ErrorCode: heartbeatWriteErrorCode(werr), MemberID: req.MemberID, MemberEpoch: req.MemberEpoch})
 			return
 		}
 		reply(res)
@@ -106,6 +106,9 @@ func (m *Manager) consumerHeartbeat(now time.Time, req ConsumerHeartbeatRequest)
 	updated.clientID, updated.clientHost = req.ClientID, req.ClientHost
 	updated.classic = nil
 
+	if err := m.checkRecordSize(opMember{updated}, req.GroupID); err != nil {
+		return ConsumerHeartbeatResult{}, err
+	}
 	namesChanged := !slices.Equal(member.subscribedNames, updated.subscribedNames)
 	m.canDescribe = req.CanDescribe
 	regexChanged, err := m.updateRegexes(now, g, member, updated, topics)
@@ -179,6 +182,26 @@ func (m *Manager) forgetEmptyNew(id string) {
 	}
 	g.cg = nil
 	m.dropIfForgotten(g)
+}
+
+// checkRecordSize refuses a member whose metadata record would not fit in
+// a write of the offsets partition (a huge subscription), before anything
+// is applied: the write would fail and leave the state ahead of the log.
+func (m *Manager) checkRecordSize(op cgOp, groupID string) error {
+	r := op.record(groupID)
+	if n := len(r.Key) + len(r.Value); n > m.cfg.maxRecordBytes() {
+		return hbErr(kerr.UnknownServerError.Code, "The member's metadata record of %d bytes exceeds the %d bytes a record of the group coordinator may take.", n, m.cfg.maxRecordBytes())
+	}
+	return nil
+}
+
+// heartbeatWriteErrorCode maps a failed write as Kafka's coordinator does
+// for heartbeats: a record too large is UNKNOWN_SERVER_ERROR.
+func heartbeatWriteErrorCode(err error) int16 {
+	if code := writeErrorCode(err); code != kerr.InvalidCommitOffsetSize.Code {
+		return code
+	}
+	return kerr.UnknownServerError.Code
 }
 
 func (m *Manager) checkGroupFull(cg *consumerGroup, memberID string, instanceID *string) error {
