@@ -7,9 +7,12 @@
 #     assignments are non-empty, disjoint, balanced and cover the 6 partitions, and
 #     ConsumerGroupDescribe agrees; every record is read, duplicates only after a
 #     revocation without commit, the end offsets committed (Kip848ChurnScenario);
-#   - regex: two members subscribed by a broker-side regular expression pick up a
-#     matching topic created while they run, read it, and never a non-matching one
-#     (Kip848RegexScenario).
+#   - regex-broker: two members subscribed by a broker-side regular expression
+#     (SubscriptionPattern) pick up a matching topic created while they run, read it, and
+#     never a non-matching one (Kip848RegexScenario);
+#   - regex-client: the same with a client-side java.util.regex.Pattern, whose matches
+#     the members send as topic names (metadata.max.age.ms 2 s, so that the client sees
+#     the new topic within the test).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/sluice_lib.sh"
 source "$here/groups848_lib.sh"
@@ -26,8 +29,11 @@ for assignor in uniform range; do
     || fail "kip848-churn with $assignor"
 done
 
-check "regex: a topic matching the subscription's regular expression, created while the group runs, is read"
-timeout 120 "$java_run" --bootstrap "$b" kip848-regex cg848-rx cg848-rx 3 || fail "kip848-regex"
+for mode in broker client; do
+  check "regex-$mode: a topic matching a $mode-side regular expression, created while the group runs, is read"
+  timeout 120 "$java_run" --bootstrap "$b" kip848-regex "cg848-rx-$mode" "cg848-rx-$mode" 3 "$mode" \
+    || fail "kip848-regex ($mode side)"
+done
 
 sluice_stop
 step "PASS in $((SECONDS - t0))s"

@@ -7,11 +7,15 @@ import java.util.Map;
 import java.util.Set;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * A KIP-848 regular-expression subscription (subscribe(SubscriptionPattern): the broker
- * resolves the RE2J expression, SubscribedTopicRegex): members a and b subscribe to
+ * A KIP-848 regular-expression subscription, MODE "broker" (subscribe(SubscriptionPattern):
+ * the broker resolves the RE2J expression, SubscribedTopicRegex) or "client"
+ * (subscribe(java.util.regex.Pattern): the client matches the topics its metadata lists
+ * and heartbeats their names; metadata.max.age.ms is lowered to 2 s there, or the new
+ * topic would be seen only after the default 5 minutes): members a and b subscribe to
  * "PREFIX-.*" while only PREFIX-one exists and a producer writes to it. Then PREFIX-two
  * and PREFIX_other (which does not match) are created: the group must pick up
  * PREFIX-two (a stable point covering both matching topics and nothing else), read the
@@ -21,12 +25,16 @@ import org.apache.kafka.common.TopicPartition;
 final class Kip848RegexScenario implements Scenario {
     @Override
     public String usage() {
-        return "PREFIX GROUP PARTITIONS";
+        return "PREFIX GROUP PARTITIONS broker|client";
     }
 
     @Override
     public void run(String bootstrap, String[] args) throws Exception {
-        Args.expect(args, 3, this);
+        Args.expect(args, 4, this);
+        boolean client = args[3].equals("client");
+        if (!client && !args[3].equals("broker")) {
+            throw new ScenarioFailed("MODE must be broker or client, got " + args[3]);
+        }
         String prefix = args[0];
         String group = args[1];
         int partitions = Args.parseInt(args[2], "PARTITIONS");
@@ -39,8 +47,12 @@ final class Kip848RegexScenario implements Scenario {
         Kip848Ledger ledger = new Kip848Ledger();
         List<Kip848Member> live = new ArrayList<>();
         for (String name : List.of("a", "b")) {
-            live.add(new Kip848ThreadMember(group + "-" + name, bootstrap, group, Map.of(),
-                Kip848ThreadMember.byPattern(prefix + "-.*"), ledger));
+            live.add(client
+                ? new Kip848ThreadMember(group + "-" + name, bootstrap, group,
+                    Map.of(ConsumerConfig.METADATA_MAX_AGE_CONFIG, "2000"),
+                    Kip848ThreadMember.byClientPattern(prefix + "-.*"), ledger)
+                : new Kip848ThreadMember(group + "-" + name, bootstrap, group, Map.of(),
+                    Kip848ThreadMember.byPattern(prefix + "-.*"), ledger));
         }
         Kip848Producer producer = new Kip848Producer(bootstrap, one, group, ledger);
         Kip848Producer stray = new Kip848Producer(bootstrap, other, group + "-stray", new Kip848Ledger());

@@ -55,6 +55,14 @@ final class Kip848ThreadMember implements Kip848Member {
         return (c, l) -> c.subscribe(topics, l);
     }
 
+    /**
+     * A client-side regular expression (java.util.regex): the client matches it against
+     * the topics its metadata lists and heartbeats the matching names.
+     */
+    static BiConsumer<KafkaConsumer<String, String>, ConsumerRebalanceListener> byClientPattern(String regex) {
+        return (c, l) -> c.subscribe(java.util.regex.Pattern.compile(regex), l);
+    }
+
     /** A broker-side regular expression (SubscribedTopicRegex, RE2J syntax). */
     static BiConsumer<KafkaConsumer<String, String>, ConsumerRebalanceListener> byPattern(String regex) {
         return (c, l) -> c.subscribe(new SubscriptionPattern(regex), l);
