@@ -82,6 +82,7 @@ func (m *Manager) classicJoinConsumer(now time.Time, g *Group, req JoinRequest, 
 		return
 	}
 	next.sessionDeadline = now.Add(req.SessionTimeout)
+	next.rebalanceDeadline = time.Time{} // it rejoined
 	res := JoinResult{GenerationID: next.epoch, ProtocolType: strPtr("consumer"), ProtocolName: strPtr(req.Protocols[0].Name), MemberID: memberID}
 	m.cgFlush(func(werr error) {
 		if werr != nil {
@@ -243,6 +244,12 @@ func (m *Manager) classicHeartbeatConsumer(now time.Time, g *Group, req Heartbea
 	mem.sessionDeadline = now.Add(time.Duration(mem.classic.sessionTimeoutMs) * time.Millisecond)
 	if mem.epoch < cg.assignmentEpoch || mem.state == memberUnrevokedPartitions ||
 		mem.state == memberUnreleasedPartitions && !cg.waitingOnUnreleased(mem) {
+		// It must rejoin within its rebalance timeout (Kafka's join
+		// timeout), or it is fenced and its partitions move on.
+		if mem.rebalanceDeadline.IsZero() {
+			mem.rebalanceDeadline = now.Add(time.Duration(mem.rebalanceTimeoutMs) * time.Millisecond)
+			mem.rebalanceEpoch = mem.epoch
+		}
 		return kerr.RebalanceInProgress.Code
 	}
 	return 0
