@@ -17,9 +17,11 @@ func newGroupCommand() *cobra.Command {
 	conn := &connection{}
 	cmd := &cobra.Command{
 		Use:   "group",
-		Short: "List, describe, delete consumer groups and reset their committed offsets",
+		Short: "List, describe, delete consumer groups (classic and KIP-848) and reset their committed offsets",
 		Example: `  sluice group list
+  sluice group list --type consumer
   sluice group describe billing
+  sluice group describe billing --members
   sluice group reset-offsets billing --topic orders --to-earliest            # prints the plan
   sluice group reset-offsets billing --topic orders --to-earliest --execute  # applies it
   sluice group delete billing`,
@@ -35,66 +37,117 @@ func newGroupCommand() *cobra.Command {
 }
 
 func newGroupListCommand(conn *connection) *cobra.Command {
-	var states []string
+	var states, types []string
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
-		Short:   "List consumer groups with their state, protocol type and member count",
+		Short:   "List groups with their type, state, protocol type and member count",
 		Example: `  sluice group list
-  sluice group list --state Stable --state Empty`,
+  sluice group list --state Stable --state Empty
+  sluice group list --type consumer`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			types, err := groupTypes(types)
+			if err != nil {
+				return err
+			}
 			ctx, adm, done, err := openAdmin(cmd, conn)
 			if err != nil {
 				return err
 			}
 			defer done()
-			listed, err := adm.ListGroups(ctx, states...)
+			listed, err := adm.ListGroupsByType(ctx, types, states...)
 			if err != nil {
 				return fmt.Errorf("list groups: %w", describe(err))
 			}
 			names := listed.Groups()
-			sort.Strings(names)
-			members, err := memberCounts(ctx, adm, names)
+			members, err := memberCounts(ctx, adm, listed)
 			if err != nil {
 				return err
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "GROUP\tSTATE\tPROTOCOL-TYPE\tMEMBERS")
+			fmt.Fprintln(tw, "GROUP\tTYPE\tSTATE\tPROTOCOL-TYPE\tMEMBERS")
 			for _, name := range names {
 				g := listed[name]
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", name, orDash(g.State), orDash(g.ProtocolType), members[name])
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, orDash(g.GroupType), orDash(g.State), orDash(g.ProtocolType), members[name])
 			}
 			return tw.Flush()
 		},
 	}
-	cmd.Flags().StringArrayVar(&states, "state", nil, "only groups in this state (Empty, Stable, PreparingRebalance, CompletingRebalance, Dead; repeatable)")
+	cmd.Flags().StringArrayVar(&states, "state", nil, "only groups in this state (classic: Empty, Stable, PreparingRebalance, CompletingRebalance, Dead; "+
+		"consumer: Empty, Assigning, Reconciling, Stable; repeatable)")
+	cmd.Flags().StringSliceVar(&types, "type", nil, "only groups of this type: consumer (KIP-848) or classic (repeatable or comma-separated)")
 	return cmd
 }
 
-// memberCounts describes the groups to count their members: ListGroups does
-// not carry them. A group that cannot be described shows its error name.
-func memberCounts(ctx context.Context, adm *kadm.Client, names []string) (map[string]string, error) {
-	counts := make(map[string]string, len(names))
-	if len(names) == 0 {
-		return counts, nil
-	}
-	described, err := adm.DescribeGroups(ctx, names...)
-	if err != nil && len(described) == 0 {
-		return nil, fmt.Errorf("describe groups: %w", describe(err))
-	}
-	for _, name := range names {
-		d, ok := described[name]
-		switch {
-		case !ok:
-			counts[name] = "?"
-		case d.Err != nil:
-			counts[name] = errorName(d.Err)
+// groupTypes checks --type values and spells them as ListGroups expects.
+func groupTypes(given []string) ([]string, error) {
+	var out []string
+	for _, t := range given {
+		switch lower := strings.ToLower(strings.TrimSpace(t)); lower {
+		case groupTypeClassic, groupTypeConsumer:
+			out = append(out, lower)
 		default:
-			counts[name] = fmt.Sprint(len(d.Members))
+			return nil, fmt.Errorf("--type %q: want consumer or classic", t)
+		}
+	}
+	return out, nil
+}
+
+// Group types as ListGroups (v5+) reports them.
+const (
+	groupTypeClassic  = "classic"
+	groupTypeConsumer = "consumer"
+)
+
+// memberCounts describes the groups to count their members: ListGroups does
+// not carry them. Consumer groups are described with ConsumerGroupDescribe
+// (DescribeGroups does not know them), the others with DescribeGroups. A
+// group that cannot be described shows its error name.
+func memberCounts(ctx context.Context, adm *kadm.Client, listed kadm.ListedGroups) (map[string]string, error) {
+	counts := make(map[string]string, len(listed))
+	var classic, consumer []string
+	for name, g := range listed {
+		if g.GroupType == groupTypeConsumer {
+			consumer = append(consumer, name)
+		} else {
+			classic = append(classic, name)
+		}
+	}
+	if len(classic) > 0 {
+		described, err := adm.DescribeGroups(ctx, classic...)
+		if err != nil && len(described) == 0 {
+			return nil, fmt.Errorf("describe groups: %w", describe(err))
+		}
+		for _, name := range classic {
+			d, ok := described[name]
+			counts[name] = countCell(ok, d.Err, len(d.Members))
+		}
+	}
+	if len(consumer) > 0 {
+		described, err := adm.DescribeConsumerGroups(ctx, consumer...)
+		if err != nil && len(described) == 0 {
+			return nil, fmt.Errorf("describe consumer groups: %w", describe(err))
+		}
+		for _, name := range consumer {
+			d, ok := described[name]
+			counts[name] = countCell(ok, d.Err, len(d.Members))
 		}
 	}
 	return counts, nil
+}
+
+// countCell is a MEMBERS cell: the count, the error's name, or "?" when
+// the group had no answer.
+func countCell(answered bool, err error, members int) string {
+	switch {
+	case !answered:
+		return "?"
+	case err != nil:
+		return errorName(err)
+	default:
+		return fmt.Sprint(members)
+	}
 }
 
 func newGroupDeleteCommand(conn *connection) *cobra.Command {

@@ -179,7 +179,8 @@ func resetOffsets(ctx context.Context, cmd *cobra.Command, adm *kadm.Client, gro
 
 // requireInactive refuses a group with members, as Kafka's tool does: a
 // live member would commit over the reset. A group that does not exist
-// (Dead, or GROUP_ID_NOT_FOUND from newer brokers) may be reset: that creates it.
+// (Dead, or GROUP_ID_NOT_FOUND from newer brokers) may be reset: that
+// creates it (a classic group).
 func requireInactive(ctx context.Context, adm *kadm.Client, group string) error {
 	described, err := retryCoordinator(ctx, func() (kadm.DescribedGroups, error) {
 		return adm.DescribeGroups(ctx, group)
@@ -193,7 +194,10 @@ func requireInactive(ctx context.Context, adm *kadm.Client, group string) error 
 	}
 	switch {
 	case errors.Is(d.Err, kerr.GroupIDNotFound):
-		return nil // DescribeGroups v6+ says so of a group that does not exist
+		// DescribeGroups v6+ says so of a group that does not exist, and
+		// of a consumer group (KIP-848), which only ConsumerGroupDescribe
+		// describes.
+		return requireInactiveConsumerGroup(ctx, adm, group)
 	case d.Err != nil:
 		return fmt.Errorf("describe group %s: %w", group, serverError(d.Err, d.ErrMessage))
 	}
@@ -202,6 +206,22 @@ func requireInactive(ctx context.Context, adm *kadm.Client, group string) error 
 			group, d.State, len(d.Members))
 	}
 	return nil
+}
+
+// requireInactiveConsumerGroup refuses a consumer group with members; a
+// group ConsumerGroupDescribe does not know either (or a broker without
+// the API) does not exist.
+func requireInactiveConsumerGroup(ctx context.Context, adm *kadm.Client, group string) error {
+	found, errs := describeConsumerGroups(ctx, adm, []string{group})
+	if err := errs[group]; err != nil {
+		return fmt.Errorf("describe consumer group %s: %w", group, err)
+	}
+	d, ok := found[group]
+	if !ok || d.State == "Empty" {
+		return nil
+	}
+	return fmt.Errorf("group %s is %s with %d member(s): offsets can be reset only when it has no members (stop its consumers first)",
+		group, d.State, len(d.Members))
 }
 
 // partitions resolves --topic and --all-topics into the partitions to reset.

@@ -103,13 +103,15 @@ func (f groupFixture) committed(t *testing.T) [2]int64 {
 	return out
 }
 
-// member joins the group with a kgo consumer, reads every record and
-// commits; stop leaves the group.
-func (f groupFixture) member(t *testing.T, records int) (stop func()) {
+// member joins the group with a kgo consumer (client id group-test unless
+// opts say otherwise), reads every record and commits; stop leaves the
+// group.
+func (f groupFixture) member(t *testing.T, records int, opts ...kgo.Opt) (stop func()) {
 	t.Helper()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(f.addr), kgo.ClientID("group-test"),
+	opts = append([]kgo.Opt{kgo.SeedBrokers(f.addr), kgo.ClientID("group-test"),
 		kgo.ConsumerGroup(f.group), kgo.ConsumeTopics(f.topic), kgo.DisableAutoCommit(),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,17 +144,17 @@ func TestGroupDescribeMembersAndLag(t *testing.T) {
 	}()
 
 	out := f.run(t, "group", "list")
-	if !hasRow(out, f.group, "Stable", "consumer", "1") {
+	if !hasRow(out, f.group, "classic", "Stable", "consumer", "1") {
 		t.Fatalf("group list does not show %s Stable with 1 member:\n%s", f.group, out)
 	}
 	if out := f.run(t, "group", "list", "--state", "Empty"); strings.Contains(out, f.group) {
 		t.Fatalf("group list --state Empty shows the Stable group %s:\n%s", f.group, out)
 	}
-	if out := f.run(t, "group", "list", "--state", "Stable"); !hasRow(out, f.group, "Stable", "consumer", "1") {
+	if out := f.run(t, "group", "list", "--state", "Stable"); !hasRow(out, f.group, "classic", "Stable", "consumer", "1") {
 		t.Fatalf("group list --state Stable does not show %s:\n%s", f.group, out)
 	}
 	out = f.run(t, "group", "describe", f.group)
-	if !hasRow(out, "STATE", "Stable") || !hasRow(out, "MEMBERS", "1") {
+	if !hasRow(out, "TYPE", "classic") || !hasRow(out, "STATE", "Stable") || !hasRow(out, "MEMBERS", "1") {
 		t.Fatalf("describe summary:\n%s", out)
 	}
 	member := rowStartingWith(out, "group-test")
@@ -236,7 +238,7 @@ func TestGroupResetOffsets(t *testing.T) {
 	expect("--dry-run", [2]int64{-1, -1})
 	same("--to-latest --execute", reset("--topic", f.topic, "--to-latest", "--execute"), plan(ends[0], ends[1]))
 	expect("--to-latest --execute", ends)
-	if out := f.run(t, "group", "list"); !hasRow(out, f.group, "Empty", "-", "0") {
+	if out := f.run(t, "group", "list"); !hasRow(out, f.group, "classic", "Empty", "-", "0") {
 		t.Fatalf("a group created by a reset is not listed Empty, without protocol type or members:\n%s", out)
 	}
 
