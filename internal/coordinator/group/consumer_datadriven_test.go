@@ -261,10 +261,16 @@ func (h *cddHarness) heartbeat(td *datadriven.TestData, req ConsumerHeartbeatReq
 	if res == nil {
 		td.Fatalf(h.t, "heartbeat not answered after its writes")
 	}
+	if td.HasArg("code-only") {
+		res.ErrorMessage = nil
+	}
 	h.printf("%s", h.formatResult(*res))
 }
 
 func (h *cddHarness) formatResult(r ConsumerHeartbeatResult) string {
+	if r.ErrorCode != 0 && r.ErrorMessage == nil {
+		return fmt.Sprintf("%s: %s epoch=%d\n", r.MemberID, cddErrName(r.ErrorCode), r.MemberEpoch)
+	}
 	if r.ErrorCode != 0 {
 		return fmt.Sprintf("%s: %s epoch=%d %q\n", r.MemberID, cddErrName(r.ErrorCode), r.MemberEpoch, cddDeref(r.ErrorMessage))
 	}
