@@ -116,6 +116,30 @@ func TestGroupConsumerProtocol(t *testing.T) {
 		t.Fatalf("describe --state shows more or less than the summary:\n%s", out)
 	}
 
+	// A classic group (made by a reset) and the consumer group in one call.
+	classic := f.group + "-classic"
+	f.run(t, "group", "reset-offsets", classic, "--topic", f.topic, "--to-latest", "--execute")
+	t.Cleanup(func() { runCLI(t, "", "group", "delete", classic, "--brokers", f.addr) })
+	out = f.run(t, "group", "describe", classic, f.group, "--json")
+	var both []groupDescription
+	if err := json.Unmarshal([]byte(out), &both); err != nil || len(both) != 2 {
+		t.Fatalf("describe --json of two groups (%v):\n%s", err, out)
+	}
+	if c := both[0]; c.Group != classic || c.Type != "classic" || c.State != "Empty" || c.GroupEpoch != nil ||
+		len(c.Members) != 0 || len(c.Offsets) != 2 || c.Offsets[1].CurrentOffset == nil || *c.Offsets[1].CurrentOffset != ends[1] {
+		t.Fatalf("the classic group, described beside a consumer group: %+v\n%s", c, out)
+	}
+	if c := both[1]; c.Group != f.group || c.Type != "consumer" || len(c.Members) != 1 {
+		t.Fatalf("the consumer group, described beside a classic group: %+v\n%s", c, out)
+	}
+	out = f.run(t, "group", "list")
+	if !hasRow(out, classic, "classic", "Empty", "-", "0") || !hasRowPrefix(out, f.group) {
+		t.Fatalf("group list of a classic and a consumer group:\n%s", out)
+	}
+	if out := f.run(t, "group", "list", "--type", "consumer"); hasRowPrefix(out, classic) {
+		t.Fatalf("group list --type consumer shows the classic group %s:\n%s", classic, out)
+	}
+
 	err := f.fail(t, "group", "reset-offsets", f.group, "--topic", f.topic, "--to-earliest", "--execute")
 	if !strings.Contains(err.Error(), "is Stable with 1 member(s)") {
 		t.Fatalf("reset of a live consumer group: %v, want a refusal naming its state", err)
