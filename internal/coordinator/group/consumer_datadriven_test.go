@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	cr "sluice/internal/coordinator/group/consumerrec"
 	"sluice/internal/kafka"
@@ -498,6 +499,26 @@ func (h *cddHarness) topicName(id kafka.UUID) string {
 
 // describeRecord decodes a consumer group record into one short line.
 func (h *cddHarness) describeRecord(r Record) string {
+	switch typ, _ := cr.RecordType(r.Key); typ {
+	case 0, 1:
+		var k kmsg.OffsetCommitKey
+		if err := k.ReadFrom(r.Key); err != nil {
+			return "undecodable offset key: " + err.Error()
+		}
+		if r.Value == nil {
+			return fmt.Sprintf("OffsetCommit %s %s:%d tombstone", k.Group, k.Topic, k.Partition)
+		}
+		return fmt.Sprintf("OffsetCommit %s %s:%d", k.Group, k.Topic, k.Partition)
+	case 2:
+		var k kmsg.GroupMetadataKey
+		if err := k.ReadFrom(r.Key); err != nil {
+			return "undecodable group key: " + err.Error()
+		}
+		if r.Value == nil {
+			return "ClassicGroupMetadata " + k.Group + " tombstone"
+		}
+		return "ClassicGroupMetadata " + k.Group
+	}
 	k, v, err := cr.Decode(r.Key, r.Value)
 	if err != nil {
 		return "undecodable: " + err.Error()
