@@ -65,7 +65,7 @@ final class Kip848MixedScenario implements Scenario {
             System.out.println("ok: " + ledger.check());
             Kip848Group.checkCommittedAtEnd(admin, group, all);
         } catch (Exception e) {
-            System.out.println(name + "'s log (" + log + "):\n" + Files.readString(log));
+            System.out.println(name + "'s stderr, last lines:\n" + Kip848ProcessMember.tail(log));
             throw e;
         } finally {
             j.stop();

@@ -19,7 +19,8 @@ import org.apache.kafka.common.TopicPartition;
  * A member running as another process that speaks {@link Kip848MemberScenario}'s line
  * protocol on its standard output (a child JVM, or the franz-go program); its lines go into
  * the ledger in the order the process wrote them. stop() closes its standard input and
- * waits for it to leave and exit; kill() is kill -9. Its standard error goes to LOG.
+ * waits for it to leave and exit; kill() is kill -9. Its standard error goes to LOG, which
+ * is removed when the JVM exits (a scenario that fails prints what it needs of it).
  */
 final class Kip848ProcessMember implements Kip848Member {
     private final String name;
@@ -38,6 +39,7 @@ final class Kip848ProcessMember implements Kip848Member {
         this.command = command;
         this.log = log;
         this.ledger = ledger;
+        log.toFile().deleteOnExit();
     }
 
     /** The command running {@link Kip848MemberScenario} in a new JVM with this JVM's classpath. */
@@ -81,7 +83,7 @@ final class Kip848ProcessMember implements Kip848Member {
             failure.compareAndSet(null, "reading its output: " + e);
         }
         if (!ending) {
-            failure.compareAndSet(null, "exited on its own (see " + log + ")");
+            failure.compareAndSet(null, "exited on its own; its stderr:\n" + tail(log));
         }
     }
 
@@ -106,6 +108,16 @@ final class Kip848ProcessMember implements Kip848Member {
         }
     }
 
+    /** The last 20 lines of FILE, for a failure message. */
+    static String tail(Path file) {
+        try {
+            List<String> lines = java.nio.file.Files.readAllLines(file, StandardCharsets.UTF_8);
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - 20), lines.size()));
+        } catch (IOException e) {
+            return "(unreadable: " + e + ")";
+        }
+    }
+
     private static TopicPartition tp(String[] f) {
         return new TopicPartition(f[1], Integer.parseInt(f[2]));
     }
@@ -121,7 +133,7 @@ final class Kip848ProcessMember implements Kip848Member {
             process.destroyForcibly();
             failure.compareAndSet(null, "did not exit within " + Kip848Group.STEP_DEADLINE + " of its input ending");
         } else if (process.exitValue() != 0) {
-            failure.compareAndSet(null, "exited with status " + process.exitValue() + " (see " + log + ")");
+            failure.compareAndSet(null, "exited with status " + process.exitValue() + "; its stderr:\n" + tail(log));
         }
         reader.join();
     }
