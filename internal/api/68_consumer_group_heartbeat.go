@@ -30,8 +30,9 @@ func newConsumerGroupHeartbeatHandler(gd *GroupPlaneDeps) Handler {
 		Handle: func(ctx context.Context, req *Request) Response {
 			body := req.Body.(*kmsg.ConsumerGroupHeartbeatRequest)
 			resp := kmsg.NewPtrConsumerGroupHeartbeatResponse()
+			// An error answer leaves the member id null and the epoch 0,
+			// as Kafka's does.
 			resp.SetVersion(body.Version)
-			resp.MemberEpoch = body.MemberEpoch
 			fail := func(code int16, msg string) Response {
 				resp.ErrorCode, resp.ErrorMessage = code, &msg
 				return Reply(resp)

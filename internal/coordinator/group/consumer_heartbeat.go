@@ -61,6 +61,9 @@ func (m *Manager) ConsumerHeartbeat(now time.Time, req ConsumerHeartbeatRequest,
 
 func (m *Manager) consumerHeartbeat(now time.Time, req ConsumerHeartbeatRequest) (ConsumerHeartbeatResult, error) {
 	join := req.MemberEpoch == 0
+	if err := m.precheckHeartbeat(req); err != nil {
+		return ConsumerHeartbeatResult{}, err
+	}
 	g, err := m.consumerGroupFor(now, req.GroupID, join)
 	if err != nil {
 		return ConsumerHeartbeatResult{}, err
@@ -75,7 +78,7 @@ func (m *Manager) consumerHeartbeat(now time.Time, req ConsumerHeartbeatRequest)
 	}
 	var member *consumerMember
 	if req.InstanceID == nil {
-		member, err = m.dynamicMember(cg, memberID, req.MemberEpoch, req.Owned, join)
+		member, err = m.dynamicMember(cg, req.GroupID, memberID, req.MemberEpoch, req.Owned, join)
 	} else {
 		member, err = m.staticMember(g, memberID, req.MemberEpoch, *req.InstanceID, req.Owned, join)
 	}
@@ -106,9 +109,6 @@ func (m *Manager) consumerHeartbeat(now time.Time, req ConsumerHeartbeatRequest)
 	updated.clientID, updated.clientHost = req.ClientID, req.ClientHost
 	updated.classic = nil
 
-	if err := m.checkRecordSize(opMember{updated}, req.GroupID); err != nil {
-		return ConsumerHeartbeatResult{}, err
-	}
 	namesChanged := !slices.Equal(member.subscribedNames, updated.subscribedNames)
 	m.canDescribe = req.CanDescribe
 	regexChanged, err := m.updateRegexes(now, g, member, updated, topics)
@@ -156,15 +156,18 @@ func (m *Manager) consumerGroupFor(now time.Time, id string, create bool) (*Grou
 		}
 		m.convertToConsumer(now, g)
 		return g, nil
+	case !create && ok && g.state != Dead:
+		return nil, hbErr(kerr.GroupIDNotFound.Code, "Group %s is not a consumer group.", id)
 	case !create:
 		return nil, hbErr(kerr.GroupIDNotFound.Code, "Consumer group %s not found.", id)
 	}
 	if !ok {
 		g = newGroup(m, id, now)
 		m.groups[id] = g
-	} else if g.generation > 0 {
-		// An empty classic group becomes a consumer group: its metadata
-		// goes (offsets stay), as in Kafka.
+	} else {
+		// An empty classic group (or one that only holds offsets)
+		// becomes a consumer group: its metadata goes (offsets stay), as
+		// in Kafka.
 		m.cgDo(g, opClassicTombstone{})
 	}
 	// The new group is written with its first member and epoch, as in
@@ -182,6 +185,39 @@ func (m *Manager) forgetEmptyNew(id string) {
 	}
 	g.cg = nil
 	m.dropIfForgotten(g)
+}
+
+// precheckHeartbeat refuses, before anything changes, a heartbeat that
+// would fail half-way: an invalid regex, a subscription too large for its
+// record, a full classic group a new member would upgrade. Kafka discards
+// a failed operation's records; here the state changes as it goes, so the
+// checks come first.
+func (m *Manager) precheckHeartbeat(req ConsumerHeartbeatRequest) error {
+	g, ok := m.groups[req.GroupID]
+	if re := req.SubscribedTopicRegex; re != nil && *re != "" {
+		known := false
+		if ok && g.cg != nil {
+			_, known = g.cg.regexes[*re]
+		}
+		if !known {
+			if _, err := compileTopicRegex(*re); err != nil {
+				return hbErr(kerr.InvalidRegularExpression.Code, "SubscribedTopicRegex `%s` is not a valid regular expression: %v.", *re, err)
+			}
+		}
+	}
+	probe := newConsumerMember(req.MemberID)
+	probe.instanceID, probe.rackID, probe.subscribedNames = req.InstanceID, req.RackID, req.SubscribedTopicNames
+	probe.serverAssignor, probe.clientID, probe.clientHost = req.ServerAssignor, req.ClientID, req.ClientHost
+	if req.SubscribedTopicRegex != nil {
+		probe.regex = *req.SubscribedTopicRegex
+	}
+	if err := m.checkRecordSize(opMember{probe}, req.GroupID); err != nil {
+		return err
+	}
+	if ok && g.cg == nil && g.state != Empty && g.state != Dead && req.MemberEpoch == 0 && len(g.members) >= m.cfg.ConsumerMaxSize {
+		return hbErr(kerr.GroupMaxSizeReached.Code, "The consumer group has reached its maximum capacity of %d members.", m.cfg.ConsumerMaxSize)
+	}
+	return nil
 }
 
 // checkRecordSize refuses a member whose metadata record would not fit in
@@ -219,11 +255,11 @@ func (m *Manager) checkGroupFull(cg *consumerGroup, memberID string, instanceID 
 	return nil
 }
 
-func (m *Manager) dynamicMember(cg *consumerGroup, id string, epoch int32, owned []TopicPartitions, create bool) (*consumerMember, error) {
+func (m *Manager) dynamicMember(cg *consumerGroup, groupID, id string, epoch int32, owned []TopicPartitions, create bool) (*consumerMember, error) {
 	mem, ok := cg.members[id]
 	if !ok {
 		if !create {
-			return nil, hbErr(kerr.UnknownMemberID.Code, "Member %s is not a member of the group.", id)
+			return nil, hbErr(kerr.UnknownMemberID.Code, "Member %s is not a member of group %s.", id, groupID)
 		}
 		return newConsumerMember(id), nil
 	}
@@ -328,6 +364,9 @@ func (m *Manager) updateRegexes(now time.Time, g *Group, old, updated *consumerM
 // compileTopicRegex compiles a subscription regex as Kafka's RE2J matches
 // it: against the whole topic name.
 func compileTopicRegex(expr string) (*regexp.Regexp, error) {
+	if _, err := regexp.Compile(expr); err != nil {
+		return nil, err // the error names the member's expression as sent
+	}
 	return regexp.Compile(`^(?:` + expr + `)$`)
 }
 
@@ -440,6 +479,9 @@ func (m *Manager) reconcileMember(now time.Time, g *Group, mem *consumerMember, 
 // member leaving for a while: it keeps its assignment until its session
 // ends).
 func (m *Manager) consumerLeave(now time.Time, req ConsumerHeartbeatRequest) (ConsumerHeartbeatResult, error) {
+	if _, ok := m.groups[req.GroupID]; !ok {
+		return ConsumerHeartbeatResult{}, hbErr(kerr.GroupIDNotFound.Code, "Group %s not found.", req.GroupID)
+	}
 	g, err := m.consumerGroupFor(now, req.GroupID, false)
 	if err != nil {
 		return ConsumerHeartbeatResult{}, err
@@ -578,15 +620,17 @@ func newUUIDString() string {
 // UNSUPPORTED_ASSIGNOR with Kafka's message, or 0.
 func (c *Config) ValidateConsumerHeartbeat(req ConsumerHeartbeatRequest, version int16) (int16, string) {
 	invalid := func(msg string) (int16, string) { return kerr.InvalidRequest.Code, msg }
-	if (version >= 1 || req.MemberEpoch > 0 || req.MemberEpoch == leaveGroupMemberEpoch) && req.MemberID == "" {
+	// Kafka's throwIfEmptyString: blank is empty.
+	blank := func(s string) bool { return strings.TrimSpace(s) == "" }
+	if (version >= 1 || req.MemberEpoch > 0 || req.MemberEpoch == leaveGroupMemberEpoch) && blank(req.MemberID) {
 		return invalid("MemberId can't be empty.")
 	}
 	switch {
-	case req.GroupID == "":
+	case blank(req.GroupID):
 		return invalid("GroupId can't be empty.")
-	case req.InstanceID != nil && *req.InstanceID == "":
+	case req.InstanceID != nil && blank(*req.InstanceID):
 		return invalid("InstanceId can't be empty.")
-	case req.RackID != nil && *req.RackID == "":
+	case req.RackID != nil && blank(*req.RackID):
 		return invalid("RackId can't be empty.")
 	}
 	switch {
