@@ -33,6 +33,7 @@ public final class Main {
         all.put("kip848-static", new Kip848StaticScenario());
         all.put("kip848-regex", new Kip848RegexScenario());
         all.put("kip848-mixed", new Kip848MixedScenario());
+        all.put("kip848-migration", new Kip848MigrationScenario());
         return all;
     }
 
