@@ -93,6 +93,14 @@ func groupSteps() []step {
 			return req
 		}, stages: stages(grants(groupACL(opRead, "g68")), grants(topicACL(opDescribe, "t68")),
 			grants(topicACL(opDescribe, "missing68")))},
+		// A regex subscription needs no topic ACL to join; an invalid
+		// one is refused only after the group's READ.
+		{key: 68, what: "g68r join by regex t6[18]", build: func() kmsg.Request {
+			return regexJoin("g68r", "t6[18]")
+		}, stages: stages(grants(groupACL(opRead, "g68r")))},
+		{key: 68, what: "g68x join by invalid regex t6[8", build: func() kmsg.Request {
+			return regexJoin("g68x", "t6[8")
+		}, stages: stages(grants(groupACL(opRead, "g68x")))},
 		// After the step above g68 is a consumer group whose one member is
 		// assigned t68-0, and g11 is a classic group (JoinGroup's step).
 		{key: 69, what: "g68, g11 and g69 with authorized operations", build: func() kmsg.Request {
@@ -103,4 +111,15 @@ func groupSteps() []step {
 		}, stages: stages(grants(groupACL(opDescribe, "g69"), groupACL(opDescribe, "g11")),
 			grants(groupACL(opDescribe, "g68")), grants(topicACL(opDescribe, "t68")))},
 	}
+}
+
+// regexJoin is a ConsumerGroupHeartbeat v1 joining group with a regex
+// subscription.
+func regexJoin(group, regex string) kmsg.Request {
+	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	req.SetVersion(1)
+	req.Group, req.MemberID, req.MemberEpoch = group, "authzmatrix-member-"+group, 0
+	req.RebalanceTimeoutMillis, req.SubscribedTopicRegex = 30000, kmsg.StringPtr(regex)
+	req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	return req
 }
