@@ -125,3 +125,12 @@ func (c *Config) AssignorNames() []string {
 	}
 	return out
 }
+
+// consumerMemberID makes the id of a classic member joining a consumer
+// group: a UUID as Kafka's (NewMemberID in tests).
+func (c *Config) consumerMemberID() string {
+	if c.NewMemberID != nil {
+		return c.NewMemberID("")
+	}
+	return newUUIDString()
+}

@@ -27,7 +27,7 @@ func (m *Manager) classicJoinConsumer(now time.Time, g *Group, req JoinRequest, 
 	memberID := req.MemberID
 	unknown := memberID == ""
 	if unknown {
-		memberID = newUUIDString()
+		memberID = m.cfg.consumerMemberID()
 	}
 	if err := m.checkGroupFull(cg, memberID, req.InstanceID); err != nil {
 		fail(kerr.GroupMaxSizeReached.Code)
@@ -98,11 +98,10 @@ func (m *Manager) classicJoinConsumer(now time.Time, g *Group, req JoinRequest, 
 func (m *Manager) classicMember(g *Group, id string, instanceID *string, unknown bool) (*consumerMember, error) {
 	cg := g.cg
 	if instanceID == nil {
+		// A member id not in the group is the one MEMBER_ID_REQUIRED
+		// handed out: Kafka creates the member then.
 		if mem, ok := cg.members[id]; ok {
 			return mem, nil
-		}
-		if !unknown {
-			return nil, hbErr(kerr.UnknownMemberID.Code, "Member %s is not a member of group %s.", id, g.id)
 		}
 		return newConsumerMember(id), nil
 	}

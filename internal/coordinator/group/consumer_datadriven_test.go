@@ -63,6 +63,14 @@ func newCDDHarness(t testing.TB) *cddHarness {
 	}
 	h.cfg = DefaultConfig()
 	h.cfg.Topics = func() Topics { return h.topics }
+	ids := 0
+	h.cfg.NewMemberID = func(prefix string) string {
+		ids++
+		if prefix == "" {
+			prefix = "classic" // a classic member joining a consumer group
+		}
+		return fmt.Sprintf("%s-id%d", prefix, ids)
+	}
 	h.mgr = NewManager(h.cfg, h.now)
 	return h
 }
@@ -110,6 +118,16 @@ func (h *cddHarness) run(td *datadriven.TestData) {
 		h.printf("%s\n", cddErrName(code))
 	case "classic-join":
 		h.classicJoin(td)
+	case "cjoin":
+		h.consumerJoin(td)
+	case "csync":
+		h.consumerSync(td)
+	case "cheartbeat":
+		h.classicHeartbeat(td)
+	case "cleave":
+		h.classicLeave(td)
+	case "cstate":
+		h.classicState(td)
 	case "records":
 		for _, r := range h.log[h.shown:] {
 			h.printf("%s\n", h.describeRecord(r))
