@@ -2,9 +2,7 @@ package group
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -19,7 +17,6 @@ type heartbeatError struct {
 }
 
 func (e *heartbeatError) Error() string { return e.msg }
-
 func hbErr(code int16, format string, args ...any) *heartbeatError {
 	return &heartbeatError{code: code, msg: fmt.Sprintf(format, args...)}
 }
@@ -58,7 +55,6 @@ func (m *Manager) ConsumerHeartbeat(now time.Time, req ConsumerHeartbeatRequest,
 		reply(res)
 	})
 }
-
 func (m *Manager) consumerHeartbeat(now time.Time, req ConsumerHeartbeatRequest) (ConsumerHeartbeatResult, error) {
 	join := req.MemberEpoch == 0
 	if err := m.precheckHeartbeat(req); err != nil {
@@ -186,60 +182,6 @@ func (m *Manager) forgetEmptyNew(id string) {
 	g.cg = nil
 	m.dropIfForgotten(g)
 }
-
-// precheckHeartbeat refuses, before anything changes, a heartbeat that
-// would fail half-way: an invalid regex, a subscription too large for its
-// record, a full classic group a new member would upgrade. Kafka discards
-// a failed operation's records; here the state changes as it goes, so the
-// checks come first.
-func (m *Manager) precheckHeartbeat(req ConsumerHeartbeatRequest) error {
-	g, ok := m.groups[req.GroupID]
-	if re := req.SubscribedTopicRegex; re != nil && *re != "" {
-		known := false
-		if ok && g.cg != nil {
-			_, known = g.cg.regexes[*re]
-		}
-		if !known {
-			if _, err := compileTopicRegex(*re); err != nil {
-				return hbErr(kerr.InvalidRegularExpression.Code, "SubscribedTopicRegex `%s` is not a valid regular expression: %v.", *re, err)
-			}
-		}
-	}
-	probe := newConsumerMember(req.MemberID)
-	probe.instanceID, probe.rackID, probe.subscribedNames = req.InstanceID, req.RackID, req.SubscribedTopicNames
-	probe.serverAssignor, probe.clientID, probe.clientHost = req.ServerAssignor, req.ClientID, req.ClientHost
-	if req.SubscribedTopicRegex != nil {
-		probe.regex = *req.SubscribedTopicRegex
-	}
-	if err := m.checkRecordSize(opMember{probe}, req.GroupID); err != nil {
-		return err
-	}
-	if ok && g.cg == nil && g.state != Empty && g.state != Dead && req.MemberEpoch == 0 && len(g.members) >= m.cfg.ConsumerMaxSize {
-		return hbErr(kerr.GroupMaxSizeReached.Code, "The consumer group has reached its maximum capacity of %d members.", m.cfg.ConsumerMaxSize)
-	}
-	return nil
-}
-
-// checkRecordSize refuses a member whose metadata record would not fit in
-// a write of the offsets partition (a huge subscription), before anything
-// is applied: the write would fail and leave the state ahead of the log.
-func (m *Manager) checkRecordSize(op cgOp, groupID string) error {
-	r := op.record(groupID)
-	if n := len(r.Key) + len(r.Value); n > m.cfg.maxRecordBytes() {
-		return hbErr(kerr.UnknownServerError.Code, "The member's metadata record of %d bytes exceeds the %d bytes a record of the group coordinator may take.", n, m.cfg.maxRecordBytes())
-	}
-	return nil
-}
-
-// heartbeatWriteErrorCode maps a failed write as Kafka's coordinator does
-// for heartbeats: a record too large is UNKNOWN_SERVER_ERROR.
-func heartbeatWriteErrorCode(err error) int16 {
-	if code := writeErrorCode(err); code != kerr.InvalidCommitOffsetSize.Code {
-		return code
-	}
-	return kerr.UnknownServerError.Code
-}
-
 func (m *Manager) checkGroupFull(cg *consumerGroup, memberID string, instanceID *string) error {
 	if instanceID != nil {
 		if _, ok := cg.static[*instanceID]; ok {
@@ -254,7 +196,6 @@ func (m *Manager) checkGroupFull(cg *consumerGroup, memberID string, instanceID 
 	}
 	return nil
 }
-
 func (m *Manager) dynamicMember(cg *consumerGroup, groupID, id string, epoch int32, owned []TopicPartitions, create bool) (*consumerMember, error) {
 	mem, ok := cg.members[id]
 	if !ok {
@@ -324,7 +265,6 @@ func checkMemberEpoch(mem *consumerMember, received int32, owned []TopicPartitio
 	}
 	return nil
 }
-
 func isSubset(owned []TopicPartitions, assigned partitionEpochs) bool {
 	if owned == nil {
 		return false
@@ -337,69 +277,6 @@ func isSubset(owned []TopicPartitions, assigned partitionEpochs) bool {
 		}
 	}
 	return true
-}
-
-// updateRegexes keeps the group's resolved regular expressions in step
-// with the member's; it reports whether the member's regex changed.
-func (m *Manager) updateRegexes(now time.Time, g *Group, old, updated *consumerMember, topics Topics) (bool, error) {
-	cg := g.cg
-	if old.regex == updated.regex {
-		return false, nil
-	}
-	if old.regex != "" && cg.regexCount(old.regex, nil, nil) == 1 && cg.members[old.id] != nil {
-		m.cgDo(g, opRegexTombstone{old.regex})
-	}
-	if updated.regex != "" {
-		if _, ok := cg.regexes[updated.regex]; !ok {
-			re, err := compileTopicRegex(updated.regex)
-			if err != nil {
-				return false, hbErr(kerr.InvalidRegularExpression.Code, "SubscribedTopicRegex `%s` is not a valid regular expression: %v.", updated.regex, err)
-			}
-			m.cgDo(g, opRegex{regex: updated.regex, resolved: resolveRegex(re, topics, now, m.canDescribe)})
-		}
-	}
-	return true, nil
-}
-
-// compileTopicRegex compiles a subscription regex as Kafka's RE2J matches
-// it: against the whole topic name.
-func compileTopicRegex(expr string) (*regexp.Regexp, error) {
-	if _, err := regexp.Compile(expr); err != nil {
-		return nil, err // the error names the member's expression as sent
-	}
-	return regexp.Compile(`^(?:` + expr + `)$`)
-}
-
-func resolveRegex(re *regexp.Regexp, topics Topics, now time.Time, canDescribe func(string) bool) resolvedRegex {
-	var out []string
-	for _, name := range topics.Names() {
-		if re.MatchString(name) && (canDescribe == nil || canDescribe(name)) {
-			out = append(out, name)
-		}
-	}
-	return resolvedRegex{topics: out, version: topics.Version(), timestamp: now.UnixMilli()}
-}
-
-// refreshRegexes re-resolves the group's regexes against newer topics;
-// it reports whether any resolved differently.
-func (m *Manager) refreshRegexes(g *Group, topics Topics, now time.Time) bool {
-	changed := false
-	for _, expr := range slices.Sorted(mapKeys(g.cg.regexes)) {
-		old := g.cg.regexes[expr]
-		if old.version == topics.Version() {
-			continue
-		}
-		re, err := compileTopicRegex(expr)
-		if err != nil {
-			continue
-		}
-		next := resolveRegex(re, topics, now, m.canDescribe)
-		if !slices.Equal(old.topics, next.topics) {
-			changed = true
-		}
-		m.cgDo(g, opRegex{regex: expr, resolved: next})
-	}
-	return changed
 }
 
 // maybeBumpGroupEpoch bumps the group epoch when the subscriptions changed
@@ -475,113 +352,6 @@ func (m *Manager) reconcileMember(now time.Time, g *Group, mem *consumerMember, 
 	return next, nil
 }
 
-// consumerLeave handles a heartbeat with epoch -1 (leave) or -2 (a static
-// member leaving for a while: it keeps its assignment until its session
-// ends).
-func (m *Manager) consumerLeave(now time.Time, req ConsumerHeartbeatRequest) (ConsumerHeartbeatResult, error) {
-	if _, ok := m.groups[req.GroupID]; !ok {
-		return ConsumerHeartbeatResult{}, hbErr(kerr.GroupIDNotFound.Code, "Group %s not found.", req.GroupID)
-	}
-	g, err := m.consumerGroupFor(now, req.GroupID, false)
-	if err != nil {
-		return ConsumerHeartbeatResult{}, err
-	}
-	cg := g.cg
-	res := ConsumerHeartbeatResult{MemberID: req.MemberID, MemberEpoch: req.MemberEpoch}
-	if req.InstanceID == nil {
-		if _, ok := cg.members[req.MemberID]; !ok {
-			return res, hbErr(kerr.UnknownMemberID.Code, "Member %s is not a member of group %s.", req.MemberID, req.GroupID)
-		}
-		m.fenceMember(now, g, req.MemberID)
-		return res, nil
-	}
-	id, ok := cg.static[*req.InstanceID]
-	if !ok {
-		return res, hbErr(kerr.UnknownMemberID.Code, "Instance id %s is unknown.", *req.InstanceID)
-	}
-	if id != req.MemberID {
-		return res, hbErr(kerr.FencedInstanceID.Code, "Static member %s with instance id %s was fenced by member %s.", req.MemberID, *req.InstanceID, id)
-	}
-	if req.MemberEpoch == leaveGroupStaticMemberEpoch {
-		leaving := cg.members[id].clone()
-		leaving.epoch = leaveGroupStaticMemberEpoch
-		leaving.pendingRevocation = partitionEpochs{}
-		for _, parts := range leaving.assigned {
-			for p := range parts {
-				parts[p] = 0
-			}
-		}
-		m.cgDo(g, opCurrent{leaving})
-		return ConsumerHeartbeatResult{MemberID: id, MemberEpoch: leaveGroupStaticMemberEpoch}, nil
-	}
-	m.fenceMember(now, g, id)
-	return res, nil
-}
-
-// fenceMember removes a member (leave, session or rebalance timeout) and
-// bumps the group epoch so the others take its partitions.
-func (m *Manager) fenceMember(now time.Time, g *Group, id string) {
-	cg := g.cg
-	mem := cg.members[id]
-	if mem == nil {
-		return
-	}
-	if m.shouldDowngrade(cg, id) {
-		m.convertToClassic(now, g, id)
-		return
-	}
-	last := len(cg.members) == 1
-	m.cgRemoveMember(g, id)
-	if mem.regex != "" && cg.regexCount(mem.regex, nil, nil) == 0 {
-		m.cgDo(g, opRegexTombstone{mem.regex})
-	}
-	hash := metadataHashOf(cg.subscribedTopicNames(nil, nil), m.topics())
-	epoch := cg.groupEpoch + 1
-	m.cgDo(g, opEpoch{epoch: epoch, hash: hash})
-	if last {
-		m.cgDo(g, opTargetMeta{epoch: epoch, timestamp: 0})
-	}
-}
-
-// cgRemoveMember writes a member's tombstones: current assignment, target,
-// then its metadata (Kafka's order).
-func (m *Manager) cgRemoveMember(g *Group, id string) {
-	m.cgDo(g, opCurrentTombstone{id})
-	m.cgDo(g, opTargetTombstone{id})
-	m.cgDo(g, opMemberTombstone{id})
-}
-
-// tickConsumer fences the members whose session or rebalance timeout has
-// passed.
-func (m *Manager) tickConsumer(now time.Time, g *Group) {
-	cg := g.cg
-	for _, id := range cg.memberIDs() {
-		mem := cg.members[id]
-		if mem == nil {
-			continue
-		}
-		expired := !mem.sessionDeadline.IsZero() && !now.Before(mem.sessionDeadline)
-		revokeLate := !mem.rebalanceDeadline.IsZero() && !now.Before(mem.rebalanceDeadline) && mem.epoch == mem.rebalanceEpoch
-		if expired || revokeLate {
-			m.fenceMember(now, g, id)
-		}
-	}
-	m.cgFlush(nil)
-}
-
-// consumerDeadline is the group's earliest member timer, or zero.
-func (cg *consumerGroup) nextDeadline() time.Time {
-	var next time.Time
-	for _, mem := range cg.members {
-		for _, t := range []time.Time{mem.sessionDeadline, mem.rebalanceDeadline} {
-			if !t.IsZero() && (next.IsZero() || t.Before(next)) {
-				next = t
-			}
-		}
-	}
-	return next
-}
-
 // topics returns the cluster's topics as the coordinator last saw them.
 func (m *Manager) topics() Topics {
 	if m.cfg.Topics == nil {
@@ -596,7 +366,6 @@ func (noTopics) ByName(string) (TopicInfo, bool)   { return TopicInfo{}, false }
 func (noTopics) ByID(kafka.UUID) (TopicInfo, bool) { return TopicInfo{}, false }
 func (noTopics) Names() []string                   { return nil }
 func (noTopics) Version() int64                    { return 0 }
-
 func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 	return func(yield func(K) bool) {
 		for k := range m {
@@ -606,55 +375,10 @@ func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
 		}
 	}
 }
-
 func newUUIDString() string {
 	u, err := kafka.RandomUUID()
 	if err != nil {
 		panic(err) // crypto/rand does not fail (Go 1.24+)
 	}
 	return u.String()
-}
-
-// ValidateConsumerHeartbeat is Kafka's check of a ConsumerGroupHeartbeat
-// before it reaches the group: it returns INVALID_REQUEST or
-// UNSUPPORTED_ASSIGNOR with Kafka's message, or 0.
-func (c *Config) ValidateConsumerHeartbeat(req ConsumerHeartbeatRequest, version int16) (int16, string) {
-	invalid := func(msg string) (int16, string) { return kerr.InvalidRequest.Code, msg }
-	// Kafka's throwIfEmptyString: blank is empty.
-	blank := func(s string) bool { return strings.TrimSpace(s) == "" }
-	if (version >= 1 || req.MemberEpoch > 0 || req.MemberEpoch == leaveGroupMemberEpoch) && blank(req.MemberID) {
-		return invalid("MemberId can't be empty.")
-	}
-	switch {
-	case blank(req.GroupID):
-		return invalid("GroupId can't be empty.")
-	case req.InstanceID != nil && blank(*req.InstanceID):
-		return invalid("InstanceId can't be empty.")
-	case req.RackID != nil && blank(*req.RackID):
-		return invalid("RackId can't be empty.")
-	}
-	switch {
-	case req.MemberEpoch == 0:
-		if req.RebalanceTimeoutMs == -1 {
-			return invalid("RebalanceTimeoutMs must be provided in first request.")
-		}
-		if req.Owned == nil || len(req.Owned) > 0 {
-			return invalid("TopicPartitions must be empty when (re-)joining.")
-		}
-		if req.SubscribedTopicNames == nil && req.SubscribedTopicRegex == nil {
-			return invalid("Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.")
-		}
-	case req.MemberEpoch == leaveGroupStaticMemberEpoch:
-		if req.InstanceID == nil {
-			return invalid("InstanceId can't be null.")
-		}
-	case req.MemberEpoch < leaveGroupStaticMemberEpoch:
-		return invalid("MemberEpoch is invalid.")
-	}
-	if req.ServerAssignor != nil {
-		if _, ok := c.assignor(*req.ServerAssignor); !ok {
-			return kerr.UnsupportedAssignor.Code, fmt.Sprintf("ServerAssignor %s is not supported. Supported assignors: %s.", *req.ServerAssignor, strings.Join(c.AssignorNames(), ", "))
-		}
-	}
-	return 0, ""
 }
