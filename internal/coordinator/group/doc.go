@@ -1,6 +1,9 @@
-// Package group is the classic consumer-group protocol as a pure state
-// machine: groups, members, generations, rebalances and committed offsets,
-// driven by requests and by a clock the caller passes in. It does no I/O and
+// Package group is the consumer-group protocols as a pure state machine:
+// classic groups (members, generations, rebalances), KIP-848 consumer
+// groups (the consumer_*.go files: member and group epochs, server-side
+// assignment, reconciliation, the online migration between the two) and
+// the committed offsets both share, driven by requests and by a clock the
+// caller passes in. It does no I/O and
 // starts no goroutines: everything it wants persisted comes out as Writes of
 // __consumer_offsets records (Kafka's key/value formats), and replies that
 // must wait for durability are handed back as callbacks the caller runs once
@@ -15,5 +18,7 @@
 // Transactional offset commits follow its OffsetMetadataManager: pending
 // offsets of (producer, group) until the transaction's marker, Kafka's
 // order rule between them and plain commits, UNSTABLE_OFFSET_COMMIT for
-// require_stable fetches.
+// require_stable fetches. Consumer groups follow its GroupMetadataManager,
+// ConsumerGroup and CurrentAssignmentBuilder (Kafka 4.4); their
+// differences are in docs/compatibility.md.
 package group

@@ -19,6 +19,9 @@
 //     coordinator the runtime writes the marker to the partition. The
 //     transaction is not verified with the transaction coordinator before
 //     the write (Kafka's KIP-890 verification of the offsets partition).
-//   - Only classic groups: KIP-848 consumer groups, share and streams groups
-//     are not served; their records in the log are skipped at load.
+//   - Classic and KIP-848 consumer groups are served; share and streams
+//     groups are not, and their records in the log are skipped at load.
+//   - A consumer group's target assignment is computed within the
+//     heartbeat that needs it, and regular expressions are resolved there
+//     too (Kafka offloads both and refreshes regexes on a timer).
 package groupcoord
