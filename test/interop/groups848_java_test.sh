@@ -9,7 +9,8 @@
 #     revocation without commit, the end offsets committed (Kip848ChurnScenario);
 #   - regex-broker: two members subscribed by a broker-side regular expression
 #     (SubscriptionPattern) pick up a matching topic created while they run, read it, and
-#     never a non-matching one (Kip848RegexScenario);
+#     never a non-matching one; the new topic grows by a partition, which the assignment
+#     follows and whose records are read (Kip848RegexScenario);
 #   - regex-client: the same with a client-side java.util.regex.Pattern, whose matches
 #     the members send as topic names (metadata.max.age.ms 2 s, so that the client sees
 #     the new topic within the test).

@@ -78,7 +78,7 @@ final class Kip848Group {
     static String owners(List<? extends Kip848Member> members) {
         List<String> out = new ArrayList<>();
         for (Kip848Member m : members) {
-            out.add(m.name() + " owns " + new java.util.TreeSet<>(m.assigned().stream().map(TopicPartition::partition)
+            out.add(m.name() + " owns " + new java.util.TreeSet<>(m.assigned().stream().map(TopicPartition::toString)
                 .toList()));
         }
         return String.join(", ", out);

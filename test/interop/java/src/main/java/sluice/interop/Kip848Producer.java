@@ -23,7 +23,7 @@ final class Kip848Producer {
     private final String prefix;
     private final AtomicReference<Exception> failure = new AtomicReference<>();
     private final AtomicInteger sent = new AtomicInteger();
-    private volatile String topic;
+    private final String topic;
     private volatile boolean stopping;
     private Thread thread;
 
@@ -44,8 +44,13 @@ final class Kip848Producer {
 
     /** Sends N records to TOPIC at once, waiting for their acknowledgements (no thread). */
     void burst(String toTopic, int n) throws Exception {
+        burst(toTopic, null, n);
+    }
+
+    /** The same to PARTITION of TOPIC (null: by key). */
+    void burst(String toTopic, Integer partition, int n) throws Exception {
         for (int i = 0; i < n; i++) {
-            send(toTopic);
+            send(toTopic, partition);
         }
         producer.flush();
         rethrow();
@@ -54,7 +59,7 @@ final class Kip848Producer {
     private void loop() {
         try {
             while (!stopping) {
-                send(topic);
+                send(topic, null);
                 Thread.sleep(PACE_MS);
             }
         } catch (InterruptedException e) {
@@ -62,10 +67,10 @@ final class Kip848Producer {
         }
     }
 
-    private void send(String toTopic) {
+    private void send(String toTopic, Integer partition) {
         int n = sent.getAndIncrement();
         String value = prefix + "-" + n;
-        producer.send(new ProducerRecord<>(toTopic, "key-" + n, value), (md, e) -> {
+        producer.send(new ProducerRecord<>(toTopic, partition, "key-" + n, value), (md, e) -> {
             if (e != null) {
                 failure.compareAndSet(null, e);
             } else {

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Set;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.TopicPartition;
 
@@ -19,7 +20,9 @@ import org.apache.kafka.common.TopicPartition;
  * "PREFIX-.*" while only PREFIX-one exists and a producer writes to it. Then PREFIX-two
  * and PREFIX_other (which does not match) are created: the group must pick up
  * PREFIX-two (a stable point covering both matching topics and nothing else), read the
- * records written to it, and never read PREFIX_other. Every record of the matching topics
+ * records written to it, and never read PREFIX_other. PREFIX-two then grows by one
+ * partition: the assignment must follow (a stable point covering the new partition too)
+ * and records written to the new partition are read. Every record of the matching topics
  * is read and the end offsets of both are committed.
  */
 final class Kip848RegexScenario implements Scenario {
@@ -69,6 +72,11 @@ final class Kip848RegexScenario implements Scenario {
             Kip848Group.awaitStable(admin, group, both, live, null);
             producer.burst(two, 300);
             stray.burst(other, 100);
+            admin.createPartitions(Map.of(two, NewPartitions.increaseTo(partitions + 1))).all().get();
+            System.out.println("grew " + two + " to " + (partitions + 1) + " partitions");
+            both.add(new TopicPartition(two, partitions));
+            Kip848Group.awaitStable(admin, group, both, live, null);
+            producer.burst(two, partitions, 100);
             producer.stop();
             stray.stop();
             Kip848Group.await("every record of " + one + " and " + two + " read", ledger::allRead, live);
