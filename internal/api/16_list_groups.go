@@ -13,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-
 func newListGroupsHandler(gd *GroupPlaneDeps) Handler {
 	return Handler{
 		Key: 16, MinVersion: 0, MaxVersion: 5,
