@@ -106,6 +106,7 @@ func newMetadataAuth(req *Request) metadataAuth {
 func metadataResponse(ctx context.Context, cfg *config.Config, view MetadataView, admin AdminController, listener string, req *kmsg.MetadataRequest, az metadataAuth) *kmsg.MetadataResponse {
 	resp := kmsg.NewPtrMetadataResponse()
 	resp.SetVersion(req.Version)
+	byTopicID(req)
 	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	autoCreate := cfg.Bool(config.AutoCreateTopicsEnable) && !allTopics &&
 		(req.Version < 4 || req.AllowAutoTopicCreation)
@@ -153,6 +154,18 @@ func metadataResponse(ctx context.Context, cfg *config.Config, view MetadataView
 		resp.Topics = append(resp.Topics, authorizedTopicMetadata(im, rt, listener, opsOf, created, autoCreate, az))
 	}
 	return resp
+}
+
+// byTopicID makes a topic asked for with an id a request by id, whatever
+// its name: the Java client leaves the name "" (its default, not null)
+// when it asks by id, as its KIP-848 consumer does for the topics of a
+// regex assignment; Kafka looks up every non-zero id.
+func byTopicID(req *kmsg.MetadataRequest) {
+	for i := range req.Topics {
+		if rt := &req.Topics[i]; rt.TopicID != ([16]byte{}) && rt.Topic != nil && *rt.Topic == "" {
+			rt.Topic = nil
+		}
+	}
 }
 
 // authorizedTopicMetadata answers one requested topic as Kafka's

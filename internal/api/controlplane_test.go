@@ -192,6 +192,13 @@ func TestMetadataTopicsBrokersAndErrors(t *testing.T) {
 	if *resp.Topics[0].Topic != "a" || resp.Topics[1].ErrorCode != kerr.UnknownTopicID.Code {
 		t.Fatalf("by id: %+v", resp.Topics)
 	}
+	// The Java client asks by id with the name left "" (not null).
+	empty := ""
+	byID.Topics = []kmsg.MetadataRequestTopic{{Topic: &empty, TopicID: id.ID}}
+	resp = metadataResponse(ctx, f.cfg, f, f, "PLAINTEXT", byID, allowAllMetadata)
+	if resp.Topics[0].ErrorCode != 0 || *resp.Topics[0].Topic != "a" {
+		t.Fatalf("by id with an empty name: %+v", resp.Topics)
+	}
 }
 
 func TestMetadataAutoCreation(t *testing.T) {
