@@ -6,14 +6,8 @@
 #     one by one with group.remote.assignor uniform, then range; at each stable point the
 #     assignments are non-empty, disjoint, balanced and cover the 6 partitions, and
 #     ConsumerGroupDescribe agrees; every record is read, duplicates only after a
-#     revocation without commit, the end offsets committed (Kip848ChurnScenario);
-#   - regex-broker: two members subscribed by a broker-side regular expression
-#     (SubscriptionPattern) pick up a matching topic created while they run, read it, and
-#     never a non-matching one; the new topic grows by a partition, which the assignment
-#     follows and whose records are read (Kip848RegexScenario);
-#   - regex-client: the same with a client-side java.util.regex.Pattern, whose matches
-#     the members send as topic names (metadata.max.age.ms 2 s, so that the client sees
-#     the new topic within the test).
+#     revocation without commit, the end offsets committed (Kip848ChurnScenario)
+#   (the regular-expression subscriptions are in groups848_regex_test.sh).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/sluice_lib.sh"
 source "$here/groups848_lib.sh"
@@ -28,12 +22,6 @@ for assignor in uniform range; do
   check "churn-$assignor: a, b, c join and leave one by one under a live producer (group.remote.assignor=$assignor)"
   timeout 120 "$java_run" --bootstrap "$b" kip848-churn "cg848-churn-$assignor" "cg848-churn-$assignor" 6 "$assignor" \
     || fail "kip848-churn with $assignor"
-done
-
-for mode in broker client; do
-  check "regex-$mode: a topic matching a $mode-side regular expression, created while the group runs, is read"
-  timeout 120 "$java_run" --bootstrap "$b" kip848-regex "cg848-rx-$mode" "cg848-rx-$mode" 3 "$mode" \
-    || fail "kip848-regex ($mode side)"
 done
 
 sluice_stop
