@@ -51,8 +51,11 @@ type resolvedRegex struct {
 	timestamp int64
 }
 
+// newConsumerGroup is a group before its first record: group and
+// assignment epochs 1, as Kafka 4.4's, so its first bump gives epoch 2.
 func newConsumerGroup() *consumerGroup {
 	return &consumerGroup{
+		groupEpoch: 1, assignmentEpoch: 1,
 		members: make(map[string]*consumerMember), static: make(map[string]string),
 		target: make(map[string]assignor.Assignment), owners: make(map[kafka.UUID]map[int32]int32),
 		regexes: make(map[string]resolvedRegex), topicsVersion: -1,

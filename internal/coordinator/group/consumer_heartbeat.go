@@ -176,7 +176,7 @@ func (m *Manager) consumerGroupFor(now time.Time, id string, create bool) (*Grou
 // has no member, no epoch and nothing written.
 func (m *Manager) forgetEmptyNew(id string) {
 	g, ok := m.groups[id]
-	if !ok || g.cg == nil || len(g.cg.members) > 0 || g.cg.groupEpoch > 0 {
+	if !ok || g.cg == nil || len(g.cg.members) > 0 || g.cg.groupEpoch > 1 {
 		return
 	}
 	g.cg = nil
