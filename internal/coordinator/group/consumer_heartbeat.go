@@ -55,6 +55,7 @@ func (m *Manager) ConsumerHeartbeat(now time.Time, req ConsumerHeartbeatRequest,
 		reply(res)
 	})
 }
+
 func (m *Manager) consumerHeartbeat(now time.Time, req ConsumerHeartbeatRequest) (ConsumerHeartbeatResult, error) {
 	join := req.MemberEpoch == 0
 	if err := m.precheckHeartbeat(req); err != nil {

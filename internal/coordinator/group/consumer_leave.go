@@ -55,6 +55,9 @@ func (m *Manager) consumerLeave(now time.Time, req ConsumerHeartbeatRequest) (Co
 // bumps the group epoch so the others take its partitions.
 func (m *Manager) fenceMember(now time.Time, g *Group, id string) {
 	cg := g.cg
+	if cg == nil {
+		return
+	}
 	mem := cg.members[id]
 	if mem == nil {
 		return
@@ -89,6 +92,11 @@ func (m *Manager) cgRemoveMember(g *Group, id string) {
 func (m *Manager) tickConsumer(now time.Time, g *Group) {
 	cg := g.cg
 	for _, id := range cg.memberIDs() {
+		if g.cg != cg {
+			// A fence turned the group back into a classic group: its
+			// timers are the classic group's now.
+			break
+		}
 		mem := cg.members[id]
 		if mem == nil {
 			continue
