@@ -1,6 +1,7 @@
 package group
 
 import (
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -66,7 +67,7 @@ func (m *Manager) classicJoinConsumer(now time.Time, g *Group, req JoinRequest, 
 		fail(kerr.UnknownServerError.Code)
 		return
 	}
-	changed := !slicesEqual(member.subscribedNames, updated.subscribedNames) || member.regex != ""
+	changed := !slices.Equal(member.subscribedNames, updated.subscribedNames) || member.regex != ""
 	if !updated.sameMetadata(member) || cg.members[updated.id] == nil || !sameClassic(member.classic, updated.classic) {
 		m.cgDo(g, opMember{updated})
 	}
@@ -126,7 +127,7 @@ func (cg *consumerGroup) supportsClassicProtocols(protocolType string, ps []Prot
 	for _, p := range ps {
 		all := true
 		for _, mem := range cg.members {
-			if mem.classic != nil && !containsProtocol(mem.classic.protocols, p.Name) {
+			if mem.classic != nil && !protocolNamed(mem.classic.protocols, p.Name) {
 				all = false
 				break
 			}
@@ -138,13 +139,8 @@ func (cg *consumerGroup) supportsClassicProtocols(protocolType string, ps []Prot
 	return false
 }
 
-func containsProtocol(ps []Protocol, name string) bool {
-	for _, p := range ps {
-		if p.Name == name {
-			return true
-		}
-	}
-	return false
+func protocolNamed(ps []Protocol, name string) bool {
+	return slices.ContainsFunc(ps, func(p Protocol) bool { return p.Name == name })
 }
 
 func sameClassic(a, b *classicMemberMetadata) bool {
@@ -156,18 +152,6 @@ func sameClassic(a, b *classicMemberMetadata) bool {
 	}
 	for i := range a.protocols {
 		if a.protocols[i].Name != b.protocols[i].Name || string(a.protocols[i].Metadata) != string(b.protocols[i].Metadata) {
-			return false
-		}
-	}
-	return true
-}
-
-func slicesEqual(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
 			return false
 		}
 	}
@@ -217,7 +201,7 @@ func (m *Manager) classicSyncConsumer(g *Group, req SyncRequest, reply func(Sync
 	case req.GenerationID != mem.epoch:
 		code = kerr.IllegalGeneration.Code
 	case req.ProtocolType != nil && *req.ProtocolType != "consumer",
-		req.ProtocolName != nil && !containsProtocol(mem.classic.protocols[:1], *req.ProtocolName):
+		req.ProtocolName != nil && mem.classic.protocols[0].Name != *req.ProtocolName:
 		code = kerr.InconsistentGroupProtocol.Code
 	case cg.assignmentEpoch > mem.epoch && mem.state != memberUnrevokedPartitions:
 		code = kerr.RebalanceInProgress.Code

@@ -169,9 +169,3 @@ func (m *Manager) ValidateOffsetFetch(groupID string, memberID *string, epoch in
 	}
 	return 0
 }
-
-// subscribedTopicSet is the names of the topics a consumer group's members
-// subscribe to (offsets of other topics may expire while it has members).
-func (cg *consumerGroup) subscribedTopicSet() map[string]bool {
-	return cg.subscribedTopicNames(nil, nil)
-}

@@ -144,12 +144,11 @@ func (cg *consumerGroup) ownerEpoch(id kafka.UUID, partition int32) int32 {
 	return -1
 }
 
-// subscribedTopicNames counts every topic some member subscribes to, by
-// name or through a resolved regex, with member replaced by updated (either
-// may be nil).
-func (cg *consumerGroup) subscribedTopicNames(old, updated *consumerMember) map[string]bool {
+// subscribedTopicNames is every topic some member subscribes to, by name
+// or through a resolved regex.
+func (cg *consumerGroup) subscribedTopicNames() map[string]bool {
 	out := make(map[string]bool)
-	add := func(m *consumerMember) {
+	for _, m := range cg.members {
 		for _, t := range m.subscribedNames {
 			out[t] = true
 		}
@@ -159,32 +158,16 @@ func (cg *consumerGroup) subscribedTopicNames(old, updated *consumerMember) map[
 			}
 		}
 	}
-	for id, m := range cg.members {
-		if old != nil && id == old.id {
-			continue
-		}
-		add(m)
-	}
-	if updated != nil {
-		add(updated)
-	}
 	return out
 }
 
-// regexCount is how many members subscribe with regex, with member old
-// replaced by updated.
-func (cg *consumerGroup) regexCount(regex string, old, updated *consumerMember) int {
+// regexCount is how many members subscribe with regex.
+func (cg *consumerGroup) regexCount(regex string) int {
 	n := 0
-	for id, m := range cg.members {
-		if old != nil && id == old.id {
-			continue
-		}
+	for _, m := range cg.members {
 		if m.regex == regex {
 			n++
 		}
-	}
-	if updated != nil && updated.regex == regex {
-		n++
 	}
 	return n
 }

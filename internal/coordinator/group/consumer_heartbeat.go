@@ -291,7 +291,7 @@ func (m *Manager) maybeBumpGroupEpoch(now time.Time, g *Group, bump bool, topics
 		bump = true
 	}
 	cg.topicsVersion = topics.Version()
-	hash := metadataHashOf(cg.subscribedTopicNames(nil, nil), topics)
+	hash := metadataHashOf(cg.subscribedTopicNames(), topics)
 	if hash != cg.metadataHash {
 		bump = true
 	}
@@ -367,15 +367,6 @@ func (noTopics) ByName(string) (TopicInfo, bool)   { return TopicInfo{}, false }
 func (noTopics) ByID(kafka.UUID) (TopicInfo, bool) { return TopicInfo{}, false }
 func (noTopics) Names() []string                   { return nil }
 func (noTopics) Version() int64                    { return 0 }
-func mapKeys[K comparable, V any](m map[K]V) func(func(K) bool) {
-	return func(yield func(K) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
 func newUUIDString() string {
 	u, err := kafka.RandomUUID()
 	if err != nil {

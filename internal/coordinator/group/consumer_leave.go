@@ -68,10 +68,10 @@ func (m *Manager) fenceMember(now time.Time, g *Group, id string) {
 	}
 	last := len(cg.members) == 1
 	m.cgRemoveMember(g, id)
-	if mem.regex != "" && cg.regexCount(mem.regex, nil, nil) == 0 {
+	if mem.regex != "" && cg.regexCount(mem.regex) == 0 {
 		m.cgDo(g, opRegexTombstone{mem.regex})
 	}
-	hash := metadataHashOf(cg.subscribedTopicNames(nil, nil), m.topics())
+	hash := metadataHashOf(cg.subscribedTopicNames(), m.topics())
 	epoch := cg.groupEpoch + 1
 	m.cgDo(g, opEpoch{epoch: epoch, hash: hash})
 	if last {

@@ -1,6 +1,7 @@
 package group
 
 import (
+	"bytes"
 	"maps"
 	"slices"
 	"time"
@@ -76,14 +77,7 @@ func (p partitionEpochs) topicPartitions() []TopicPartitions {
 	return out
 }
 
-func compareUUID(a, b kafka.UUID) int {
-	for i := range a {
-		if a[i] != b[i] {
-			return int(a[i]) - int(b[i])
-		}
-	}
-	return 0
-}
+func compareUUID(a, b kafka.UUID) int { return bytes.Compare(a[:], b[:]) }
 
 // classicMemberMetadata is what a member that speaks the classic protocol
 // inside a consumer group keeps (an online migration).

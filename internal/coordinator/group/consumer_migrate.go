@@ -118,7 +118,7 @@ func (m *Manager) convertToConsumer(now time.Time, g *Group) {
 	for _, mem := range members {
 		m.cgDo(g, opMember{mem})
 	}
-	m.cgDo(g, opEpoch{epoch: gen, hash: metadataHashOf(g.cg.subscribedTopicNames(nil, nil), topics)})
+	m.cgDo(g, opEpoch{epoch: gen, hash: metadataHashOf(g.cg.subscribedTopicNames(), topics)})
 	g.cg.topicsVersion = topics.Version()
 	for _, mem := range members {
 		m.cgDo(g, opTarget{memberID: mem.id, assignment: assignmentOf(mem.assigned)})

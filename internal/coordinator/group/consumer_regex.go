@@ -4,6 +4,7 @@ package group
 // whole names, as Kafka's RE2J), refreshed when the topics change.
 
 import (
+	"maps"
 	"regexp"
 	"slices"
 	"time"
@@ -18,7 +19,7 @@ func (m *Manager) updateRegexes(now time.Time, g *Group, old, updated *consumerM
 	if old.regex == updated.regex {
 		return false, nil
 	}
-	if old.regex != "" && cg.regexCount(old.regex, nil, nil) == 1 && cg.members[old.id] != nil {
+	if old.regex != "" && cg.regexCount(old.regex) == 1 && cg.members[old.id] != nil {
 		m.cgDo(g, opRegexTombstone{old.regex})
 	}
 	if updated.regex != "" {
@@ -56,7 +57,7 @@ func resolveRegex(re *regexp.Regexp, topics Topics, now time.Time, canDescribe f
 // it reports whether any resolved differently.
 func (m *Manager) refreshRegexes(g *Group, topics Topics, now time.Time) bool {
 	changed := false
-	for _, expr := range slices.Sorted(mapKeys(g.cg.regexes)) {
+	for _, expr := range slices.Sorted(maps.Keys(g.cg.regexes)) {
 		old := g.cg.regexes[expr]
 		if old.version == topics.Version() {
 			continue

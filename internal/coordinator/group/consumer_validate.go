@@ -28,6 +28,11 @@ func (m *Manager) precheckHeartbeat(req ConsumerHeartbeatRequest) error {
 			}
 		}
 	}
+	// Only a subscription makes the record large; a keep-alive (no
+	// subscription fields) is not encoded just to be measured.
+	if req.SubscribedTopicNames == nil && req.SubscribedTopicRegex == nil {
+		return m.checkClassicUpgradeSize(g, ok, req)
+	}
 	probe := newConsumerMember(req.MemberID)
 	probe.instanceID, probe.rackID, probe.subscribedNames = req.InstanceID, req.RackID, req.SubscribedTopicNames
 	probe.serverAssignor, probe.clientID, probe.clientHost = req.ServerAssignor, req.ClientID, req.ClientHost
@@ -37,6 +42,12 @@ func (m *Manager) precheckHeartbeat(req ConsumerHeartbeatRequest) error {
 	if err := m.checkRecordSize(opMember{probe}, req.GroupID); err != nil {
 		return err
 	}
+	return m.checkClassicUpgradeSize(g, ok, req)
+}
+
+// checkClassicUpgradeSize refuses a new member that would upgrade a classic
+// group already at group.consumer.max.size.
+func (m *Manager) checkClassicUpgradeSize(g *Group, ok bool, req ConsumerHeartbeatRequest) error {
 	if ok && g.cg == nil && g.state != Empty && g.state != Dead && req.MemberEpoch == 0 && len(g.members) >= m.cfg.ConsumerMaxSize {
 		return hbErr(kerr.GroupMaxSizeReached.Code, "The consumer group has reached its maximum capacity of %d members.", m.cfg.ConsumerMaxSize)
 	}

@@ -173,7 +173,7 @@ func (m *Manager) DeleteOffsets(now time.Time, groupID string, parts []kafka.Top
 	}
 	var subscribed map[string]bool
 	if g.cg != nil {
-		subscribed = g.cg.subscribedTopicSet()
+		subscribed = g.cg.subscribedTopicNames()
 	} else if g.state != Empty {
 		if g.protocolType != "consumer" {
 			reply(kerr.NonEmptyGroup.Code, nil)
@@ -277,7 +277,7 @@ func (m *Manager) ExpireOffsets(now time.Time) {
 		case g.cg != nil:
 			// A consumer group's offsets expire by their commit time,
 			// except those of topics it subscribes to (Kafka's rule).
-			subscribed = g.cg.subscribedTopicSet()
+			subscribed = g.cg.subscribedTopicNames()
 		case g.state == Empty || g.protocolType == "":
 		case g.protocolType == "consumer" && g.state == Stable:
 			var known bool
