@@ -60,11 +60,15 @@ func consumerGroupConfig(c *config.Config, cfg *group.Config) error {
 // assignorByConfigName accepts Kafka's short names and its class names of
 // the two built-in assignors.
 func assignorByConfigName(name string) (assignor.Assignor, error) {
-	switch strings.TrimSpace(name) {
-	case "uniform", "org.apache.kafka.coordinator.group.assignor.UniformAssignor":
-		return assignor.Uniform(), nil
-	case "range", "org.apache.kafka.coordinator.group.assignor.RangeAssignor":
-		return assignor.Range(), nil
+	short := strings.TrimSpace(name)
+	switch short {
+	case "org.apache.kafka.coordinator.group.assignor.UniformAssignor":
+		short = assignor.UniformName
+	case "org.apache.kafka.coordinator.group.assignor.RangeAssignor":
+		short = assignor.RangeName
+	}
+	if a, ok := assignor.ByName(short); ok {
+		return a, nil
 	}
 	return nil, fmt.Errorf("group.consumer.assignors: %q is not a server-side assignor Sluice has (uniform, range)", name)
 }
