@@ -28,7 +28,7 @@ func TestConsumerGroupConfig(t *testing.T) {
 	for text, want := range map[string]string{
 		"group.consumer.assignors=sticky\n": `"sticky" is not a server-side assignor`,
 		"group.consumer.heartbeat.interval.ms=45000\ngroup.consumer.max.heartbeat.interval.ms=60000\n": "group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms",
-		"group.consumer.session.timeout.ms=1000\n": "group.consumer.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms",
+		"group.consumer.session.timeout.ms=1000\n":                                                     "group.consumer.session.timeout.ms must be greater than or equal to group.consumer.min.session.timeout.ms",
 	} {
 		if err := consumerGroupConfig(parse(text), &cfg); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want %q", text, err, want)
