@@ -1,0 +1,173 @@
+// Package web is Sluice's web console: server-rendered pages (html/template,
+// no JavaScript) over the node's own Kafka listener. The console is a Kafka
+// client of its node (franz-go's kgo and kadm): what a page shows is what a
+// client with the same principal may see, so ACLs apply to it as to any
+// other client. A metrics-history sampler reads the node's prometheus
+// registry every 10 s into a bounded ring for the charts.
+//
+// The framework (this file, session.go, render.go, routes.go, history.go,
+// svg.go) is what every page plugs into: a page is a pageFunc registered in
+// routes.go, rendered with c.render into the layout; a write is an
+// actionFunc (POST, CSRF-checked, refused in read-only mode).
+package web
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"sluice/internal/clock"
+)
+
+// Options are what the node knows that the console needs.
+type Options struct {
+	// Bootstrap is host:port of a listener of this node the console
+	// connects to (a loopback-reachable one).
+	Bootstrap string
+	// TLS, when set, is used to dial Bootstrap (a TLS-only listener).
+	TLS *tls.Config
+	// SASLMechanisms, when not empty, are the mechanisms the listener
+	// enables (SCRAM-SHA-512, SCRAM-SHA-256, PLAIN), in order of
+	// preference: the console then requires a login, and each session's
+	// client authenticates as its user.
+	SASLMechanisms []string
+	// ReadOnly refuses every write action (sluice.console.read.only).
+	ReadOnly bool
+	// Metrics is the node's registry, sampled for the charts; nil draws none.
+	Metrics prometheus.Gatherer
+	// SessionTTL is how long an idle session lives; 0 means 1 h.
+	SessionTTL time.Duration
+	// MaxSessions bounds the sessions held in memory; 0 means 1000.
+	MaxSessions int
+	// ClientID is the Kafka client id of the console's clients.
+	ClientID string
+	Clock    clock.Clock
+	Logger   *slog.Logger
+}
+
+// Console serves the web console. New builds it, Start runs its sampler,
+// Close stops the sampler and closes every Kafka client.
+type Console struct {
+	opts     Options
+	log      *slog.Logger
+	clock    clock.Clock
+	pages    *pages
+	sessions *sessions
+	history  *history
+	handler  http.Handler
+	// shared is the one client of a console without login; nil with SASL.
+	shared *kgo.Client
+
+	mu      sync.Mutex
+	started bool
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// New builds the console; it connects to nothing until a page asks.
+func New(opts Options) (*Console, error) {
+	if opts.Bootstrap == "" {
+		return nil, errors.New("web console: no bootstrap address")
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.SessionTTL <= 0 {
+		opts.SessionTTL = time.Hour
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = 1000
+	}
+	if opts.ClientID == "" {
+		opts.ClientID = "sluice-console"
+	}
+	for _, m := range opts.SASLMechanisms {
+		if _, err := saslMechanism(m, "", ""); err != nil {
+			return nil, fmt.Errorf("web console: %w", err)
+		}
+	}
+	p, err := parsePages()
+	if err != nil {
+		return nil, fmt.Errorf("web console: templates: %w", err)
+	}
+	c := &Console{opts: opts, log: opts.Logger, clock: opts.Clock, pages: p}
+	c.sessions = newSessions(opts.Clock, opts.SessionTTL, opts.MaxSessions)
+	c.history = newHistory(historySize)
+	if !c.loginRequired() {
+		if c.shared, err = c.newClient(); err != nil {
+			return nil, err
+		}
+	}
+	c.handler = c.routes()
+	return c, nil
+}
+
+// Handler serves every console route; mount it at "/".
+func (c *Console) Handler() http.Handler { return c.handler }
+
+// ReadOnly reports whether write actions are refused.
+func (c *Console) ReadOnly() bool { return c.opts.ReadOnly }
+
+// loginRequired reports whether sessions must log in (SASL listeners).
+func (c *Console) loginRequired() bool { return len(c.opts.SASLMechanisms) > 0 }
+
+// newClient builds a client of the node, authenticating with opts when set.
+func (c *Console) newClient(opts ...kgo.Opt) (*kgo.Client, error) {
+	base := []kgo.Opt{
+		kgo.SeedBrokers(c.opts.Bootstrap),
+		kgo.ClientID(c.opts.ClientID),
+		kgo.RequestTimeoutOverhead(5 * time.Second),
+		kgo.RetryTimeout(10 * time.Second),
+	}
+	if c.opts.TLS != nil {
+		base = append(base, kgo.DialTLSConfig(c.opts.TLS.Clone()))
+	}
+	cl, err := kgo.NewClient(append(base, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("web console: kafka client: %w", err)
+	}
+	return cl, nil
+}
+
+// Start runs the metrics-history sampler until Close.
+func (c *Console) Start() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.started {
+		return errors.New("web console: already started")
+	}
+	c.started = true
+	c.stop, c.done = make(chan struct{}), make(chan struct{})
+	go c.sample(c.stop, c.done)
+	return nil
+}
+
+// Close stops the sampler and closes the shared and every session's client.
+func (c *Console) Close() error {
+	c.mu.Lock()
+	if c.started {
+		close(c.stop)
+		<-c.done
+		c.started = false
+	}
+	c.mu.Unlock()
+	c.sessions.closeAll()
+	if c.shared != nil {
+		c.shared.Close()
+	}
+	return nil
+}
+
+// admin wraps a session's client; kadm.Client holds no state of its own.
+func admin(cl *kgo.Client) *kadm.Client { return kadm.NewClient(cl) }

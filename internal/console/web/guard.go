@@ -1,0 +1,49 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+)
+
+// withSession finds the request's session. Without login a new browser
+// gets a session (its CSRF token) on its first GET; with login a browser
+// without a logged-in session is sent to /login (a POST is refused).
+func (c *Console) withSession(h func(http.ResponseWriter, *http.Request, *session)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s := c.sessions.fromRequest(r)
+		if s != nil && s.client != nil {
+			h(w, r, s)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			c.renderError(w, s, userError(http.StatusForbidden,
+				"This form was posted without a session (the session expired, or cookies are off). Reload the page and try again."))
+			return
+		}
+		if c.loginRequired() {
+			http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+			return
+		}
+		s = c.sessions.create("", c.shared, false)
+		setCookie(w, r, s)
+		h(w, r, s)
+	}
+}
+
+// checkAction refuses a write in read-only mode or without the session's
+// CSRF token, after bounding and parsing the form.
+func (c *Console) checkAction(w http.ResponseWriter, r *http.Request, s *session) error {
+	if c.opts.ReadOnly {
+		return userError(http.StatusForbidden,
+			"The console is read-only (sluice.console.read.only=true): it makes no changes to the cluster.")
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		return badRequest("The form could not be read: %v", err)
+	}
+	if !s.checkCSRF(r.PostForm.Get(csrfField)) {
+		return userError(http.StatusForbidden,
+			"This form was posted without a valid CSRF token, so it was refused. Reload the page and submit it again.")
+	}
+	return nil
+}
