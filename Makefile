@@ -1,7 +1,7 @@
 # The README's commands. `make test` is what .ci/run runs first.
 GO ?= go
 
-.PHONY: test build vet interop interop-heavy faults quota-long bench fuzz
+.PHONY: test build vet interop interop-heavy faults quota-long bench fuzz console-test
 
 build:
 	$(GO) build -o bin/sluice ./cmd/sluice
@@ -15,7 +15,7 @@ vet:
 # and stops brokers on a timetable, and sharing the 2 cores with every other
 # package's tests would measure the machine's load instead of Sluice.
 test: vet
-	$(GO) test -race -timeout 9m $$($(GO) list ./... | grep -v /test/faults)
+	$(GO) test -race -timeout 9m $$($(GO) list ./... | grep -v -e /test/faults -e /test/console)
 	$(GO) test -timeout 5m -count=1 ./test/faults
 
 # The fault test alone; SLUICE_FAULTS_LONG=1 for the long form.
@@ -25,6 +25,13 @@ faults:
 # Real clients and Kafka's own tools against real processes (budget: 15 minutes).
 interop:
 	bash test/interop/run
+
+# The web console in headless Chromium against a real sluice process
+# (budget: 3 minutes); setup.sh installs Debian's chromium when missing.
+# Screenshots go to $SLUICE_ARTIFACTS (default test/console/artifacts).
+console-test:
+	bash test/console/setup.sh
+	$(GO) test -count=1 -timeout 5m -v ./test/console
 
 # The heavier interop runs, outside make interop: the exactly-once Kafka Streams
 # WordCount killed with kill -9 ten times mid-stream (the suite kills it twice).
