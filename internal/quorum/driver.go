@@ -167,6 +167,15 @@ type Status struct {
 	// Replicas is, on the leader only, each voter's replication progress
 	// (DescribeQuorum's voter states), in node id order.
 	Replicas []ReplicaProgress
+	// State is Kafka's name of this node's role (StateLeader ...); Vote
+	// is Kafka's current-vote (-1: none).
+	State string
+	Vote  int32
+	// LogEndOffset is the offset after the last entry of this node's log
+	// (an observer's: the last it fetched); LogEndEpoch is that entry's
+	// epoch.
+	LogEndOffset int64
+	LogEndEpoch  int32
 }
 
 // sameView reports whether two statuses agree on everything but the
@@ -303,6 +312,9 @@ func (d *Driver) Replayed() <-chan struct{} { return d.replayed }
 
 // Status returns the voter's latest view.
 func (d *Driver) Status() Status { return *d.status.Load() }
+
+// Latencies are the voter's commit and election latencies.
+func (d *Driver) Latencies() *RaftLatencies { return d.voter.latencies }
 
 // Step hands the driver a message from another voter. It never blocks: when
 // the inbox is full the message is dropped. Messages not addressed to this

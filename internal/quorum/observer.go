@@ -71,6 +71,8 @@ type Observer struct {
 	caught   bool
 	// changed is closed and replaced when Status changes.
 	changed chan struct{}
+	// nextEpoch is the epoch of the entry before next (0: none).
+	nextEpoch int32
 
 	startOnce sync.Once
 	stopOnce  sync.Once
@@ -101,7 +103,8 @@ func NewObserver(opts ObserverOptions) *Observer {
 func (o *Observer) Status() Status {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return Status{NodeID: o.opts.NodeID, Leader: o.leader, Epoch: o.epoch, CommitOffset: o.hw - 1, AppliedOffset: o.next - 1}
+	return Status{NodeID: o.opts.NodeID, Leader: o.leader, Epoch: o.epoch, CommitOffset: o.hw - 1, AppliedOffset: o.next - 1,
+		State: StateObserver, Vote: -1, LogEndOffset: o.next, LogEndEpoch: o.nextEpoch}
 }
 
 // StatusChanged returns a channel closed the next time Status changes.
@@ -302,7 +305,7 @@ func (o *Observer) apply(batches []byte, hw int64) error {
 			}
 		}
 		o.mu.Lock()
-		o.next = h.BaseOffset + 1
+		o.next, o.nextEpoch = h.BaseOffset+1, h.PartitionLeaderEpoch
 		o.notifyLocked()
 		o.mu.Unlock()
 		return nil

@@ -58,7 +58,7 @@ func (o *Observer) loadSnapshot(ctx context.Context, addr string, target int32, 
 		return badEntryError{err: fmt.Errorf("snapshot %d-%d from controller %d: %w", id.EndOffset, id.Epoch, target, err)}
 	}
 	o.mu.Lock()
-	o.next = id.EndOffset
+	o.next, o.nextEpoch = id.EndOffset, id.Epoch
 	o.notifyLocked()
 	o.mu.Unlock()
 	return nil

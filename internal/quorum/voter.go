@@ -25,6 +25,8 @@ type Voter struct {
 	log     *slog.Logger
 	rn      *raft.RawNode
 	storage *raftStorage
+	// latencies is written on the caller's goroutine, read by scrapes.
+	latencies *RaftLatencies
 
 	pending     map[uint64]waiter
 	applied     uint64
@@ -44,8 +46,9 @@ type Voter struct {
 }
 
 type waiter struct {
-	term uint64
-	done func(offset int64, err error)
+	term     uint64
+	proposed time.Time
+	done     func(offset int64, err error)
 }
 
 // NewVoter loads the hard state, the latest snapshot (handed to the
@@ -67,7 +70,7 @@ func NewVoter(opts Options) (*Voter, error) {
 	}
 	storage := &raftStorage{hard: hs, conf: conf}
 	log := opts.Logger.With("component", "quorum", "node", opts.NodeID)
-	v := &Voter{opts: opts, log: log, storage: storage, pending: map[uint64]waiter{}, lastApplied: -1}
+	v := &Voter{opts: opts, log: log, storage: storage, latencies: &RaftLatencies{}, pending: map[uint64]waiter{}, lastApplied: -1}
 	if sn := opts.Snapshots; sn != nil {
 		snap, err := sn.Store.Latest()
 		if err != nil {
@@ -213,7 +216,7 @@ func (v *Voter) Propose(data []byte, done func(offset int64, err error)) {
 		done(-1, fmt.Errorf("quorum: propose: %w", err))
 		return
 	}
-	v.pending[index] = waiter{term: st.GetTerm(), done: done}
+	v.pending[index] = waiter{term: st.GetTerm(), proposed: v.opts.Clock.Now(), done: done}
 }
 
 // ProposeAfter is Propose for records computed on the state machine's
@@ -257,7 +260,20 @@ func (v *Voter) Status() Status {
 		AppliedOffset:  int64(v.applied) - 1,
 		LogStartOffset: int64(v.storage.offset),
 		Replicas:       v.replicas(st.RaftState == raft.StateLeader),
+		State:          raftStateName(st),
+		Vote:           raftVote(v.opts.NodeID, st),
+		LogEndOffset:   int64(v.storage.lastIndex()),
+		LogEndEpoch:    v.lastTerm(),
 	}
+}
+
+// lastTerm is the term of the last entry (or of the snapshot before it).
+func (v *Voter) lastTerm() int32 {
+	term, err := v.storage.Term(v.storage.lastIndex())
+	if err != nil {
+		return 0
+	}
+	return int32(term)
 }
 
 func (v *Voter) replicas(isLeader bool) []ReplicaProgress {
@@ -298,6 +314,9 @@ func (v *Voter) Process() error {
 func (v *Voter) process() error {
 	for v.rn.HasReady() {
 		rd := v.rn.Ready()
+		if rd.SoftState != nil {
+			v.latencies.roleChanged(*rd.SoftState, v.opts.Clock.Now())
+		}
 		if rd.Snapshot != nil && !raft.IsEmptySnap(rd.Snapshot) {
 			if err := v.installSnapshot(rd.Snapshot); err != nil {
 				return err
@@ -394,6 +413,8 @@ func (v *Voter) applyEntry(e *raftpb.Entry) error {
 	if w, ok := v.pending[e.GetIndex()]; ok {
 		delete(v.pending, e.GetIndex())
 		if w.term == e.GetTerm() {
+			now := v.opts.Clock.Now()
+			v.latencies.recordCommit(now.Sub(w.proposed), now)
 			w.done(int64(e.GetIndex())-1, nil)
 		} else {
 			w.done(-1, ErrProposalLost)
