@@ -37,6 +37,8 @@ type FetchPartitionResult struct {
 	// Err is nil on success; ErrorCode maps it to the response's code.
 	Err error
 	ReadResult
+	// part is the partition read (nil when not hosted), for the metrics.
+	part *Partition
 }
 
 // Fetch reads every partition in request order, sharing MaxBytes between
@@ -44,7 +46,14 @@ type FetchPartitionResult struct {
 // no partition failed, it waits in the purgatory up to MaxWait for appends
 // to any of the partitions, then reads again.
 func (rm *ReplicaManager) Fetch(ctx context.Context, params FetchParams, parts []FetchPartition) []FetchPartitionResult {
+	results := rm.fetch(ctx, params, parts)
+	countFetchedBytes(params, results)
+	return results
+}
+
+func (rm *ReplicaManager) fetch(ctx context.Context, params FetchParams, parts []FetchPartition) []FetchPartitionResult {
 	results, enough := rm.readAll(params, parts)
+	rm.metrics.topics.countFetchRequests(results)
 	if enough || params.MaxWait <= 0 || len(parts) == 0 {
 		return results
 	}
@@ -77,6 +86,7 @@ func (rm *ReplicaManager) readAll(params FetchParams, parts []FetchPartition) ([
 			urgent = true
 			continue
 		}
+		results[i].part = p
 		iso := params.Isolation
 		if params.ReplicaID >= 0 {
 			// A follower's fetch offset is its log end offset: it may move

@@ -104,6 +104,7 @@ func (r *replicaRuntime) applyFetched(pos fetchPosition, res ReplicaFetchResult,
 			logger.Warn("follower append failed", "partition", pos.tp.String(), "err", err)
 			return true
 		}
+		r.rm.metrics.followerFetched(p, len(res.Records), res.HighWatermark)
 		// Consumers long-polling this follower (none without KIP-392)
 		// and acks waits are keyed by partition; wake them all alike.
 		r.rm.highWatermarkMoved(pos.tp)

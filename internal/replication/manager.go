@@ -131,6 +131,9 @@ type ReplicaManager struct {
 
 	// replicas runs the follower fetchers and the ISR loops.
 	replicas *replicaRuntime
+
+	// metrics are the counters the collectors read (metrics_*.go).
+	metrics *managerMetrics
 }
 
 // NewReplicaManager builds a ReplicaManager hosting nothing yet; ApplyImage
@@ -157,6 +160,7 @@ func NewReplicaManager(opts Options) (*ReplicaManager, error) {
 		logger:       opts.Logger.With("component", "replica-manager"),
 		produceWaits: purgatory.New[kafka.TopicPartition](purgatory.WithClock(opts.Clock)),
 		fetchWaits:   purgatory.New[kafka.TopicPartition](purgatory.WithClock(opts.Clock)),
+		metrics:      newManagerMetrics(),
 	}
 	rm.image.Store(metadata.EmptyImage())
 	rm.mu.partitions = make(map[kafka.TopicPartition]*Partition)
@@ -379,6 +383,7 @@ func (rm *ReplicaManager) getOrCreatePartition(tp kafka.TopicPartition, topicID 
 		return existing, nil
 	}
 	rm.mu.partitions[tp] = p
+	p.metrics = rm.metrics.hosted(tp.Topic)
 	delete(rm.mu.failed, tp)
 	if latest := rm.mu.settings[tp.Topic]; latest != nil && latest != settings {
 		// The topic's configuration changed while the log was opening.
@@ -395,6 +400,7 @@ func (rm *ReplicaManager) removePartition(tp kafka.TopicPartition) {
 	delete(rm.mu.failed, tp)
 	rm.mu.Unlock()
 	if hosted {
+		rm.metrics.topics.release(tp.Topic)
 		if err := rm.opts.Logs.DeleteLog(tp); err != nil {
 			rm.logger.Error("delete log", "partition", tp.String(), "err", err)
 		}

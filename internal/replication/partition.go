@@ -72,6 +72,9 @@ type Partition struct {
 	// settings is the topic's configuration, replaced as it changes
 	// (never nil once the partition is hosted).
 	settings atomic.Pointer[TopicSettings]
+	// metrics is what the hot paths count into, set when the partition
+	// is hosted (nil until then: not counted).
+	metrics *partitionMetrics
 
 	mu struct {
 		sync.Mutex

@@ -65,6 +65,7 @@ func (rm *ReplicaManager) AppendRecords(ctx context.Context, req AppendRequest) 
 		p, err := rm.Partition(ap.TP)
 		if err != nil {
 			results[i].AppendResult = failedAppend(err, kafka.NoOffset)
+			rm.metrics.topics.countProduceRefused(ap.TP.Topic, err)
 			continue
 		}
 		parts[i] = p
@@ -72,6 +73,7 @@ func (rm *ReplicaManager) AppendRecords(ctx context.Context, req AppendRequest) 
 		minISR[i] = cfg.MinInsyncReplicas
 		res, moved := p.appendRecordsToLeader(ctx, ap.Records, req.RequiredAcks, cfg, req.ProduceVersion, checks[i])
 		results[i].AppendResult = res
+		p.metrics.produced(len(ap.Records), res)
 		if res.Err == nil {
 			rm.fetchWaits.Notify(ap.TP)
 		}

@@ -102,6 +102,8 @@ type replicaRuntime struct {
 type isrChangeItem struct {
 	p      *Partition
 	change ISRChange
+	// expand: the change adds to the ISR (IsrExpands), else it shrinks it.
+	expand bool
 }
 
 func newReplicaRuntime(rm *ReplicaManager) *replicaRuntime {
@@ -188,8 +190,9 @@ func (rm *ReplicaManager) sendISRChange(p *Partition, change ISRChange) {
 		p.isrChangeDone(change, change.PartitionEpoch, errNoAlterPartition)
 		return
 	}
+	item := isrChangeItem{p: p, change: change, expand: len(change.NewISR) > p.isrSize()}
 	r.mu.Lock()
-	r.mu.isrQueue = append(r.mu.isrQueue, isrChangeItem{p: p, change: change})
+	r.mu.isrQueue = append(r.mu.isrQueue, item)
 	r.mu.Unlock()
 	select {
 	case r.isrWake <- struct{}{}:
@@ -228,6 +231,7 @@ func (r *replicaRuntime) runISRSender() {
 			ctx, cancel := context.WithTimeout(r.ctx, r.opts.ReplicaLagTimeMax)
 			epoch, err := r.opts.AlterPartition.AlterPartition(ctx, item.change)
 			cancel()
+			r.rm.metrics.isrChangeAnswered(item, epoch, err)
 			switch {
 			case err == nil:
 				item.p.isrChangeDone(item.change, epoch, nil)
