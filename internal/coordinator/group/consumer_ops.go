@@ -18,6 +18,9 @@ type cgOp interface {
 // cgDo applies op to the group at once and queues its record for the
 // operation's write (cgFlush).
 func (m *Manager) cgDo(g *Group, op cgOp) {
+	if _, ok := op.(opEpoch); ok {
+		m.counters.ConsumerRebalances++
+	}
 	op.apply(g, m.cgNow)
 	m.cgPending = append(m.cgPending, op.record(g.id))
 }

@@ -52,6 +52,8 @@ type Manager struct {
 	// runs: regexes resolved meanwhile keep only the topics it may see,
 	// as Kafka resolves them with the context of the member that asked.
 	canDescribe func(string) bool
+	// counters are the live operations' counts (metrics.go).
+	counters Counters
 }
 
 // NewManager returns an empty manager.

@@ -57,6 +57,7 @@ func (m *Manager) CommitOffsets(now time.Time, req CommitRequest, reply func(Com
 		reply(res)
 		return
 	}
+	m.counters.OffsetCommits += int64(len(recs))
 	var order int64 // set by emit, before Done can run
 	order = m.emit(recs, func(err error) {
 		if err != nil {
@@ -206,6 +207,7 @@ func (m *Manager) DeleteOffsets(now time.Time, groupID string, parts []kafka.Top
 		reply(0, codes)
 		return
 	}
+	m.counters.OffsetDeletions += int64(len(recs))
 	m.emit(recs, func(err error) {
 		if err != nil {
 			reply(writeErrorCode(err), nil)
@@ -303,6 +305,7 @@ func (m *Manager) ExpireOffsets(now time.Time) {
 				expired = !now.Before(v.ExpireTime)
 			}
 			if expired {
+				m.counters.OffsetExpirations++
 				delete(g.offsets, tp)
 				recs = append(recs, offsetTombstone(id, tp))
 			}

@@ -97,6 +97,7 @@ func (m *Manager) storeAssignment(g *Group, now time.Time, assignments map[strin
 			mem.assignment = pending[id]
 		}
 		g.transition(Stable, now)
+		m.counters.ClassicRebalances++
 		for _, id := range slices.Clone(g.order) {
 			mem := g.members[id]
 			if mem.syncReply != nil {

@@ -17,16 +17,19 @@ type GroupCoordinator struct {
 	rt       *runtime.Runtime[*groupShard]
 	verifier replication.TxnVerifier
 	cfg      group.Config
+	// retired holds the counters of shards that stopped (metrics.go).
+	retired *retiredCounters
 }
 
 // New returns a coordinator with no shards; ApplyImage starts them.
 func New(opts Options) (*GroupCoordinator, error) {
 	opts.withDefaults()
-	rt, err := runtime.New(opts.runtimeOptions())
+	retired := &retiredCounters{}
+	rt, err := runtime.New(opts.runtimeOptions(retired))
 	if err != nil {
 		return nil, fmt.Errorf("group coordinator: %w", err)
 	}
-	return &GroupCoordinator{rt: rt, verifier: opts.Verifier, cfg: opts.groupConfig()}, nil
+	return &GroupCoordinator{rt: rt, verifier: opts.Verifier, cfg: opts.groupConfig(), retired: retired}, nil
 }
 
 // ApplyImage starts a shard for each offsets partition this node leads

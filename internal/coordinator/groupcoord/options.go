@@ -67,11 +67,15 @@ func (o *Options) withDefaults() {
 }
 
 // runtimeOptions are the runtime's options for the offsets topic.
-func (o *Options) runtimeOptions() runtime.Options[*groupShard] {
+func (o *Options) runtimeOptions(retired *retiredCounters) runtime.Options[*groupShard] {
 	cfg := o.groupConfig()
 	return runtime.Options[*groupShard]{
 		Name: "group coordinator", Topic: OffsetsTopic, NodeID: o.NodeID,
-		NewShard:          func(_, _ int32, now time.Time) *groupShard { return newGroupShard(cfg, now) },
+		NewShard: func(_, _ int32, now time.Time) *groupShard {
+			s := newGroupShard(cfg, now)
+			s.retired = retired
+			return s
+		},
 		NumPartitions:     o.NumPartitions,
 		ReplicationFactor: o.ReplicationFactor,
 		TopicConfigs: map[string]string{

@@ -14,6 +14,8 @@ type groupShard struct {
 	mgr *group.Manager
 	// retentionCheck is offsets.retention.check.interval.ms.
 	retentionCheck time.Duration
+	// retired keeps the counters once the shard stops (nil in tests).
+	retired *retiredCounters
 }
 
 var _ runtime.Shard = (*groupShard)(nil)
@@ -81,4 +83,9 @@ func (s *groupShard) TakeWrites() []runtime.Write {
 	return out
 }
 
-func (s *groupShard) Shutdown(code int16) { s.mgr.Shutdown(code) }
+func (s *groupShard) Shutdown(code int16) {
+	s.mgr.Shutdown(code)
+	if s.retired != nil {
+		s.retired.add(s.mgr.Counters())
+	}
+}
