@@ -38,6 +38,8 @@ type Cleaner struct {
 	clk     clock.Clock
 	logger  *slog.Logger
 	metrics *metrics
+	// kstats is what the Kafka-named gauges read (KafkaCollector).
+	kstats *kafkaStats
 	// workers holds the idle workers: a clean leases one, so Threads bounds
 	// the concurrent cleans and their memory.
 	workers chan *worker
@@ -69,7 +71,7 @@ func New(fsys vfs.FS, src LogSource, opts Options, clk clock.Clock, reg promethe
 	}
 	opts = opts.normalized()
 	c := &Cleaner{fsys: fsys, logs: src, opts: opts, clk: clk, logger: logger, metrics: m,
-		workers: make(chan *worker, opts.Threads)}
+		kstats: newKafkaStats(clk.Now()), workers: make(chan *worker, opts.Threads)}
 	for range opts.Threads {
 		c.workers <- newWorker(opts)
 	}
@@ -207,8 +209,10 @@ func (c *Cleaner) clean(ctx context.Context, w *worker, cand candidate, now time
 		c.mu.Lock()
 		c.mu.retryAt[tp] = now.Add(c.opts.Backoff)
 		c.mu.Unlock()
+		c.kstats.failed(l, cand.dirtyBytes)
 		return fmt.Errorf("clean %s: %w", tp, err)
 	}
+	c.kstats.cleaned(w, tp, res, elapsed)
 	c.metrics.runs.Inc()
 	c.metrics.duration.Observe(elapsed.Seconds())
 	c.mu.Lock()
@@ -239,6 +243,7 @@ type candidate struct {
 	log        *commitlog.Log
 	firstDirty int64
 	ratio      float64
+	dirtyBytes int64
 }
 
 // grabFilthiest picks the log to clean and marks it in progress (Kafka's
@@ -246,7 +251,7 @@ type candidate struct {
 func (c *Cleaner) grabFilthiest(now time.Time) (candidate, bool) {
 	var best, tombstones candidate
 	found, foundTombstones := false, false
-	maxRatio := 0.0
+	maxRatio, maxDelay := 0.0, time.Duration(0)
 	gauged := map[kafka.TopicPartition]bool{}
 	for _, l := range c.logs.Logs() {
 		if l.Offline() {
@@ -271,6 +276,7 @@ func (c *Cleaner) grabFilthiest(now time.Time) (candidate, bool) {
 		c.metrics.dirtyRatio.With(labels).Set(ratio)
 		gauged[tp] = true
 		maxRatio = max(maxRatio, ratio)
+		maxDelay = max(maxDelay, compactionDelay(st, opts, firstDirty, now))
 		c.mu.Lock()
 		busy := c.mu.inProgress[tp] || now.Before(c.mu.retryAt[tp])
 		horizon, hasHorizon := c.mu.horizons[tp]
@@ -278,7 +284,7 @@ func (c *Cleaner) grabFilthiest(now time.Time) (candidate, bool) {
 		if busy {
 			continue
 		}
-		cand := candidate{log: l, firstDirty: firstDirty, ratio: ratio}
+		cand := candidate{log: l, firstDirty: firstDirty, ratio: ratio, dirtyBytes: dirty}
 		if dirty > 0 && (ratio > opts.MinCleanableDirtyRatio || overdue(st, opts, firstDirty, now)) {
 			if !found || ratio > best.ratio {
 				best, found = cand, true
@@ -287,8 +293,9 @@ func (c *Cleaner) grabFilthiest(now time.Time) (candidate, bool) {
 			tombstones, foundTombstones = cand, true
 		}
 	}
-	c.metrics.maxDirty.Set(maxRatio)
+	c.kstats.checked(now, maxRatio, maxDelay)
 	c.pruneGauges(gauged)
+	c.kstats.prune(gauged)
 	if !found {
 		// Nothing dirty enough: use the quiet time to drop tombstones
 		// whose delete horizon passed, as Kafka does.

@@ -2,8 +2,9 @@ package cleaner
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// metrics are the cleaner's Prometheus series, registered on the node's
-// registry.
+// metrics are the cleaner's own Prometheus series (Kafka has none of
+// them), registered on the node's registry; the Kafka-named gauges are
+// KafkaCollector's.
 type metrics struct {
 	runs         prometheus.Counter
 	failures     prometheus.Counter
@@ -11,7 +12,6 @@ type metrics struct {
 	bytesWritten prometheus.Counter
 	duration     prometheus.Histogram
 	dirtyRatio   *prometheus.GaugeVec
-	maxDirty     prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -28,13 +28,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Time one clean of a log took.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}),
 		dirtyRatio: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "sluice_log_cleaner_dirty_ratio",
 			Help: "Share of a compacted partition's cleanable bytes not cleaned yet."}, []string{"topic", "partition"}),
-		maxDirty: prometheus.NewGauge(prometheus.GaugeOpts{Name: "sluice_log_cleaner_max_dirty_ratio",
-			Help: "Largest dirty ratio of the compacted partitions at the last check (Kafka's max-dirty-percent / 100)."}),
 	}
 	if reg == nil {
 		return m, nil
 	}
-	for _, c := range []prometheus.Collector{m.runs, m.failures, m.bytesRead, m.bytesWritten, m.duration, m.dirtyRatio, m.maxDirty} {
+	for _, c := range []prometheus.Collector{m.runs, m.failures, m.bytesRead, m.bytesWritten, m.duration, m.dirtyRatio} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
