@@ -56,6 +56,7 @@ func (c *Console) routes() http.Handler {
 	rt.mux.HandleFunc("POST /login", c.login)
 	rt.mux.HandleFunc("POST /logout", c.logout)
 	c.clusterRoutes(rt)
+	c.messageRoutes(rt)
 	rt.mux.HandleFunc("/", c.notFound)
 	return rt.mux
 }
