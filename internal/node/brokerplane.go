@@ -90,6 +90,7 @@ func (n *Node) buildBroker() error {
 	if err != nil {
 		return fmt.Errorf("replica manager: %w", err)
 	}
+	n.registerReplicaMetrics(b.replicas)
 	b.topicConfigs = broker.NewTopicConfigPublisher(n.cfg, b.replicas, n.logger.With("component", "topic-configs"))
 	if b.groups, err = n.newGroupCoordinator(); err != nil {
 		return fmt.Errorf("group coordinator: %w", err)

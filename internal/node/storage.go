@@ -49,6 +49,7 @@ func (n *Node) newStorage() (*storage, error) {
 		}
 	}
 	s.logs = broker.PartitionLogs{FS: n.fsys, Mgr: s.mgr}
+	n.registerStorageMetrics(s)
 	return s, nil
 }
 
