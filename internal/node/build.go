@@ -66,6 +66,7 @@ func (n *Node) build() error {
 			return err
 		}
 	}
+	n.registerControlMetrics()
 	return n.newConsole()
 }
 

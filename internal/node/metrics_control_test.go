@@ -1,0 +1,176 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"sluice/internal/config"
+	"sluice/internal/kafka"
+	"sluice/internal/testutil"
+)
+
+// TestControlMetricsOfACluster runs 3 combined nodes: exactly one reports
+// itself the active controller, every node reports raft-metrics and a
+// running broker state, and after M records produced and K committed the
+// group's coordinator reports a lag of M-K.
+func TestControlMetricsOfACluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-node cluster")
+	}
+	c := startCombinedCluster(t, 3, map[string]string{"offsets.topic.replication.factor": "3", "offsets.topic.num.partitions": "3"})
+	testutil.EventuallyNoError(t, 30*time.Second, func() error {
+		active, leaders := 0.0, map[float64]bool{}
+		for i := range c.nodes {
+			s := gatherNode(t, c.node(i))
+			active += s["kafka_controller_kafkacontroller_activecontrollercount"]
+			leaders[s["kafka_server_raftmetrics_current_leader"]] = true
+			if st := s["kafka_server_kafkaserver_brokerstate"]; st != brokerRunning {
+				return fmt.Errorf("node %d broker state %v", i+1, st)
+			}
+			if s[`kafka_server_raftmetrics_current_state{current_state="leader"}`]+s[`kafka_server_raftmetrics_current_state{current_state="follower"}`] != 1 {
+				return fmt.Errorf("node %d is neither leader nor follower: %v", i+1, s)
+			}
+			if s["kafka_controller_kafkacontroller_activebrokercount"] != 3 {
+				return fmt.Errorf("node %d sees %v active brokers", i+1, s["kafka_controller_kafkacontroller_activebrokercount"])
+			}
+		}
+		if active != 1 || len(leaders) != 1 || leaders[-1] {
+			return fmt.Errorf("active controllers %v, leaders %v", active, leaders)
+		}
+		return nil
+	}, "one active controller, agreed on by every node")
+
+	const topic, groupID, produced, committed = "lagged", "lag-group", 10, 4
+	adm, cl := newAdmin(t, c.nodes[0].brokerAddr)
+	ctx := context.Background()
+	if _, err := adm.CreateTopic(ctx, 1, 3, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	for i := range produced {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, "r%d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	offsets := kadm.Offsets{}
+	offsets.Add(kadm.Offset{Topic: topic, Partition: 0, At: committed, LeaderEpoch: -1})
+	resp, err := adm.CommitOffsets(ctx, groupID, offsets)
+	if err == nil {
+		err = resp.Error()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := fmt.Sprintf(`{consumergroup=%q,partition="0",topic=%q}`, groupID, topic)
+	testutil.EventuallyNoError(t, 30*time.Second, func() error {
+		reporters := 0
+		for i := range c.nodes {
+			s := gatherNode(t, c.node(i))
+			cur, ok := s["kafka_consumergroup_current_offset"+series]
+			if !ok {
+				continue
+			}
+			reporters++
+			lag, sum := s["kafka_consumergroup_lag"+series], s[fmt.Sprintf(`kafka_consumergroup_lag_sum{consumergroup=%q,topic=%q}`, groupID, topic)]
+			if cur != committed || lag != produced-committed || sum != produced-committed {
+				return fmt.Errorf("node %d: current offset %v, lag %v, lag sum %v", i+1, cur, lag, sum)
+			}
+		}
+		if reporters != 1 {
+			return fmt.Errorf("%d nodes report the group's offsets, want its coordinator only", reporters)
+		}
+		return nil
+	}, "the group's coordinator reports a lag of %d", produced-committed)
+}
+
+// gatherNode scrapes n's registry into name{labels} -> value.
+func gatherNode(t *testing.T, n *Node) map[string]float64 {
+	t.Helper()
+	mfs, err := n.metrics.(prometheus.Gatherer).Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			key := mf.GetName()
+			if len(m.GetLabel()) > 0 {
+				var ls []string
+				for _, l := range m.GetLabel() {
+					ls = append(ls, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+				}
+				key += "{" + strings.Join(ls, ",") + "}"
+			}
+			switch {
+			case m.GetGauge() != nil:
+				out[key] = m.GetGauge().GetValue()
+			case m.GetCounter() != nil:
+				out[key] = m.GetCounter().GetValue()
+			case m.GetUntyped() != nil:
+				out[key] = m.GetUntyped().GetValue()
+			}
+		}
+	}
+	return out
+}
+
+// startCombinedCluster starts n combined nodes (broker and controller) in
+// this process, each a voter, and waits until all serve.
+func startCombinedCluster(t *testing.T, n int, overrides map[string]string) *snapshotCluster {
+	t.Helper()
+	id, err := kafka.RandomUUID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports := snapshotClusterPorts(t, 2*n)
+	c := &snapshotCluster{clusterID: id.String()}
+	var voters []string
+	base := t.TempDir()
+	for i := range n {
+		m := &snapshotClusterNode{
+			id: int32(i + 1), controller: true, dir: filepath.Join(base, fmt.Sprintf("node-%d", i+1)),
+			brokerAddr: fmt.Sprintf("127.0.0.1:%d", ports[2*i]), controllerAddr: fmt.Sprintf("127.0.0.1:%d", ports[2*i+1]),
+		}
+		voters = append(voters, fmt.Sprintf("%d@%s", m.id, m.controllerAddr))
+		c.nodes = append(c.nodes, m)
+	}
+	c.voters = strings.Join(voters, ",")
+	t.Cleanup(func() {
+		for i := range c.nodes {
+			c.stop(t, i)
+		}
+	})
+	for i, m := range c.nodes {
+		c.format(t, i)
+		props := map[string]string{
+			"node.id": fmt.Sprint(m.id), "process.roles": "broker,controller", "controller.quorum.voters": c.voters,
+			"controller.listener.names": "CONTROLLER", "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+			"listeners":            "PLAINTEXT://" + m.brokerAddr + ",CONTROLLER://" + m.controllerAddr,
+			"advertised.listeners": "PLAINTEXT://" + m.brokerAddr, "log.dirs": m.dir,
+		}
+		for k, v := range overrides {
+			props[k] = v
+		}
+		cfg, err := config.Parse("", props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.n, err = New(cfg, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		m.cancel, m.done = cancel, make(chan error, 1)
+		go func(n *Node, done chan<- error) { done <- n.Run(ctx) }(m.n, m.done)
+	}
+	for i := range c.nodes {
+		c.awaitReady(t, i)
+	}
+	return c
+}
