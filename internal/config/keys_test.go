@@ -104,7 +104,8 @@ func checkKind(c *Config, k namedKey) error {
 // TestSluiceKeysAreNotKafkas: Sluice's own keys must not shadow a Kafka key.
 func TestSluiceKeysAreNotKafkas(t *testing.T) {
 	c := Defaults()
-	for _, k := range []SluiceKey{SluiceDebugListener, SluiceDebugListenerUsers, SluiceDecompressionMaxInflightBytes} {
+	for _, k := range []SluiceKey{SluiceDebugListener, SluiceDebugListenerUsers, SluiceMetricsListener, SluiceMetricsListenerUsers,
+		SluiceLogFormat, SluiceLogLevel, SluiceDecompressionMaxInflightBytes} {
 		if _, ok := c.brokerDefs[k.Name()]; ok {
 			t.Errorf("%s is a Kafka broker key; use its generated value", k.Name())
 		}

@@ -40,14 +40,33 @@ type PasswordKey struct{ name string }
 // default, and is read with Raw and IsSet.
 type SluiceKey struct{ name string }
 
-// SluiceDebugListener is the address of the debug HTTP listener (/metrics, /healthz, pprof).
+// SluiceDebugListener is the address of the debug HTTP listener (/metrics, /healthz, /readyz,
+// pprof).
 // Unset, nothing is bound.
 var SluiceDebugListener = SluiceKey{"sluice.debug.listener"}
 
 // SluiceDebugListenerUsers are the debug listener's users, "name:bcrypt-hash,..." (HTTP
-// basic authentication on every endpoint but /healthz). Required when any listener is
-// secured (SSL, SASL) and the debug listener is not on a loopback address.
+// basic authentication on every endpoint but /healthz and /readyz). Required when any
+// listener is secured (SSL, SASL) and the debug listener is not on a loopback address.
 var SluiceDebugListenerUsers = SluiceKey{"sluice.debug.listener.basic.auth.users"}
+
+// SluiceMetricsListener is the address of the metrics HTTP listener (/metrics, /healthz,
+// /readyz; no pprof). Unset, nothing is bound. It may name the same address as the debug
+// listener: the two then share one HTTP server.
+var SluiceMetricsListener = SluiceKey{"sluice.metrics.listener"}
+
+// SluiceMetricsListenerUsers are the metrics listener's users, "name:bcrypt-hash,..." (HTTP
+// basic authentication on /metrics; the probes stay open). Required when any listener is
+// secured (SSL, SASL) and the metrics listener is not on a loopback address.
+var SluiceMetricsListenerUsers = SluiceKey{"sluice.metrics.listener.basic.auth.users"}
+
+// SluiceLogFormat is the log format, text or json (sluice server --log-format). Unset, text.
+var SluiceLogFormat = SluiceKey{"sluice.log.format"}
+
+// SluiceLogLevel is the root logger's level at start, TRACE, DEBUG, INFO, WARN, ERROR or FATAL
+// (sluice server --log-level); it can change at run time through the BROKER_LOGGER resource.
+// Unset, INFO.
+var SluiceLogLevel = SluiceKey{"sluice.log.level"}
 
 // SluiceDecompressionMaxInflightBytes bounds the decompressed bytes of record batches held at
 // once across all requests and readers (Produce validation, ListOffsets by timestamp, the
@@ -58,6 +77,15 @@ var SluiceDecompressionMaxInflightBytes = SluiceKey{"sluice.decompression.max.in
 // Kafka's queued.max.request.bytes keeps its default (-1, unbounded); -1 disables the cap.
 // Unset, server.DefaultRequestMemoryBudget.
 var SluiceQueuedMaxRequestBytes = SluiceKey{"sluice.queued.max.request.bytes"}
+
+// SluiceConsoleListener is the address of the web console (an HTTP listener serving the
+// console at "/"). Unset, no console. It may name the address of sluice.metrics.listener or
+// sluice.debug.listener: they then share one HTTP server. Loopback is recommended.
+var SluiceConsoleListener = SluiceKey{"sluice.console.listener"}
+
+// SluiceConsoleReadOnly, true, makes the web console refuse every write (creating, deleting
+// and altering topics, producing, resetting offsets). Unset, false.
+var SluiceConsoleReadOnly = SluiceKey{"sluice.console.read.only"}
 
 // Name returns the key as written in server.properties.
 func (k BoolKey) Name() string { return k.name }

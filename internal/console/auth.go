@@ -10,12 +10,13 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// BasicAuthUsers are the debug listener's users: name to bcrypt hash, as
+// BasicAuthUsers are a listener's users: name to bcrypt hash, as
 // Prometheus's web configuration keeps them (htpasswd -nbB writes one).
 type BasicAuthUsers map[string][]byte
 
 // ParseBasicAuthUsers reads "name:hash,name:hash" (the value of
-// sluice.debug.listener.basic.auth.users). Errors name the entry by its
+// sluice.debug.listener.basic.auth.users or
+// sluice.metrics.listener.basic.auth.users). Errors name the entry by its
 // position and user, never the hash.
 func ParseBasicAuthUsers(s string) (BasicAuthUsers, error) {
 	users := BasicAuthUsers{}
@@ -47,10 +48,10 @@ func ParseBasicAuthUsers(s string) (BasicAuthUsers, error) {
 var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("sluice-unknown-user"), bcrypt.MinCost)
 
 // requireBasicAuth serves next only to a request with the credentials of
-// one of users; /healthz stays open, as probes call it without any.
+// one of users. The probes are never wrapped: they call without any.
 func requireBasicAuth(users BasicAuthUsers, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/healthz" || users.allows(r) {
+		if users.allows(r) {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -8,7 +8,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-func TestBasicAuthGuardsAllButHealthz(t *testing.T) {
+func TestBasicAuthGuardsAllButTheProbes(t *testing.T) {
 	hash, err := bcrypt.GenerateFromPassword([]byte("s3cret"), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
@@ -17,7 +17,7 @@ func TestBasicAuthGuardsAllButHealthz(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := startConsole(t, Options{Users: users})
+	base := startConsole(t, Options{Listeners: []Listener{{Key: debugKey, Metrics: true, Pprof: true, Users: users}}})
 	do := func(path, user, password string) int {
 		req, err := http.NewRequest(http.MethodGet, base+path, nil)
 		if err != nil {
@@ -41,6 +41,7 @@ func TestBasicAuthGuardsAllButHealthz(t *testing.T) {
 		want                 int
 	}{
 		{"/healthz", "", "", http.StatusOK},
+		{"/readyz", "", "", http.StatusOK},
 		{"/metrics", "", "", http.StatusUnauthorized},
 		{"/metrics", "prom", "wrong", http.StatusUnauthorized},
 		{"/metrics", "nobody", "s3cret", http.StatusUnauthorized},

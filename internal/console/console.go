@@ -1,57 +1,75 @@
-// Package console serves a node's operator endpoints over HTTP on its own
-// debug listener (sluice.debug.listener): /metrics (the node's prometheus
-// registry plus the Go runtime's collectors), /healthz and net/http/pprof
-// without /debug/pprof/cmdline. Nothing here serves the command line, the
-// environment or a config value: --override puts passwords on the command
-// line. The web console and its JSON API will live here too.
+// Package console serves a node's operator endpoints over HTTP. Each
+// listener key (sluice.debug.listener, sluice.metrics.listener, and the web
+// console's sluice.console.listener) names an address and the handler sets
+// it wants: /metrics (the node's prometheus registry plus the Go runtime's
+// collectors), /healthz and /readyz (always, never behind credentials, for
+// Kubernetes probes), net/http/pprof without /debug/pprof/cmdline, and a UI
+// handler at "/". Keys naming the same address share one HTTP server.
+// Nothing here serves the command line, the environment or a config value:
+// --override puts passwords on the command line.
 package console
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
-	"regexp"
-	runtimepprof "runtime/pprof"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
+
+// Listener is what one listener key asks for.
+type Listener struct {
+	// Key names the listener in messages (the configuration key).
+	Key string
+	// Address is host:port to listen on; port 0 picks a free port (see
+	// Addr). Listeners with the same Address share a server.
+	Address string
+	// Metrics serves /metrics; Pprof serves /debug/pprof/.
+	Metrics, Pprof bool
+	// UI, when set, is mounted at "/" (the web console); it does its own
+	// authentication.
+	UI http.Handler
+	// Users, when set, are required (HTTP basic authentication) on this
+	// key's /metrics and /debug/pprof/; /healthz and /readyz stay open.
+	Users BasicAuthUsers
+}
 
 // Options configure a console Server.
 type Options struct {
-	// Address is host:port to listen on, e.g. "127.0.0.1:9644"; port 0
-	// picks a free port (see Addr).
-	Address string
+	Listeners []Listener
 	// Metrics is the node's registry. The console adds the Go runtime and
 	// process collectors in a registry of its own, so the node's stays as
 	// the node built it. Nil serves only the runtime's metrics.
 	Metrics prometheus.Gatherer
-	// Healthy reports whether the node serves clients; nil means always.
+	// Healthy reports whether the node is alive (/healthz); nil means
+	// always.
 	Healthy func() error
-	// Users, when set, are required (HTTP basic authentication) on every
-	// endpoint but /healthz.
-	Users  BasicAuthUsers
+	// Ready lists the node's unmet readiness conditions (/readyz), one
+	// line each; none means ready. Nil means always ready.
+	Ready  func() []string
 	Logger *slog.Logger
 }
 
-// runtimeMetrics are the runtime/metrics series exported next to the
-// classic go_memstats ones: CPU classes (GC CPU share), memory classes (heap
-// in use by objects) and GC counters, which a heap/GC budget is judged by.
-var runtimeMetrics = collectors.GoRuntimeMetricsRule{Matcher: regexp.MustCompile(`^/(cpu|gc|memory|sched)/.*`)}
-
-// Server is the debug HTTP server. Start binds it; Shutdown stops it.
+// Server is the node's HTTP servers, one per distinct address. Start binds
+// them; Shutdown stops them.
 type Server struct {
-	opts    Options
-	log     *slog.Logger
+	opts     Options
+	log      *slog.Logger
+	sites    []*site
+	draining atomic.Bool
+}
+
+// site is one address and the handler its listener keys mount.
+type site struct {
+	address string
+	keys    []string
 	handler http.Handler
 
 	mu      sync.Mutex
@@ -61,10 +79,11 @@ type Server struct {
 	served chan struct{}
 }
 
-// New builds the handlers; it binds nothing.
+// New builds the handlers; it binds nothing. Two keys on one address that
+// both serve a handler set must agree on its users.
 func New(opts Options) (*Server, error) {
-	if opts.Address == "" {
-		return nil, errors.New("console: no listen address")
+	if len(opts.Listeners) == 0 {
+		return nil, errors.New("console: no listener")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -72,129 +91,137 @@ func New(opts Options) (*Server, error) {
 	if opts.Healthy == nil {
 		opts.Healthy = func() error { return nil }
 	}
-	runtimeReg := prometheus.NewRegistry()
-	if err := runtimeReg.Register(collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(runtimeMetrics))); err != nil {
-		return nil, fmt.Errorf("console: go collector: %w", err)
+	if opts.Ready == nil {
+		opts.Ready = func() []string { return nil }
 	}
-	if err := runtimeReg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})); err != nil {
-		return nil, fmt.Errorf("console: process collector: %w", err)
-	}
-	gatherers := prometheus.Gatherers{runtimeReg}
-	if opts.Metrics != nil {
-		gatherers = append(gatherers, opts.Metrics)
+	metrics, err := gatherers(opts.Metrics)
+	if err != nil {
+		return nil, err
 	}
 	s := &Server{opts: opts, log: opts.Logger}
-	s.handler = s.routes(gatherers)
-	if len(opts.Users) > 0 {
-		s.handler = requireBasicAuth(opts.Users, s.handler)
+	for _, group := range byAddress(opts.Listeners) {
+		h, err := s.routes(group, metrics)
+		if err != nil {
+			return nil, err
+		}
+		st := &site{address: group[0].Address, handler: h}
+		for _, l := range group {
+			st.keys = append(st.keys, l.Key)
+		}
+		s.sites = append(s.sites, st)
 	}
 	return s, nil
 }
 
-func (s *Server) routes(metrics prometheus.Gatherer) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(metrics, promhttp.HandlerOpts{
-		ErrorLog:      slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		ErrorHandling: promhttp.ContinueOnError,
-	}))
-	mux.HandleFunc("GET /healthz", s.healthz)
-	// pprof's handlers are registered on this mux only; nothing serves
-	// http.DefaultServeMux, where importing net/http/pprof put them all.
-	// pprof.Cmdline is left out: the command line holds what --override
-	// set, passwords included. The index is ours so it does not link it.
-	mux.HandleFunc("/debug/pprof/{$}", pprofIndex)
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", http.NotFound)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	return mux
-}
-
-// pprofIndex lists the runtime's profiles and the CPU profile, symbol and
-// trace endpoints, as pprof.Index does, without the command line.
-func pprofIndex(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	var names []string
-	for _, p := range runtimepprof.Profiles() {
-		names = append(names, p.Name())
-	}
-	names = append(names, "profile", "symbol", "trace")
-	slices.Sort(names)
-	fmt.Fprint(w, "<html><head><title>/debug/pprof/</title></head><body>\n<p>Profiles (add ?debug=1 for text):</p>\n<ul>\n")
-	for _, n := range names {
-		n = html.EscapeString(n)
-		fmt.Fprintf(w, "<li><a href=\"%s?debug=1\">%s</a></li>\n", n, n)
-	}
-	fmt.Fprint(w, "</ul>\n</body></html>\n")
-}
-
-func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	if err := s.opts.Healthy(); err != nil {
-		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintf(w, "unhealthy: %v\n", err)
-		return
-	}
-	fmt.Fprintln(w, "ok")
-}
-
-// Handler returns the console's routes (tests, embedding).
-func (s *Server) Handler() http.Handler { return s.handler }
-
-// Start binds the listener and serves in a goroutine that Shutdown stops.
-func (s *Server) Start() error {
-	ln, err := net.Listen("tcp", s.opts.Address)
-	if err != nil {
-		return fmt.Errorf("console listener on %s: %w", s.opts.Address, err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ln != nil {
-		ln.Close()
-		return errors.New("console: already started")
-	}
-	s.ln = ln
-	s.httpSrv = &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-	}
-	s.served = make(chan struct{})
-	go func() {
-		defer close(s.served)
-		if err := s.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.log.Error("console stopped serving", "err", err)
+// byAddress groups the listeners by address, in the order of first mention.
+func byAddress(ls []Listener) [][]Listener {
+	var groups [][]Listener
+	for _, l := range ls {
+		i := slices.IndexFunc(groups, func(g []Listener) bool { return g[0].Address == l.Address })
+		if i < 0 {
+			groups = append(groups, []Listener{l})
+			continue
 		}
-	}()
-	s.log.Info("console listening", "address", ln.Addr().String())
+		groups[i] = append(groups[i], l)
+	}
+	return groups
+}
+
+// Handler returns the routes served on address (tests, embedding), or nil.
+func (s *Server) Handler(address string) http.Handler {
+	for _, st := range s.sites {
+		if st.address == address {
+			return st.handler
+		}
+	}
 	return nil
 }
 
-// Addr is the bound address, or nil before Start.
-func (s *Server) Addr() net.Addr {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.ln == nil {
-		return nil
+// Drain makes /healthz answer 503 "shutting down": the node is stopping.
+func (s *Server) Drain() { s.draining.Store(true) }
+
+// Start binds every address and serves each in a goroutine that Shutdown
+// stops. On an error nothing stays bound.
+func (s *Server) Start() error {
+	for i, st := range s.sites {
+		if err := st.start(s.log); err != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			for _, started := range s.sites[:i] {
+				_ = started.shutdown(ctx)
+			}
+			return err
+		}
 	}
-	return s.ln.Addr()
+	return nil
+}
+
+func (st *site) start(log *slog.Logger) error {
+	ln, err := net.Listen("tcp", st.address)
+	if err != nil {
+		return fmt.Errorf("%v on %s: %w", st.keys, st.address, err)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.ln != nil {
+		ln.Close()
+		return errors.New("console: already started")
+	}
+	st.ln = ln
+	st.httpSrv = &http.Server{
+		Handler:           st.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	st.served = make(chan struct{})
+	go func() {
+		defer close(st.served)
+		if err := st.httpSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("console stopped serving", "address", st.address, "err", err)
+		}
+	}()
+	log.Info("console listening", "address", ln.Addr().String(), "keys", st.keys)
+	return nil
+}
+
+// Addr is the bound address of the listener key, or nil before Start or
+// for a key not served.
+func (s *Server) Addr(key string) net.Addr {
+	for _, st := range s.sites {
+		if slices.Contains(st.keys, key) {
+			st.mu.Lock()
+			defer st.mu.Unlock()
+			if st.ln == nil {
+				return nil
+			}
+			return st.ln.Addr()
+		}
+	}
+	return nil
 }
 
 // Shutdown stops accepting and waits for requests in flight until ctx ends
 // (a CPU profile or trace may run for its requested seconds), then closes
 // what is left. It does nothing before Start.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	srv, served := s.httpSrv, s.served
-	s.mu.Unlock()
+	s.Drain()
+	var errs []error
+	for _, st := range s.sites {
+		errs = append(errs, st.shutdown(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+func (st *site) shutdown(ctx context.Context) error {
+	st.mu.Lock()
+	srv, served := st.httpSrv, st.served
+	st.mu.Unlock()
 	if srv == nil {
 		return nil
 	}
 	err := srv.Shutdown(ctx)
 	if err != nil {
-		err = errors.Join(fmt.Errorf("console shutdown: %w", err), srv.Close())
+		err = errors.Join(fmt.Errorf("console shutdown on %s: %w", st.address, err), srv.Close())
 	}
 	<-served
 	return err

@@ -14,9 +14,31 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// debugKey and metricsKey name test listeners as the node's keys do.
+const (
+	debugKey   = "sluice.debug.listener"
+	metricsKey = "sluice.metrics.listener"
+)
+
+// startConsole serves opts with one debug-like listener (metrics and pprof)
+// on a free loopback port unless opts lists its own, and returns the base
+// URL of the first listener.
 func startConsole(t *testing.T, opts Options) string {
 	t.Helper()
-	opts.Address = "127.0.0.1:0"
+	s := startServer(t, opts)
+	return "http://" + s.Addr(s.opts.Listeners[0].Key).String()
+}
+
+func startServer(t *testing.T, opts Options) *Server {
+	t.Helper()
+	if len(opts.Listeners) == 0 {
+		opts.Listeners = []Listener{{Key: debugKey, Metrics: true, Pprof: true}}
+	}
+	for i := range opts.Listeners {
+		if opts.Listeners[i].Address == "" {
+			opts.Listeners[i].Address = "127.0.0.1:0"
+		}
+	}
 	opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	s, err := New(opts)
 	if err != nil {
@@ -26,16 +48,22 @@ func startConsole(t *testing.T, opts Options) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		addrs := map[string]bool{}
+		for _, l := range opts.Listeners {
+			addrs[s.Addr(l.Key).String()] = true
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := s.Shutdown(ctx); err != nil {
 			t.Errorf("shutdown: %v", err)
 		}
-		if _, err := http.Get("http://" + s.Addr().String() + "/healthz"); err == nil {
-			t.Error("console still serving after Shutdown")
+		for a := range addrs {
+			if _, err := http.Get("http://" + a + "/healthz"); err == nil {
+				t.Errorf("console still serving on %s after Shutdown", a)
+			}
 		}
 	})
-	return "http://" + s.Addr().String()
+	return s
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -127,8 +155,8 @@ func TestPprofDoesNotServeTheCommandLine(t *testing.T) {
 	}
 }
 
-func TestNewNeedsAnAddress(t *testing.T) {
+func TestNewNeedsAListener(t *testing.T) {
 	if _, err := New(Options{}); err == nil {
-		t.Fatal("New without an address succeeded")
+		t.Fatal("New without a listener succeeded")
 	}
 }

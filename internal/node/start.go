@@ -14,7 +14,7 @@ import (
 // leadership or the cluster's bootstrap, the controller's duties) or the
 // observer (a dedicated broker: until caught up), then the broker role.
 func (n *Node) start(ctx context.Context) error {
-	if err := n.startConsole(); err != nil {
+	if err := n.startConsole(ctx); err != nil {
 		return err
 	}
 	if n.meta.observer != nil {
