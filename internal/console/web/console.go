@@ -32,6 +32,10 @@ type Options struct {
 	// Bootstrap is host:port of a listener of this node the console
 	// connects to (a loopback-reachable one).
 	Bootstrap string
+	// BootstrapFunc, when Bootstrap is empty, answers it on each new
+	// client: a node binds its listeners (port 0 included) after it
+	// builds the console.
+	BootstrapFunc func() (string, error)
 	// TLS, when set, is used to dial Bootstrap (a TLS-only listener).
 	TLS *tls.Config
 	// SASLMechanisms, when not empty, are the mechanisms the listener
@@ -49,8 +53,10 @@ type Options struct {
 	MaxSessions int
 	// ClientID is the Kafka client id of the console's clients.
 	ClientID string
-	Clock    clock.Clock
-	Logger   *slog.Logger
+	// Version is what the overview says the node runs.
+	Version string
+	Clock   clock.Clock
+	Logger  *slog.Logger
 }
 
 // Console serves the web console. New builds it, Start runs its sampler,
@@ -62,11 +68,13 @@ type Console struct {
 	pages    *pages
 	sessions *sessions
 	history  *history
-	handler  http.Handler
-	// shared is the one client of a console without login; nil with SASL.
-	shared *kgo.Client
-
-	mu      sync.Mutex
+	// topicRates are the per-topic counters' last two readings.
+	topicRates topicRates
+	handler    http.Handler
+	mu         sync.Mutex
+	// shared is the one client of a console without login, made on first
+	// use; nil with SASL.
+	shared  *kgo.Client
 	started bool
 	stop    chan struct{}
 	done    chan struct{}
@@ -74,7 +82,11 @@ type Console struct {
 
 // New builds the console; it connects to nothing until a page asks.
 func New(opts Options) (*Console, error) {
-	if opts.Bootstrap == "" {
+	if opts.Bootstrap != "" {
+		addr := opts.Bootstrap
+		opts.BootstrapFunc = func() (string, error) { return addr, nil }
+	}
+	if opts.BootstrapFunc == nil {
 		return nil, errors.New("web console: no bootstrap address")
 	}
 	if opts.Clock == nil {
@@ -104,11 +116,6 @@ func New(opts Options) (*Console, error) {
 	c := &Console{opts: opts, log: opts.Logger, clock: opts.Clock, pages: p}
 	c.sessions = newSessions(opts.Clock, opts.SessionTTL, opts.MaxSessions)
 	c.history = newHistory(historySize)
-	if !c.loginRequired() {
-		if c.shared, err = c.newClient(); err != nil {
-			return nil, err
-		}
-	}
 	c.handler = c.routes()
 	return c, nil
 }
@@ -124,11 +131,18 @@ func (c *Console) loginRequired() bool { return len(c.opts.SASLMechanisms) > 0 }
 
 // newClient builds a client of the node, authenticating with opts when set.
 func (c *Console) newClient(opts ...kgo.Opt) (*kgo.Client, error) {
+	addr, err := c.opts.BootstrapFunc()
+	if err != nil {
+		return nil, fmt.Errorf("web console: %w", err)
+	}
 	base := []kgo.Opt{
-		kgo.SeedBrokers(c.opts.Bootstrap),
+		kgo.SeedBrokers(addr),
 		kgo.ClientID(c.opts.ClientID),
 		kgo.RequestTimeoutOverhead(5 * time.Second),
 		kgo.RetryTimeout(10 * time.Second),
+		// kgo caches metadata for MetadataMinAge (5 s by default); a
+		// console shows a topic created or deleted a moment ago.
+		kgo.MetadataMinAge(250 * time.Millisecond),
 	}
 	if c.opts.TLS != nil {
 		base = append(base, kgo.DialTLSConfig(c.opts.TLS.Clone()))
@@ -138,6 +152,21 @@ func (c *Console) newClient(opts ...kgo.Opt) (*kgo.Client, error) {
 		return nil, fmt.Errorf("web console: kafka client: %w", err)
 	}
 	return cl, nil
+}
+
+// sharedClient is the client every session of a console without login
+// uses, made on first use.
+func (c *Console) sharedClient() (*kgo.Client, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.shared == nil {
+		cl, err := c.newClient()
+		if err != nil {
+			return nil, err
+		}
+		c.shared = cl
+	}
+	return c.shared, nil
 }
 
 // Start runs the metrics-history sampler until Close.
@@ -161,10 +190,12 @@ func (c *Console) Close() error {
 		<-c.done
 		c.started = false
 	}
+	shared := c.shared
+	c.shared = nil
 	c.mu.Unlock()
 	c.sessions.closeAll()
-	if c.shared != nil {
-		c.shared.Close()
+	if shared != nil {
+		shared.Close()
 	}
 	return nil
 }

@@ -14,6 +14,8 @@ func funcs() template.FuncMap {
 		"bytes":  humanBytes,
 		"rate":   humanRate,
 		"join":   joinInt32s,
+		"int64":  func(v float64) int64 { return int64(v) },
+		"sub":    func(a, b int64) int64 { return a - b },
 		"time":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05Z") },
 		"millis": func(ms int64) string { return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05.000Z") },
 	}

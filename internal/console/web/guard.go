@@ -24,7 +24,12 @@ func (c *Console) withSession(h func(http.ResponseWriter, *http.Request, *sessio
 			http.Redirect(w, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 			return
 		}
-		s = c.sessions.create("", c.shared, false)
+		cl, err := c.sharedClient()
+		if err != nil {
+			c.renderError(w, nil, err)
+			return
+		}
+		s = c.sessions.create("", cl, false)
 		setCookie(w, r, s)
 		h(w, r, s)
 	}

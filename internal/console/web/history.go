@@ -129,7 +129,9 @@ func (c *Console) sampleOnce() {
 		c.log.Warn("web console: gather metrics", "err", err)
 		return
 	}
-	c.history.add(readSample(c.clock.Now(), mfs))
+	now := c.clock.Now()
+	c.history.add(readSample(now, mfs))
+	c.topicRates.add(now, readTopicCounters(mfs))
 }
 
 // readSample picks the sampled series out of gathered families.

@@ -64,6 +64,14 @@ func (c *Console) routes() http.Handler {
 // clusterRoutes are the overview, brokers and topics pages.
 func (c *Console) clusterRoutes(rt router) {
 	rt.page("/{$}", c.overviewPage)
+	rt.page("/brokers", c.brokersPage)
+	rt.page("/brokers/{id}", c.brokerPage)
+	rt.page("/topics", c.topicsPage)
+	rt.action("/topics", c.createTopic)
+	rt.page("/topics/{topic}", c.topicPage)
+	rt.page("/topics/{topic}/delete", c.deleteTopicPage)
+	rt.action("/topics/{topic}/delete", c.deleteTopic)
+	rt.action("/topics/{topic}/configs", c.alterTopicConfigs)
 }
 
 // notFound is every path no route takes.
