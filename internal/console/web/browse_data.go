@@ -210,7 +210,11 @@ func (b browser) newest(ctx context.Context, q browseQuery, res *browseResult) e
 // limit is spent or the log start is reached. A chunk never spans more
 // offsets than the scan may still examine, so the scan limit cuts between
 // chunks, never inside one (where it would skip the chunk's newest records).
-func (b browser) stepBack(ctx context.Context, q browseQuery, src *partitionSource, chunk int64, res *browseResult) error {
+func (b browser) stepBack(ctx context.Context, q browseQuery, src seekableSource, chunk int64, res *browseResult) error {
+	return b.stepBackWith(ctx, q, src, chunk, res, matcher(q))
+}
+
+func (b browser) stepBackWith(ctx context.Context, q browseQuery, src seekableSource, chunk int64, res *browseResult, match func(*kgo.Record) bool) error {
 	start := res.Bounds.Start
 	res.Stop = stopStart
 	for first := true; res.Next > start; first = false {
@@ -231,7 +235,7 @@ func (b browser) stepBack(ctx context.Context, q browseQuery, src *partitionSour
 			src.SeekTo(from)
 		}
 		r := scanRange{From: from, To: res.Next, MaxScan: budget, MaxResults: need, KeepNewest: true}
-		sr, err := scan(ctx, b.clk, src, r, matcher(q), browseIdle)
+		sr, err := scan(ctx, b.clk, src, r, match, browseIdle)
 		res.Scanned += sr.Scanned
 		res.Matched += sr.Matched
 		res.Records = append(res.Records, reversed(sr.Records)...)

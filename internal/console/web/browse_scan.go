@@ -17,6 +17,13 @@ type recordSource interface {
 	Poll(ctx context.Context, max int) ([]*kgo.Record, error)
 }
 
+// seekableSource is a recordSource that can be moved to another offset;
+// records fetched before the move may still arrive (scan skips them).
+type seekableSource interface {
+	recordSource
+	SeekTo(offset int64)
+}
+
 // stopReason says why a scan ended; the page reports it.
 type stopReason string
 

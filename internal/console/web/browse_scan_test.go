@@ -34,7 +34,7 @@ func newFakeSource(n int64, skip func(int64) bool) *fakeSource {
 	return s
 }
 
-func (s *fakeSource) seek(offset int64) {
+func (s *fakeSource) SeekTo(offset int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.pos = len(s.recs)
@@ -180,5 +180,41 @@ func TestShowBytesNeverEmitsInvalidUTF8(t *testing.T) {
 	}
 	if sb := showBytes(nil, renderText); !sb.Null {
 		t.Error("a null value is not marked null")
+	}
+}
+
+func TestNewestFirstSearchStepsBackInChunksWithinTheScanLimit(t *testing.T) {
+	cases := []struct {
+		limit, scan int
+		want        string
+		scanned     int
+		stop        stopReason
+		older       int64
+	}{
+		{5, 12_000, "[19000 18000 17000 16000 15000]", 5_000, stopResults, 15_000},
+		{10, 12_000, "[19000 18000 17000 16000 15000 14000 13000 12000 11000 10000]", 10_000, stopResults, 10_000},
+		{50, 12_000, "[19000 18000 17000 16000 15000 14000 13000 12000 11000 10000 9000 8000]", 12_000, stopScan, 8_000},
+		{50, 100_000, "[19000 18000 17000 16000 15000 14000 13000 12000 11000 10000 9000 8000 7000 6000 5000 4000 3000 2000 1000 0]", 20_000, stopStart, -1},
+	}
+	for _, c := range cases {
+		// Every offset holds a record; the search matches multiples of 1000.
+		src := newFakeSource(20_000, nil)
+		res := browseResult{Query: browseQuery{Limit: c.limit, Scan: c.scan, Search: "x"}, Bounds: partitionBounds{Start: 0, End: 20_000}, Next: 20_000, Older: -1}
+		src.SeekTo(20_000 - min(newestChunk, int64(c.scan)))
+		b := browser{clk: clock.Real{}}
+		if err := b.stepBackWith(context.Background(), res.Query, src, newestChunk, &res, func(r *kgo.Record) bool { return r.Offset%1000 == 0 }); err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, r := range res.Records {
+			got = append(got, r.Offset)
+		}
+		if fmt.Sprint(got) != c.want || res.Scanned != c.scanned || res.Stop != c.stop || res.Older != c.older {
+			t.Errorf("limit %d scan %d: got %v scanned %d stop %q older %d; want %s, %d, %q, %d",
+				c.limit, c.scan, got, res.Scanned, res.Stop, res.Older, c.want, c.scanned, c.stop, c.older)
+		}
+		if src.handed > c.scan {
+			t.Errorf("limit %d scan %d: the source handed out %d records", c.limit, c.scan, src.handed)
+		}
 	}
 }
