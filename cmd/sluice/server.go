@@ -12,26 +12,32 @@ import (
 	"github.com/spf13/cobra"
 
 	"sluice/internal/config"
+	"sluice/internal/logging"
 	"sluice/internal/node"
 )
 
 func newServerCommand() *cobra.Command {
 	var configFile string
 	var overrides []string
-	var debugAddr string
+	var debugAddr, logFormat, logLevel string
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run a node (with no flags: a combined broker and controller on 127.0.0.1:9092, data in ./data)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if debugAddr != "" {
-				overrides = append(overrides, config.SluiceDebugListener.Name()+"="+debugAddr)
+			for key, v := range map[config.SluiceKey]string{config.SluiceDebugListener: debugAddr, config.SluiceLogFormat: logFormat, config.SluiceLogLevel: logLevel} {
+				if v != "" {
+					overrides = append(overrides, key.Name()+"="+v)
+				}
 			}
 			cfg, err := loadConfig(configFile, overrides)
 			if err != nil {
 				return err
 			}
-			logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+			logger, err := newLogger(cfg)
+			if err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			n, err := node.New(cfg, logger, prometheus.NewRegistry())
@@ -44,7 +50,21 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().StringVar(&configFile, "config", "", "server.properties file (Kafka's key names)")
 	cmd.Flags().StringArrayVar(&overrides, "override", nil, "key=value overriding the config file (repeatable)")
 	cmd.Flags().StringVar(&debugAddr, "debug-addr", "", "host:port of the debug HTTP listener (/metrics, /healthz, /debug/pprof); same as --override "+config.SluiceDebugListener.Name()+"=host:port")
+	cmd.Flags().StringVar(&logFormat, "log-format", "", "log format, text or json; same as --override "+config.SluiceLogFormat.Name()+"=... (default text)")
+	cmd.Flags().StringVar(&logLevel, "log-level", "", "root log level, TRACE, DEBUG, INFO, WARN, ERROR or FATAL, changeable at run time (kafka-configs.sh --entity-type broker-loggers); same as --override "+config.SluiceLogLevel.Name()+"=... (default INFO)")
 	return cmd
+}
+
+// newLogger builds the node's logger on stderr from sluice.log.format and
+// sluice.log.level.
+func newLogger(cfg *config.Config) (*slog.Logger, error) {
+	format, _ := cfg.Raw(config.SluiceLogFormat)
+	level, _ := cfg.Raw(config.SluiceLogLevel)
+	logger, err := logging.New(os.Stderr, strings.TrimSpace(format), strings.TrimSpace(level))
+	if err != nil {
+		return nil, fmt.Errorf("%s, %s: %w", config.SluiceLogFormat.Name(), config.SluiceLogLevel.Name(), err)
+	}
+	return logger, nil
 }
 
 // loadConfig reads the properties file and applies key=value overrides, as

@@ -16,8 +16,11 @@ package api
 // Authorization: DESCRIBE_CONFIGS on the resource, as Kafka
 // (authz_configs.go).
 //
-// Deviations: BROKER_LOGGER resources (KIP-412) are refused with
-// INVALID_REQUEST: Sluice's loggers are not configurable at run time.
+// BROKER_LOGGER resources (KIP-412) named after this node list its loggers
+// ("root" and one per component) with their levels (broker_loggers.go).
+//
+// Deviations: the loggers are Sluice's components, not Kafka's log4j
+// class names.
 
 import (
 	"context"
@@ -27,24 +30,25 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/config"
+	"sluice/internal/logging"
 	"sluice/internal/metadata"
 )
 
-func newDescribeConfigsHandler(cfg *config.Config, view MetadataView) Handler {
+func newDescribeConfigsHandler(cfg *config.Config, view MetadataView, loggers *logging.Levels) Handler {
 	return Handler{
 		Key:        32,
 		MinVersion: 1,
 		MaxVersion: 4,
 		Handle: func(_ context.Context, req *Request) Response {
 			body, denied := authorizeDescribeConfigs(req, req.Body.(*kmsg.DescribeConfigsRequest))
-			resp := describeConfigs(cfg, view, body)
+			resp := describeConfigs(cfg, view, loggers, body)
 			resp.Resources = append(resp.Resources, denied...)
 			return Reply(resp)
 		},
 	}
 }
 
-func describeConfigs(static *config.Config, view MetadataView, req *kmsg.DescribeConfigsRequest) *kmsg.DescribeConfigsResponse {
+func describeConfigs(static *config.Config, view MetadataView, loggers *logging.Levels, req *kmsg.DescribeConfigsRequest) *kmsg.DescribeConfigsResponse {
 	resp := kmsg.NewPtrDescribeConfigsResponse()
 	resp.SetVersion(req.Version)
 	im := view.Image()
@@ -73,6 +77,10 @@ func describeConfigs(static *config.Config, view MetadataView, req *kmsg.Describ
 					entries = append(entries, e)
 				}
 			}
+		case r.ResourceType == kmsg.ConfigResourceTypeBrokerLogger:
+			var msg *string
+			rr.Configs, rr.ErrorCode, msg = describeBrokerLoggers(loggers, static.NodeID(), r)
+			rr.ErrorMessage = msg
 		case r.ResourceType == kmsg.ConfigResourceTypeBroker:
 			rr.ErrorCode = kerr.InvalidRequest.Code
 			rr.ErrorMessage = stringPtr("unexpected broker id, expected " + self + " or empty string, but received " + r.ResourceName)

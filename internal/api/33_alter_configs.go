@@ -11,6 +11,10 @@ package api
 //
 // Authorization: ALTER_CONFIGS on the resource, as Kafka (authz_configs.go).
 //
+// BROKER_LOGGER resources are refused with INVALID_REQUEST "Unknown resource
+// type 8", as Kafka's preprocessing does (only IncrementalAlterConfigs
+// changes log levels).
+//
 // Deviations: none known.
 
 import (
@@ -26,6 +30,8 @@ func newAlterConfigsHandler(admin AdminController) Handler {
 		MaxVersion: 2,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body, denied := authorizeAlterConfigs(req, req.Body.(*kmsg.AlterConfigsRequest))
+			body, refused := refuseLegacyBrokerLoggers(body)
+			denied = append(denied, refused...)
 			resp, err := kmsg.NewPtrAlterConfigsResponse(), error(nil)
 			if len(body.Resources) > 0 || len(denied) == 0 {
 				resp, err = admin.AlterConfigs(ctx, body)

@@ -10,21 +10,32 @@ package api
 //
 // Authorization: ALTER_CONFIGS on the resource, as Kafka (authz_configs.go).
 //
+// BROKER_LOGGER resources (KIP-412) change this node's log levels at once,
+// here, not through the controller (broker_loggers.go): SET a level
+// (TRACE, DEBUG, INFO, WARN, ERROR, FATAL) on "root" or a component's
+// logger, DELETE to make a component follow root again.
+//
 // Deviations: none known.
 
 import (
 	"context"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/config"
+	"sluice/internal/logging"
 )
 
-func newIncrementalAlterConfigsHandler(admin AdminController) Handler {
+func newIncrementalAlterConfigsHandler(admin AdminController, cfg *config.Config, loggers *logging.Levels) Handler {
+	self := nodeIDOf(cfg)
 	return Handler{
 		Key:        44,
 		MinVersion: 0,
 		MaxVersion: 1,
 		Handle: func(ctx context.Context, req *Request) Response {
 			body, denied := authorizeIncrementalAlterConfigs(req, req.Body.(*kmsg.IncrementalAlterConfigsRequest))
+			body, local := alterBrokerLoggers(loggers, self, body)
+			denied = append(denied, local...)
 			resp, err := kmsg.NewPtrIncrementalAlterConfigsResponse(), error(nil)
 			if len(body.Resources) > 0 || len(denied) == 0 {
 				resp, err = admin.IncrementalAlterConfigs(ctx, body)

@@ -6,6 +6,7 @@ package api
 
 import (
 	"sluice/internal/config"
+	"sluice/internal/logging"
 	"sluice/internal/quota"
 )
 
@@ -31,6 +32,9 @@ type BrokerDeps struct {
 	Groups *GroupPlaneDeps
 	// Txns is the transaction coordinator.
 	Txns *TxnPlaneDeps
+	// Loggers are the node's log levels (the BROKER_LOGGER resource); nil
+	// refuses the resource.
+	Loggers *logging.Levels
 	// Quotas are the client quotas, applied by BrokerHandlersWithQuotas
 	// (quota_hooks.go); BrokerHandlers leaves them out.
 	Quotas *quota.Managers
@@ -88,7 +92,7 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 	}
 	if d.Config != nil && d.Metadata != nil {
 		hs = append(hs,
-			newDescribeConfigsHandler(d.Config, d.Metadata),
+			newDescribeConfigsHandler(d.Config, d.Metadata, d.Loggers),
 			newDescribeClusterHandler(d.Config, d.Metadata),
 		)
 	}
@@ -113,7 +117,7 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 			newAlterConfigsHandler(d.Admin),
 			newCreatePartitionsHandler(d.Admin),
 			newElectLeadersHandler(d.Admin),
-			newIncrementalAlterConfigsHandler(d.Admin),
+			newIncrementalAlterConfigsHandler(d.Admin, d.Config, d.Loggers),
 			newAlterPartitionReassignmentsHandler(d.Admin),
 			newListPartitionReassignmentsHandler(d.Admin),
 			newDescribeQuorumHandler(d.Admin),

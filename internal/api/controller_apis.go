@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/config"
+	"sluice/internal/logging"
 )
 
 // BrokerControl is the active controller as the brokers' own requests
@@ -63,6 +64,8 @@ type ControllerDeps struct {
 	Quorum QuorumControl
 	// MetadataLog serves the metadata log and its snapshots to observers.
 	MetadataLog MetadataLogServer
+	// Loggers are as in BrokerDeps.
+	Loggers *logging.Levels
 	// Controllers lists the voters' endpoints for DescribeCluster (KIP-919).
 	Controllers ControllerDirectory
 }
@@ -99,7 +102,7 @@ func ControllerListenerRelease() Release {
 func ControllerHandlers(d ControllerDeps) []Handler {
 	hs := []Handler{newSASLHandshakeHandler(), newSASLAuthenticateHandler()}
 	if d.Config != nil && d.Metadata != nil {
-		hs = append(hs, newDescribeConfigsHandler(d.Config, d.Metadata))
+		hs = append(hs, newDescribeConfigsHandler(d.Config, d.Metadata, d.Loggers))
 	}
 	if d.Metadata != nil && d.Controllers != nil {
 		hs = append(hs, newDescribeControllersHandler(d.Metadata, d.Controllers))
@@ -121,7 +124,7 @@ func ControllerHandlers(d ControllerDeps) []Handler {
 			newAlterConfigsHandler(d.Admin),
 			newCreatePartitionsHandler(d.Admin),
 			newElectLeadersHandler(d.Admin),
-			newIncrementalAlterConfigsHandler(d.Admin),
+			newIncrementalAlterConfigsHandler(d.Admin, d.Config, d.Loggers),
 			newAlterPartitionReassignmentsHandler(d.Admin),
 			newListPartitionReassignmentsHandler(d.Admin),
 			newCreateACLsHandler(d.Admin),

@@ -271,7 +271,7 @@ func TestDescribeConfigsResources(t *testing.T) {
 	add(kmsg.ConfigResourceTypeBroker, "1")
 	add(kmsg.ConfigResourceTypeBroker, "2")
 	add(kmsg.ConfigResourceTypeBrokerLogger, "1")
-	resp := describeConfigs(f.cfg, f, req)
+	resp := describeConfigs(f.cfg, f, nil, req)
 	codes := []int16{0, kerr.UnknownTopicOrPartition.Code, 0, kerr.InvalidRequest.Code, kerr.InvalidRequest.Code}
 	for i, c := range codes {
 		if resp.Resources[i].ErrorCode != c {

@@ -26,11 +26,14 @@ const (
 	LevelFatal = slog.LevelError + 4
 )
 
-// levelNames are Kafka's valid log levels (LogLevelConfig.VALID_LOG_LEVELS).
-var levelNames = []struct {
+// levelName is a level and Kafka's name of it.
+type levelName struct {
 	name  string
 	level slog.Level
-}{
+}
+
+// levelNames are Kafka's valid log levels (LogLevelConfig.VALID_LOG_LEVELS).
+var levelNames = []levelName{
 	{"TRACE", LevelTrace}, {"DEBUG", slog.LevelDebug}, {"INFO", slog.LevelInfo},
 	{"WARN", slog.LevelWarn}, {"ERROR", slog.LevelError}, {"FATAL", LevelFatal},
 }
@@ -187,4 +190,10 @@ func (l *Levels) UnsetLevel(name string) error {
 	}
 	l.component(name).set.Store(false)
 	return nil
+}
+
+// IsLevelName reports whether s is one of Kafka's level names exactly (the
+// BROKER_LOGGER resource takes them in capitals, as Kafka does).
+func IsLevelName(s string) bool {
+	return slices.ContainsFunc(levelNames, func(l levelName) bool { return l.name == s })
 }

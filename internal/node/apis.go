@@ -27,6 +27,7 @@ func (n *Node) brokerRegistry() (*api.Registry, error) {
 		Admin:       n.channel,
 		ProducerIDs: n.broker.producerIDs,
 		LogDirs:     logDirs{n},
+		Loggers:     n.logLevels(),
 		Data: &api.DataPlaneDeps{
 			Partitions:             n.broker.replicas,
 			FetchSessionCacheSlots: int(n.cfg.Int(config.MaxIncrementalFetchSessionCacheSlots)),
@@ -57,6 +58,7 @@ func (n *Node) controllerRegistry() (*api.Registry, error) {
 		Quorum:      n.ctrl,
 		MetadataLog: n.meta.logs,
 		Controllers: controllerDirectory{n},
+		Loggers:     n.logLevels(),
 	}))
 }
 

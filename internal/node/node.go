@@ -25,6 +25,7 @@ import (
 	"sluice/internal/config"
 	"sluice/internal/console"
 	"sluice/internal/controller/quorumctl"
+	"sluice/internal/logging"
 	"sluice/internal/metadata"
 	"sluice/internal/quorum"
 	"sluice/internal/server"
@@ -82,6 +83,7 @@ func New(cfg *config.Config, logger *slog.Logger, registry prometheus.Registerer
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
+	logger, _ = logging.Adopt(logger) // levels change at run time (BROKER_LOGGER)
 	if registry == nil {
 		registry = prometheus.NewRegistry()
 	}
