@@ -9,10 +9,10 @@ import (
 // aggregate and per-topic MBeans.
 type topicCounter struct {
 	all, topic *prometheus.Desc
-	value      func(*TopicStats) int64
+	value      func(*TopicCounts) int64
 }
 
-func newTopicCounter(name, help string, value func(*TopicStats) int64) topicCounter {
+func newTopicCounter(name, help string, value func(*TopicCounts) int64) topicCounter {
 	fq := "kafka_server_brokertopicmetrics_" + name + "_total"
 	return topicCounter{
 		all:   prometheus.NewDesc(fq, help, nil, nil),
@@ -54,21 +54,21 @@ func NewCollector(rm *ReplicaManager) *Collector {
 		rm: rm,
 		topicCounters: []topicCounter{
 			newTopicCounter("bytesin", "Record batch bytes appended by this broker as leader for produce requests (Kafka's BytesInPerSec).",
-				func(s *TopicStats) int64 { return s.BytesIn.Load() }),
+				func(c *TopicCounts) int64 { return c.BytesIn }),
 			newTopicCounter("messagesin", "Records appended by this broker as leader for produce requests (Kafka's MessagesInPerSec).",
-				func(s *TopicStats) int64 { return s.MessagesIn.Load() }),
+				func(c *TopicCounts) int64 { return c.MessagesIn }),
 			newTopicCounter("bytesout", "Record bytes in fetch answers to consumers (Kafka's BytesOutPerSec).",
-				func(s *TopicStats) int64 { return s.BytesOut.Load() }),
+				func(c *TopicCounts) int64 { return c.BytesOut }),
 			newTopicCounter("bytesrejected", "Bytes of produced batches refused as larger than max.message.bytes (Kafka's BytesRejectedPerSec).",
-				func(s *TopicStats) int64 { return s.BytesRejected.Load() }),
+				func(c *TopicCounts) int64 { return c.BytesRejected }),
 			newTopicCounter("failedproducerequests", "Produce partitions that failed other than for leadership, size, corruption or storage (Kafka's FailedProduceRequestsPerSec).",
-				func(s *TopicStats) int64 { return s.FailedProduceRequests.Load() }),
+				func(c *TopicCounts) int64 { return c.FailedProduceRequests }),
 			newTopicCounter("failedfetchrequests", "Fetch partitions that failed other than for leadership, epochs, offsets or storage (Kafka's FailedFetchRequestsPerSec).",
-				func(s *TopicStats) int64 { return s.FailedFetchRequests.Load() }),
+				func(c *TopicCounts) int64 { return c.FailedFetchRequests }),
 			newTopicCounter("totalproducerequests", "Partitions of produce requests that reached the replica manager (Kafka's TotalProduceRequestsPerSec).",
-				func(s *TopicStats) int64 { return s.TotalProduceRequests.Load() }),
+				func(c *TopicCounts) int64 { return c.TotalProduceRequests }),
 			newTopicCounter("totalfetchrequests", "Partitions of fetch requests, consumers' and followers', at their first read (Kafka's TotalFetchRequestsPerSec).",
-				func(s *TopicStats) int64 { return s.TotalFetchRequests.Load() }),
+				func(c *TopicCounts) int64 { return c.TotalFetchRequests }),
 		},
 		replicationIn: prometheus.NewDesc("kafka_server_brokertopicmetrics_replicationbytesin_total",
 			"Record bytes this broker fetched as a follower (Kafka's ReplicationBytesInPerSec).", nil, nil),
@@ -116,16 +116,17 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 // collectTopics sends the BrokerTopicMetrics, aggregate then per topic.
 func (c *Collector) collectTopics(ch chan<- prometheus.Metric) {
 	stats := c.rm.BrokerTopicStats()
+	all, topics := stats.Snapshot()
 	for _, tc := range c.topicCounters {
-		counter(ch, tc.all, tc.value(&stats.All))
+		counter(ch, tc.all, tc.value(&all))
 	}
 	counter(ch, c.replicationIn, stats.ReplicationBytesIn.Load())
 	counter(ch, c.replicationOut, stats.ReplicationBytesOut.Load())
-	stats.EachTopic(func(topic string, ts *TopicStats) {
+	for i := range topics {
 		for _, tc := range c.topicCounters {
-			counter(ch, tc.topic, tc.value(ts), topic)
+			counter(ch, tc.topic, tc.value(&topics[i].TopicCounts), topics[i].Topic)
 		}
-	})
+	}
 }
 
 func counter(ch chan<- prometheus.Metric, d *prometheus.Desc, v int64, labels ...string) {

@@ -21,16 +21,51 @@ type TopicStats struct {
 	TotalFetchRequests    atomic.Int64
 }
 
-// BrokerTopicStats are the broker's BrokerTopicMetrics: the aggregate over
-// all topics, and one TopicStats per topic with a partition hosted here.
-// Replication bytes are aggregate only, as in Kafka.
+// TopicCounts are a snapshot of TopicStats, or their sum over topics.
+type TopicCounts struct {
+	BytesIn, MessagesIn, BytesOut, BytesRejected                                         int64
+	FailedProduceRequests, FailedFetchRequests, TotalProduceRequests, TotalFetchRequests int64
+}
+
+// Counts reads the counters.
+func (s *TopicStats) Counts() TopicCounts {
+	return TopicCounts{
+		BytesIn: s.BytesIn.Load(), MessagesIn: s.MessagesIn.Load(), BytesOut: s.BytesOut.Load(), BytesRejected: s.BytesRejected.Load(),
+		FailedProduceRequests: s.FailedProduceRequests.Load(), FailedFetchRequests: s.FailedFetchRequests.Load(),
+		TotalProduceRequests: s.TotalProduceRequests.Load(), TotalFetchRequests: s.TotalFetchRequests.Load(),
+	}
+}
+
+func (c *TopicCounts) add(o TopicCounts) {
+	c.BytesIn += o.BytesIn
+	c.MessagesIn += o.MessagesIn
+	c.BytesOut += o.BytesOut
+	c.BytesRejected += o.BytesRejected
+	c.FailedProduceRequests += o.FailedProduceRequests
+	c.FailedFetchRequests += o.FailedFetchRequests
+	c.TotalProduceRequests += o.TotalProduceRequests
+	c.TotalFetchRequests += o.TotalFetchRequests
+}
+
+// TopicSnapshot is one topic's counts.
+type TopicSnapshot struct {
+	Topic string
+	TopicCounts
+}
+
+// BrokerTopicStats are the broker's BrokerTopicMetrics: one TopicStats per
+// topic with a partition hosted here. The aggregate is their sum plus what
+// topics no longer hosted counted, computed when read, so the hot path
+// adds to one set of counters, not two. Replication bytes are aggregate
+// only, as in Kafka.
 type BrokerTopicStats struct {
-	All                 TopicStats
 	ReplicationBytesIn  atomic.Int64
 	ReplicationBytesOut atomic.Int64
 
 	mu     sync.RWMutex
 	topics map[string]*topicStatsRef
+	// departed is what the topics no longer hosted counted.
+	departed TopicCounts
 }
 
 // topicStatsRef counts the hosted partitions sharing a topic's stats, so
@@ -63,6 +98,9 @@ func (s *BrokerTopicStats) release(topic string) {
 	defer s.mu.Unlock()
 	if r, ok := s.topics[topic]; ok {
 		if r.refs--; r.refs <= 0 {
+			// Appends still in flight to the topic may add to it after
+			// this; the aggregate misses those few.
+			s.departed.add(r.stats.Counts())
 			delete(s.topics, topic)
 		}
 	}
@@ -79,22 +117,20 @@ func (s *BrokerTopicStats) Topic(topic string) (*TopicStats, bool) {
 	return &r.stats, true
 }
 
-// EachTopic calls fn for each topic's stats, in no order, without holding
-// the lock across fn (a scrape never blocks partitions coming and going).
-func (s *BrokerTopicStats) EachTopic(fn func(topic string, ts *TopicStats)) {
-	type entry struct {
-		topic string
-		ts    *TopicStats
-	}
+// Snapshot returns the aggregate over all topics and each hosted topic's
+// counts, in no order. The lock is held only to read the counters (no
+// allocation per partition; a scrape never blocks appends).
+func (s *BrokerTopicStats) Snapshot() (all TopicCounts, topics []TopicSnapshot) {
 	s.mu.RLock()
-	entries := make([]entry, 0, len(s.topics))
+	defer s.mu.RUnlock()
+	all = s.departed
+	topics = make([]TopicSnapshot, 0, len(s.topics))
 	for topic, r := range s.topics {
-		entries = append(entries, entry{topic, &r.stats})
+		c := r.stats.Counts()
+		all.add(c)
+		topics = append(topics, TopicSnapshot{Topic: topic, TopicCounts: c})
 	}
-	s.mu.RUnlock()
-	for _, e := range entries {
-		fn(e.topic, e.ts)
-	}
+	return all, topics
 }
 
 // partitionMetrics is what a hosted partition's hot paths count into: its
@@ -116,27 +152,21 @@ func (m *partitionMetrics) produced(n int, res AppendResult) {
 	if m == nil || m.topic == nil {
 		return
 	}
-	t, all := m.topic, &m.broker.All
+	t := m.topic
 	t.TotalProduceRequests.Add(1)
-	all.TotalProduceRequests.Add(1)
 	if res.Err == nil {
-		msgs := res.LastOffset - res.FirstOffset + 1
 		t.BytesIn.Add(int64(n))
-		all.BytesIn.Add(int64(n))
-		t.MessagesIn.Add(msgs)
-		all.MessagesIn.Add(msgs)
+		t.MessagesIn.Add(res.LastOffset - res.FirstOffset + 1)
 		return
 	}
 	switch ErrorCode(res.Err) {
 	case kerr.MessageTooLarge.Code:
 		t.BytesRejected.Add(int64(n))
-		all.BytesRejected.Add(int64(n))
 	case kerr.UnknownTopicOrPartition.Code, kerr.NotLeaderForPartition.Code, kerr.RecordListTooLarge.Code,
 		kerr.CorruptMessage.Code, kerr.KafkaStorageError.Code:
 		// Expected: not a broker failure.
 	default:
 		t.FailedProduceRequests.Add(1)
-		all.FailedProduceRequests.Add(1)
 	}
 }
 
@@ -147,16 +177,14 @@ func (m *partitionMetrics) fetchRequested(err error) {
 	if m == nil || m.topic == nil {
 		return
 	}
-	t, all := m.topic, &m.broker.All
+	t := m.topic
 	t.TotalFetchRequests.Add(1)
-	all.TotalFetchRequests.Add(1)
 	switch ErrorCode(err) {
 	case 0, kerr.UnknownTopicOrPartition.Code, kerr.NotLeaderForPartition.Code, kerr.UnknownLeaderEpoch.Code,
 		kerr.FencedLeaderEpoch.Code, kerr.ReplicaNotAvailable.Code, kerr.KafkaStorageError.Code,
 		kerr.InconsistentTopicID.Code, kerr.OffsetOutOfRange.Code:
 	default:
 		t.FailedFetchRequests.Add(1)
-		all.FailedFetchRequests.Add(1)
 	}
 }
 
@@ -172,7 +200,6 @@ func (m *partitionMetrics) fetched(follower bool, n int64) {
 		return
 	}
 	m.topic.BytesOut.Add(n)
-	m.broker.All.BytesOut.Add(n)
 }
 
 // setFetcherLag records a follower's lag after a fetch.
