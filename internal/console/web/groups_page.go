@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -126,9 +127,8 @@ func (c *Console) resetPreviewPage(w http.ResponseWriter, r *http.Request, s *se
 }
 
 // resetAction applies a reset (CSRF and read-only mode were checked). The
-// plan is computed again (offsets may have moved since the preview), and
-// refused while the group has members, as Kafka refuses it; the page shows
-// what the broker answered for each partition.
+// plan is computed again (offsets may have moved since the preview); the
+// page shows what the broker answered for each partition.
 func (c *Console) resetAction(w http.ResponseWriter, r *http.Request, s *session) error {
 	v, err := c.groupView(r, s)
 	if err != nil {
@@ -148,12 +148,10 @@ func (c *Console) resetAction(w http.ResponseWriter, r *http.Request, s *session
 	return nil
 }
 
+// applyResetTo commits the plan and lets the broker judge: Kafka takes an
+// admin commit only while the group is Empty (UNKNOWN_MEMBER_ID otherwise).
+// A refusal shows Kafka's error, with why, when the group has members.
 func (c *Console) applyResetTo(r *http.Request, s *session, v *groupView) error {
-	if st := v.Group.State; st != "Empty" && st != "Dead" {
-		return userError(http.StatusConflict,
-			"Offsets can be reset only while the group has no members: group %q is %s with %d members. Stop its consumers, then reset.",
-			clip(v.Group.Name), st, len(v.Group.Members))
-	}
 	adm := kadm.NewClient(s.Client())
 	rows, err := planReset(r.Context(), adm, v.Group.Name, v.Reset.Spec)
 	if err != nil {
@@ -164,17 +162,24 @@ func (c *Console) applyResetTo(r *http.Request, s *session, v *groupView) error 
 	if err != nil {
 		return err
 	}
+	var firstErr error
 	failed := 0
 	for _, o := range resps.Sorted() {
 		res := resetResult{Topic: o.Topic, Partition: o.Partition, Offset: o.At}
 		if o.Err != nil {
 			res.Error = o.Err.Error()
 			failed++
+			firstErr = cmp.Or(firstErr, o.Err)
 		}
 		v.Reset.Results = append(v.Reset.Results, res)
 	}
 	if failed > 0 {
-		return fmt.Errorf("the broker refused %d of %d partitions (see the table)", failed, len(resps.Sorted()))
+		msg := fmt.Sprintf("Kafka refused the reset of %d of %d partitions: %v.", failed, len(v.Reset.Results), firstErr)
+		if len(v.Group.Members) > 0 {
+			return userError(http.StatusConflict, "%s Offsets can be reset only while the group has no members: group %q is %s with %d members. Stop its consumers, then reset.",
+				msg, clip(v.Group.Name), v.Group.State, len(v.Group.Members))
+		}
+		return userError(http.StatusConflict, "%s", msg)
 	}
 	// Show the group as it is now.
 	if d, err := describeGroup(r.Context(), adm, v.Group.Name); err == nil {

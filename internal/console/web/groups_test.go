@@ -149,10 +149,11 @@ func TestGroupOffsetResetOnALiveNode(t *testing.T) {
 		t.Fatalf("orders-2 (empty) committed %d, want 5 held to its end offset 0", got)
 	}
 
-	// A group with a member is refused, and its offsets stay.
+	// A group with a member: the broker refuses the admin commit as Kafka
+	// does (UNKNOWN_MEMBER_ID), the page says why, the offsets stay.
 	cookies, token = formSession(t, h, "/groups/g-live/reset?target=earliest&topic=orders")
 	status, body = post(t, h, "/groups/g-live/reset", url.Values{csrfField: {token}, "target": {"earliest"}, "topic": {"orders"}}, cookies)
-	if status != http.StatusConflict || !strings.Contains(body, "only while the group has no members") {
+	if status != http.StatusConflict || !strings.Contains(body, "UNKNOWN_MEMBER_ID") || !strings.Contains(body, "only while the group has no members") {
 		t.Fatalf("reset of a live group: %d\n%s", status, body)
 	}
 	if got := n.committed(t, "g-live", 0); got != -1 {
