@@ -6,12 +6,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"sluice/internal/coordinator/groupcoord"
-	"sluice/internal/kafka"
 	"sluice/internal/quorum"
 )
 
 // groupScrapeTimeout bounds a scrape's wait for the group coordinator's
-// shards (each answers from its own loop).
+// shards (each answers from its own loop) and for the partition leaders'
+// high watermarks.
 const groupScrapeTimeout = 2 * time.Second
 
 // registerControlMetrics registers the control plane's collectors, as
@@ -31,24 +31,13 @@ func (n *Node) registerControlMetrics() {
 	}
 	cs = append(cs, quorum.NewMetricsCollector(n.meta.view, latencies, n.clk))
 	if n.broker != nil {
-		cs = append(cs, brokerStateCollector{n}, groupcoord.NewMetricsCollector(n.broker.groups, n.localHighWatermark, groupScrapeTimeout))
+		cs = append(cs, brokerStateCollector{n}, groupcoord.NewMetricsCollector(n.broker.groups, n.highWatermarks, groupScrapeTimeout))
 	}
 	for _, c := range cs {
 		if err := n.metrics.Register(c); err != nil {
 			n.logger.Error("control-plane metrics not registered", "err", err)
 		}
 	}
-}
-
-// localHighWatermark is a hosted partition's high watermark (a follower's
-// is the leader's as of its last fetch); lag is not reported for the
-// partitions this broker does not host.
-func (n *Node) localHighWatermark(tp kafka.TopicPartition) (int64, bool) {
-	p, err := n.broker.replicas.Partition(tp)
-	if err != nil {
-		return 0, false
-	}
-	return p.HighWatermark(), true
 }
 
 // Kafka's BrokerState values (org.apache.kafka.metadata.BrokerState).

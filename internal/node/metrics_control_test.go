@@ -10,7 +10,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/config"
 	"sluice/internal/kafka"
@@ -20,7 +22,8 @@ import (
 // TestControlMetricsOfACluster runs 3 combined nodes: exactly one reports
 // itself the active controller, every node reports raft-metrics and a
 // running broker state, and after M records produced and K committed the
-// group's coordinator reports a lag of M-K.
+// group's coordinator, and only it, reports a lag of M-K, whether it hosts
+// the partition or not.
 func TestControlMetricsOfACluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 3-node cluster")
@@ -48,12 +51,83 @@ func TestControlMetricsOfACluster(t *testing.T) {
 		return nil
 	}, "one active controller, agreed on by every node")
 
-	const topic, groupID, produced, committed = "lagged", "lag-group", 10, 4
+	// Lag of a partition the group's coordinator hosts (replicated to every
+	// node) and of one only another node hosts (asked of its leader).
+	const groupID = "lag-group"
 	adm, cl := newAdmin(t, c.nodes[0].brokerAddr)
 	ctx := context.Background()
-	if _, err := adm.CreateTopic(ctx, 1, 3, nil, topic); err != nil {
+	coordinator := findCoordinator(t, adm, groupID)
+	elsewhere := coordinator%3 + 1
+	if _, err := adm.CreateTopic(ctx, 1, 3, nil, "local"); err != nil {
 		t.Fatal(err)
 	}
+	createTopicOn(t, cl, "remote", elsewhere)
+	produceAndCommit(t, adm, cl, groupID, "local", 10, 4)
+	produceAndCommit(t, adm, cl, groupID, "remote", 8, 5)
+	testutil.EventuallyNoError(t, 30*time.Second, func() error {
+		for i := range c.nodes {
+			s := gatherNode(t, c.node(i))
+			for _, want := range []struct {
+				topic          string
+				committed, lag float64
+			}{{"local", 4, 6}, {"remote", 5, 3}} {
+				series := fmt.Sprintf(`{consumergroup=%q,partition="0",topic=%q}`, groupID, want.topic)
+				cur, ok := s["kafka_consumergroup_current_offset"+series]
+				if ok != (c.nodes[i].id == coordinator) {
+					return fmt.Errorf("node %d (coordinator %d) reports %s: %v", i+1, coordinator, want.topic, ok)
+				}
+				if !ok {
+					continue
+				}
+				lag, sum := s["kafka_consumergroup_lag"+series], s[fmt.Sprintf(`kafka_consumergroup_lag_sum{consumergroup=%q,topic=%q}`, groupID, want.topic)]
+				if cur != want.committed || lag != want.lag || sum != want.lag {
+					return fmt.Errorf("%s on node %d: current offset %v, lag %v, lag sum %v", want.topic, i+1, cur, lag, sum)
+				}
+			}
+		}
+		return nil
+	}, "the group's coordinator (node %d) reports the lag of a local and a remote partition", coordinator)
+}
+
+// findCoordinator returns the group's coordinator, creating the offsets
+// topic on first use.
+func findCoordinator(t *testing.T, adm *kadm.Client, groupID string) int32 {
+	t.Helper()
+	var id int32
+	testutil.EventuallyNoError(t, 30*time.Second, func() error {
+		r := adm.FindGroupCoordinators(context.Background(), groupID)[groupID]
+		id = r.NodeID
+		return r.Err
+	}, "a coordinator for %q", groupID)
+	return id
+}
+
+// createTopicOn creates a topic of one partition whose only replica is on
+// broker.
+func createTopicOn(t *testing.T, cl *kgo.Client, topic string, broker int32) {
+	t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, -1, -1
+	ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+	ra.Partition, ra.Replicas = 0, []int32{broker}
+	rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
+	req.Topics = append(req.Topics, rt)
+	req.TimeoutMillis = 10000
+	resp, err := req.RequestWith(context.Background(), cl)
+	if err == nil {
+		err = kerr.ErrorForCode(resp.Topics[0].ErrorCode)
+	}
+	if err != nil {
+		t.Fatalf("create %s on broker %d: %v", topic, broker, err)
+	}
+}
+
+// produceAndCommit writes produced records to partition 0 of topic and
+// commits offset committed for the group.
+func produceAndCommit(t *testing.T, adm *kadm.Client, cl *kgo.Client, groupID, topic string, produced, committed int64) {
+	t.Helper()
+	ctx := context.Background()
 	for i := range produced {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, "r%d", i)}).FirstErr(); err != nil {
 			t.Fatal(err)
@@ -68,26 +142,6 @@ func TestControlMetricsOfACluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	series := fmt.Sprintf(`{consumergroup=%q,partition="0",topic=%q}`, groupID, topic)
-	testutil.EventuallyNoError(t, 30*time.Second, func() error {
-		reporters := 0
-		for i := range c.nodes {
-			s := gatherNode(t, c.node(i))
-			cur, ok := s["kafka_consumergroup_current_offset"+series]
-			if !ok {
-				continue
-			}
-			reporters++
-			lag, sum := s["kafka_consumergroup_lag"+series], s[fmt.Sprintf(`kafka_consumergroup_lag_sum{consumergroup=%q,topic=%q}`, groupID, topic)]
-			if cur != committed || lag != produced-committed || sum != produced-committed {
-				return fmt.Errorf("node %d: current offset %v, lag %v, lag sum %v", i+1, cur, lag, sum)
-			}
-		}
-		if reporters != 1 {
-			return fmt.Errorf("%d nodes report the group's offsets, want its coordinator only", reporters)
-		}
-		return nil
-	}, "the group's coordinator reports a lag of %d", produced-committed)
 }
 
 // gatherNode scrapes n's registry into name{labels} -> value.

@@ -37,23 +37,24 @@ func gcDesc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc("kafka_server_groupcoordinatormetrics_"+name, help, labels, nil)
 }
 
-// HighWatermark returns a partition's high watermark when this node hosts
-// a replica of it (a follower's is the leader's as of its last fetch).
-type HighWatermark func(kafka.TopicPartition) (int64, bool)
+// HighWatermarks returns the high watermarks it can learn of tps before
+// ctx ends; a partition it cannot learn is left out of the map.
+type HighWatermarks func(ctx context.Context, tps []kafka.TopicPartition) map[kafka.TopicPartition]int64
 
 // metricsCollector reads the shards when scraped: one call per shard, the
 // work linear in the groups and committed offsets.
 type metricsCollector struct {
 	c       *GroupCoordinator
-	hw      HighWatermark
+	hws     HighWatermarks
 	timeout time.Duration
 }
 
 // NewMetricsCollector returns the group coordinator's metrics and the lag
-// of the groups it coordinates. Lag is left out for partitions hw does not
-// know: never a guessed value. timeout bounds the wait for the shards.
-func NewMetricsCollector(c *GroupCoordinator, hw HighWatermark, timeout time.Duration) prometheus.Collector {
-	return metricsCollector{c: c, hw: hw, timeout: timeout}
+// of the groups it coordinates. Lag is left out for partitions hws does not
+// know: never a guessed value. timeout bounds a scrape's wait for the
+// shards and the high watermarks.
+func NewMetricsCollector(c *GroupCoordinator, hws HighWatermarks, timeout time.Duration) prometheus.Collector {
+	return metricsCollector{c: c, hws: hws, timeout: timeout}
 }
 
 func (metricsCollector) Describe(ch chan<- *prometheus.Desc) {
@@ -69,8 +70,22 @@ func (m metricsCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	s := m.c.Metrics(ctx, true)
 	collectGroupCounts(ch, s)
+	if len(s.Groups) == 0 {
+		return
+	}
+	seen := map[kafka.TopicPartition]bool{}
+	var tps []kafka.TopicPartition
 	for _, g := range s.Groups {
-		m.collectLag(ch, g)
+		for _, o := range g.Offsets {
+			if !seen[o.Partition] {
+				seen[o.Partition] = true
+				tps = append(tps, o.Partition)
+			}
+		}
+	}
+	hws := m.hws(ctx, tps)
+	for _, g := range s.Groups {
+		collectLag(ch, g, hws)
 	}
 }
 
@@ -106,7 +121,7 @@ func collectGroupCounts(ch chan<- prometheus.Metric, s group.MetricsSnapshot) {
 }
 
 // collectLag emits a group's members, committed offsets and lag.
-func (m metricsCollector) collectLag(ch chan<- prometheus.Metric, g group.GroupOffsets) {
+func collectLag(ch chan<- prometheus.Metric, g group.GroupOffsets, hws map[kafka.TopicPartition]int64) {
 	ch <- prometheus.MustNewConstMetric(membersDesc, prometheus.GaugeValue, float64(g.Members), g.GroupID)
 	type topicSum struct {
 		lag      int64
@@ -122,7 +137,7 @@ func (m metricsCollector) collectLag(ch chan<- prometheus.Metric, g group.GroupO
 			sum = &topicSum{complete: true}
 			sums[tp.Topic] = sum
 		}
-		hw, ok := m.hw(tp)
+		hw, ok := hws[tp]
 		if !ok || o.Offset < 0 {
 			sum.complete = false
 			continue

@@ -3,6 +3,7 @@ package groupcoord
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,11 +45,16 @@ func TestMetricsCollector(t *testing.T) {
 	commit("tool", "", -1, u0, 7)
 	hws := map[kafka.TopicPartition]int64{t0: 100, t1: 80} // u-0 is not hosted here
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(NewMetricsCollector(c.GroupCoordinator, func(tp kafka.TopicPartition) (int64, bool) {
-		hw, ok := hws[tp]
-		return hw, ok
+	var asked []kafka.TopicPartition
+	reg.MustRegister(NewMetricsCollector(c.GroupCoordinator, func(_ context.Context, tps []kafka.TopicPartition) map[kafka.TopicPartition]int64 {
+		asked = tps
+		return hws
 	}, 5*time.Second))
 	got := scrape(t, reg)
+	slices.SortFunc(asked, func(a, b kafka.TopicPartition) int { return strings.Compare(a.String(), b.String()) })
+	if !slices.Equal(asked, []kafka.TopicPartition{t0, t1, u0}) {
+		t.Errorf("asked for the high watermarks of %v, want each committed partition once", asked)
+	}
 	want := map[string]float64{
 		`kafka_server_groupcoordinatormetrics_group_count{protocol="classic"}`:                 2,
 		`kafka_server_groupcoordinatormetrics_group_count{protocol="consumer"}`:                0,
