@@ -101,7 +101,7 @@ func (c *Console) groupLagChart(group string) (template.HTML, string) {
 	if len(pts) == 0 {
 		return "", "No lag history for this group on this node: the lag is exported by the node coordinating the group, sampled every 10 s."
 	}
-	return lagChart("group-lag-chart", pts), ""
+	return chart("group-lag-chart", []series{{name: group, points: pts}}, func(v float64) string { return fmt.Sprintf("%.0f", v) }), ""
 }
 
 // resetPreviewPage is the dry run: the group page with the plan's table
