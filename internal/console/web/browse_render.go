@@ -83,22 +83,27 @@ func showBytes(b []byte, r renderAs) shownBytes {
 		}
 	}
 	sb.Text = escapeInvalid(b)
-	if !utf8.Valid(b) {
+	switch {
+	case !utf8.Valid(b):
 		sb.Note = joinNote(sb.Note, "not UTF-8: invalid bytes shown as \\xNN")
+	case hasControl(b):
+		sb.Note = joinNote(sb.Note, "control characters shown as \\xNN")
 	}
 	return sb
 }
 
 // escapeInvalid returns b as a string with every byte that is not part of
-// valid UTF-8 written as \xNN, so the page is always valid UTF-8.
+// valid UTF-8, and every control character but tab and newline, written as
+// \xNN, so the page is always valid UTF-8 and shows every byte (an HTML
+// parser turns NUL into U+FFFD and CR into a newline).
 func escapeInvalid(b []byte) string {
-	if utf8.Valid(b) {
+	if utf8.Valid(b) && !hasControl(b) {
 		return string(b)
 	}
 	var out []byte
 	for len(b) > 0 {
 		r, n := utf8.DecodeRune(b)
-		if r == utf8.RuneError && n == 1 {
+		if r == utf8.RuneError && n == 1 || isControl(r) {
 			out = append(out, `\x`...)
 			out = strconv.AppendUint(out, uint64(b[0])>>4, 16)
 			out = strconv.AppendUint(out, uint64(b[0])&0xf, 16)
@@ -108,6 +113,18 @@ func escapeInvalid(b []byte) string {
 		b = b[n:]
 	}
 	return string(out)
+}
+
+// isControl reports an ASCII control character other than tab and newline.
+func isControl(r rune) bool { return (r < 0x20 && r != '\t' && r != '\n') || r == 0x7f }
+
+func hasControl(b []byte) bool {
+	for _, c := range b {
+		if isControl(rune(c)) {
+			return true
+		}
+	}
+	return false
 }
 
 func joinNote(a, b string) string {

@@ -174,9 +174,12 @@ func TestShowBytesNeverEmitsInvalidUTF8(t *testing.T) {
 	if sb := showBytes([]byte(`{"a":[1,2]}`), renderJSON); sb.Text != "{\n  \"a\": [\n    1,\n    2\n  ]\n}" || sb.Note != "" {
 		t.Errorf("json: %q note %q", sb.Text, sb.Note)
 	}
-	big := make([]byte, maxShownBytes+10)
+	big := []byte(strings.Repeat("x", maxShownBytes+10))
 	if sb := showBytes(big, renderText); len(sb.Text) != maxShownBytes || sb.Size != len(big) || sb.Note == "" {
 		t.Errorf("a value above the cap was shown with %d bytes, note %q", len(sb.Text), sb.Note)
+	}
+	if sb := showBytes([]byte("a\x00b\r"), renderText); sb.Text != `a\x00b\x0d` || !strings.Contains(sb.Note, "control characters") {
+		t.Errorf("control characters: text %q note %q", sb.Text, sb.Note)
 	}
 	if sb := showBytes(nil, renderText); !sb.Null {
 		t.Error("a null value is not marked null")
