@@ -140,6 +140,12 @@ func (r *Registry) Release() Release { return r.release }
 // the connection must be closed, as Kafka does. An ApiVersions request at an
 // unserved version is not an error: it gets the KIP-511 answer.
 func (r *Registry) Serve(ctx context.Context, conn *ConnState, h protocol.RequestHeader, body []byte) (Response, error) {
+	return r.ServeObserved(ctx, conn, h, body, nil)
+}
+
+// ServeObserved is Serve telling obs, when not nil, of the request just
+// before its handler runs.
+func (r *Registry) ServeObserved(ctx context.Context, conn *ConnState, h protocol.RequestHeader, body []byte, obs ServeObserver) (Response, error) {
 	handler, ok := r.handlers[h.APIKey]
 	served, servedOK := r.served[h.APIKey]
 	if !ok || !servedOK {
@@ -152,12 +158,12 @@ func (r *Registry) Serve(ctx context.Context, conn *ConnState, h protocol.Reques
 				Key: h.APIKey, Version: h.APIVersion, Min: served.Min, Max: served.Max,
 			}
 		}
-		return handler.Handle(ctx, req), nil
+		return handle(ctx, handler, req, obs), nil
 	}
 	decoded, err := protocol.DecodeRequestBody(h, body)
 	if err != nil {
 		return Response{}, err
 	}
 	req.Body = decoded
-	return handler.Handle(ctx, req), nil
+	return handle(ctx, handler, req, obs), nil
 }

@@ -112,6 +112,9 @@ type Encoded struct {
 	buf    []byte
 	chunks []chunk
 	size   int64
+	// errs are the response's error codes and counts (errors.go).
+	errs   []ErrorCount
+	errBuf [2]ErrorCount
 }
 
 // Len is the body's size in bytes.
@@ -137,6 +140,7 @@ func Encode(r *Response, version int16) (*Encoded, error) {
 		return nil, err
 	}
 	enc.flush()
+	enc.e.tallyErrors(r)
 	return enc.e, nil
 }
 

@@ -82,6 +82,8 @@ func (n *Node) newControllerServer() error {
 		// The controller server's series stay apart from the broker's.
 		Metrics: controllerMetrics(n.metrics),
 		Clock:   n.clk,
+		// Kafka's RequestMetrics are shared with the broker's, as in Kafka.
+		KafkaMetrics: n.metrics,
 	})
 	if err != nil {
 		return fmt.Errorf("controller server: %w", err)

@@ -109,16 +109,20 @@ func (p *Purgatory[K]) Wait(ctx context.Context, keys []K, timeout time.Duration
 	if ok := ready(); ok || timeout <= 0 {
 		return ok, nil
 	}
+	parkedAt := p.clk.Now()
 	w := &waiter{
 		wake:      make(chan struct{}, 1),
 		expired:   make(chan struct{}),
-		deadline:  p.clk.Now().Add(timeout),
+		deadline:  parkedAt.Add(timeout),
 		heapIndex: -1,
 	}
 	if err := p.register(w, keys); err != nil {
 		return false, err
 	}
 	defer p.unregister(w, keys)
+	if parked := parkedTimeOf(ctx); parked != nil {
+		defer func() { parked.add(clock.Since(p.clk, parkedAt)) }()
+	}
 	if ready() {
 		return true, nil
 	}

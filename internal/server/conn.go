@@ -18,6 +18,7 @@ import (
 	"sluice/internal/api"
 	"sluice/internal/auth"
 	"sluice/internal/protocol"
+	"sluice/internal/purgatory"
 )
 
 // conn is one client connection. Its reader goroutine (serve) reads a
@@ -29,6 +30,7 @@ type conn struct {
 	registry *api.Registry
 	nc       net.Conn
 	listener string
+	sock     *listenerMetrics
 	state    api.ConnState
 	log      *slog.Logger
 
@@ -45,6 +47,10 @@ type conn struct {
 	// the server's request memory from its first byte until its response
 	// is written.
 	frame frameBuf
+	// timing is the request in flight's timestamps; parked, carried by
+	// ctx, gathers the time its handler waits in purgatories.
+	timing requestTiming
+	parked purgatory.ParkedTime
 	// ip is the client's address as counted by the connection quotas.
 	ip netip.Addr
 	// lastActive is when a request last arrived or a response was last
@@ -91,15 +97,17 @@ func newConn(s *Server, l Listener, registry *api.Registry, nc net.Conn, ip neti
 		registry: registry,
 		nc:       nc,
 		listener: l.Name,
+		sock:     s.metrics.socket.listener(l.Name),
 		ip:       ip,
 		state: api.ConnState{Listener: l.Name, SecurityProtocol: securityProtocol(l), Principal: principal,
 			RemoteAddr: nc.RemoteAddr(), LocalAddr: nc.LocalAddr()},
 		log:    s.log.With("listener", l.Name, "remote", nc.RemoteAddr().String()),
-		ctx:    ctx,
 		cancel: cancel,
 		out:    make(chan outgoing),
 		sent:   make(chan error),
+		timing: requestTiming{clk: s.clock},
 	}
+	c.ctx = purgatory.WithParkedTime(ctx, &c.parked)
 	if l.SASL != nil {
 		c.sasl = newSASLConn(c, l.SASL)
 		c.state.SASL = c.sasl
@@ -246,9 +254,9 @@ func frameReusableAfter(apiKey int16) bool {
 // serveRequest handles one request frame and waits until its response is
 // written; false means the connection must close.
 func (c *conn) serveRequest(frame []byte) bool {
-	arrived := time.Now()
-	m := c.srv.metrics
-	m.bytesIn.WithLabelValues(c.listener).Add(float64(len(frame) + 4))
+	t := &c.timing
+	t.begin()
+	c.sock.bytesIn.Add(uint64(len(frame) + 4))
 	header, body, err := protocol.ParseRequestHeader(frame)
 	if err != nil {
 		if c.sasl != nil {
@@ -260,7 +268,9 @@ func (c *conn) serveRequest(frame []byte) bool {
 	if c.sasl != nil && !c.sasl.admit(header) {
 		return false
 	}
-	resp, err := c.registry.Serve(c.ctx, &c.state, header, body)
+	c.parked.Take()
+	resp, err := c.registry.ServeObserved(c.ctx, &c.state, header, body, t)
+	t.handled, t.remote = t.clk.Now(), c.parked.Take()
 	switch {
 	case err != nil:
 		if c.sasl != nil {
@@ -275,22 +285,19 @@ func (c *conn) serveRequest(frame []byte) bool {
 		c.closeFor(header, reasonHandler, resp.CloseReason())
 		return false
 	}
-	name := requestName(header.APIKey)
-	m.requests.WithLabelValues(name, c.versionLabel(header)).Inc()
+	t.apiKey, t.version, t.served, t.bodyBytes = header.APIKey, header.APIVersion, c.versionServed(header), len(body)
 	if !c.respond(header, resp) {
 		return false
 	}
+	c.srv.metrics.requests.record(t, resp)
 	c.noteThrottle(resp)
-	if c.sasl != nil && c.sasl.closeAfter {
-		return false
-	}
-	m.latency.WithLabelValues(name).Observe(time.Since(arrived).Seconds())
-	return true
+	return c.sasl == nil || !c.sasl.closeAfter
 }
 
 // respond hands the response to the writer and waits until it is written.
 func (c *conn) respond(h protocol.RequestHeader, resp api.Response) bool {
 	if resp.IsNoResponse() {
+		c.timing.dequeued, c.timing.sent = c.timing.handled, c.timing.handled
 		return true
 	}
 	c.out <- outgoing{
@@ -358,11 +365,13 @@ const writeChunk = 1 << 20
 func (c *conn) writeLoop() {
 	var buf []byte
 	for o := range c.out {
+		c.timing.dequeued = c.srv.clock.Now()
 		n, err := c.write(o, &buf)
+		c.timing.sent = c.srv.clock.Now()
 		if cap(buf) > maxRetainedWriteBuffer {
 			buf = nil
 		}
-		c.srv.metrics.bytesOut.WithLabelValues(c.listener).Add(float64(n))
+		c.sock.bytesOut.Add(uint64(n))
 		if err == nil {
 			c.touch()
 		}
@@ -412,13 +421,4 @@ func (c *conn) writeChunks(b []byte) (int64, error) {
 		b = b[n:]
 	}
 	return written, nil
-}
-
-// versionLabel labels served versions by number and every other version
-// (ApiVersions' KIP-511 answers) as "unsupported", keeping labels bounded.
-func (c *conn) versionLabel(h protocol.RequestHeader) string {
-	if v, ok := c.registry.Supported(h.APIKey); ok && h.APIVersion >= v.Min && h.APIVersion <= v.Max {
-		return versionLabel(h.APIVersion)
-	}
-	return "unsupported"
 }

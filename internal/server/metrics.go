@@ -1,8 +1,8 @@
 package server
 
 import (
+	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -10,14 +10,15 @@ import (
 
 // metrics are the server's request and network metrics, registered on the
 // registry the caller passes in (one registry per node, never the global).
+// Kafka's RequestMetrics and socket-server-metrics keep Kafka's names
+// (reqmetrics.go, socketmetrics.go); the sluice_* ones have no Kafka
+// equivalent.
 type metrics struct {
-	requests          *prometheus.CounterVec
-	errors            *prometheus.CounterVec
-	bytesIn           *prometheus.CounterVec
-	bytesOut          *prometheus.CounterVec
-	latency           *prometheus.HistogramVec
-	connections       *prometheus.GaugeVec
-	connectionsOpened *prometheus.CounterVec
+	requests *requestMetrics
+	socket   *socketMetrics
+	// errors counts requests that closed their connection (a frame too
+	// large, a malformed request, a failed write), by request and reason.
+	errors *prometheus.CounterVec
 	// acceptErrors counts failed accepts the acceptor retried after a
 	// pause (Kafka's acceptor logs them and keeps running).
 	acceptErrors *prometheus.CounterVec
@@ -58,31 +59,22 @@ const (
 	rejectMaxConnections = "max_connections"
 )
 
-func newMetrics(reg prometheus.Registerer, mem *requestMemory) (*metrics, error) {
+func newMetrics(reg, kafkaReg prometheus.Registerer, listeners []Listener, mem *requestMemory) (*metrics, error) {
+	requests, err := registerShared(kafkaReg, newRequestMetrics())
+	if err != nil {
+		return nil, err
+	}
+	socket, err := registerShared(kafkaReg, newSocketMetrics(listeners))
+	if err != nil {
+		return nil, err
+	}
+	socket.add(listeners)
 	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "sluice_requests_total", Help: "Requests served, by API and version.",
-		}, []string{"request", "version"}),
+		requests: requests,
+		socket:   socket,
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_request_errors_total", Help: "Requests that closed their connection, by API and reason.",
 		}, []string{"request", "reason"}),
-		bytesIn: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "sluice_network_bytes_in_total", Help: "Request bytes received, frame size prefixes included.",
-		}, []string{"listener"}),
-		bytesOut: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "sluice_network_bytes_out_total", Help: "Response bytes sent, frame size prefixes included.",
-		}, []string{"listener"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "sluice_request_duration_seconds",
-			Help:    "Time from a request's arrival to its response being written.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
-		}, []string{"request"}),
-		connections: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "sluice_connections", Help: "Open client connections.",
-		}, []string{"listener"}),
-		connectionsOpened: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "sluice_connections_opened_total", Help: "Client connections accepted.",
-		}, []string{"listener"}),
 		acceptErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_acceptor_errors_total",
 			Help: "Accepts that failed (out of file descriptors, buffers or memory) and were retried after a pause, by listener and error.",
@@ -122,8 +114,7 @@ func newMetrics(reg prometheus.Registerer, mem *requestMemory) (*metrics, error)
 		return nil, err
 	}
 	m.sasl = sasl
-	for _, c := range []prometheus.Collector{m.requests, m.errors, m.bytesIn, m.bytesOut, m.latency, m.connections,
-		m.connectionsOpened, m.acceptErrors, m.acceptorBlocked, m.rejected, m.tlsHandshakes, m.tlsFailures, m.poolDepleted,
+	for _, c := range []prometheus.Collector{m.errors, m.acceptErrors, m.acceptorBlocked, m.rejected, m.tlsHandshakes, m.tlsFailures, m.poolDepleted,
 		used, available, waiting} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("registering server metrics: %w", err)
@@ -132,13 +123,28 @@ func newMetrics(reg prometheus.Registerer, mem *requestMemory) (*metrics, error)
 	return m, nil
 }
 
+// registerShared registers c, or returns the collector of its type already
+// registered by another server of the node: Kafka's combined node counts
+// its broker's and controller's requests in one RequestMetrics.
+func registerShared[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
+	err := reg.Register(c)
+	if err == nil {
+		return c, nil
+	}
+	var already prometheus.AlreadyRegisteredError
+	if errors.As(err, &already) {
+		if existing, ok := already.ExistingCollector.(C); ok {
+			return existing, nil
+		}
+	}
+	return c, fmt.Errorf("registering server metrics: %w", err)
+}
+
 // requestName names an API key for labels; every unknown key shares one
 // label so a hostile client cannot create label values at will.
 func requestName(key int16) string {
 	if kmsg.RequestForKey(key) == nil {
 		return "unknown"
 	}
-	return kmsg.NameForKey(key)
+	return kafkaRequestName(key)
 }
-
-func versionLabel(v int16) string { return strconv.Itoa(int(v)) }

@@ -131,6 +131,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Metrics is the node's registry; nil means a private one.
 	Metrics prometheus.Registerer
+	// KafkaMetrics, when set, is where the Kafka-named request and
+	// socket-server series register instead of Metrics, unprefixed: a
+	// node's servers given the same one share them, as a combined Kafka
+	// node's broker and controller share RequestMetrics (socket-server
+	// series are per listener either way).
+	KafkaMetrics prometheus.Registerer
 }
 
 // Server serves Kafka connections. Start binds the listeners; Shutdown stops.
@@ -207,7 +213,10 @@ func New(opts Options) (*Server, error) {
 		limit = opts.RequestMemoryBudget
 	}
 	mem := newRequestMemory(limit)
-	m, err := newMetrics(opts.Metrics, mem)
+	if opts.KafkaMetrics == nil {
+		opts.KafkaMetrics = opts.Metrics
+	}
+	m, err := newMetrics(opts.Metrics, opts.KafkaMetrics, opts.Listeners, mem)
 	if err != nil {
 		return nil, err
 	}
@@ -314,7 +323,6 @@ func (s *Server) isStopping() bool {
 // startConn serves an admitted connection as principal; its slot and
 // per-address count are released when it ends.
 func (s *Server) startConn(l Listener, nc net.Conn, ip netip.Addr, principal auth.Principal) {
-	listener := l.Name
 	registry := l.Registry
 	if registry == nil {
 		registry = s.opts.Registry
@@ -330,8 +338,8 @@ func (s *Server) startConn(l Listener, nc net.Conn, ip netip.Addr, principal aut
 	s.conns[c] = struct{}{}
 	s.connections.Add(1)
 	s.mu.Unlock()
-	s.metrics.connections.WithLabelValues(listener).Inc()
-	s.metrics.connectionsOpened.WithLabelValues(listener).Inc()
+	c.sock.connections.Add(1)
+	c.sock.created.Add(1)
 	go func() {
 		defer s.connections.Done()
 		c.serve()
@@ -339,7 +347,7 @@ func (s *Server) startConn(l Listener, nc net.Conn, ip netip.Addr, principal aut
 		delete(s.conns, c)
 		evicted := c.evicted
 		s.mu.Unlock()
-		s.metrics.connections.WithLabelValues(listener).Dec()
+		c.sock.connections.Add(-1)
 		if evicted {
 			s.quotas.releaseEvicted(ip)
 		} else {

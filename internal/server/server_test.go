@@ -152,9 +152,10 @@ func TestApiVersionsOverTCP(t *testing.T) {
 	if corr != 77 || resp.ErrorCode != 0 || len(resp.ApiKeys) != 1 || resp.ApiKeys[0].ApiKey != 18 {
 		t.Fatalf("corr %d, response %+v", corr, resp)
 	}
-	if got := counterValue(t, ts.srv.metrics.requests.WithLabelValues("ApiVersions", "3")); got != 1 {
-		t.Fatalf("requests metric %v, want 1", got)
-	}
+	// The request is counted once its response is written, as Kafka does.
+	testutil.Eventually(t, 5*time.Second, func() bool {
+		return seriesValue(t, ts.metrics, "kafka_network_requestmetrics_requests_total", "request", "ApiVersions", "version", "3") == 1
+	}, "requests_total{ApiVersions,3} = 1")
 }
 
 func TestApiVersionsUnsupportedVersionGetsKIP511Answer(t *testing.T) {
@@ -456,9 +457,9 @@ func TestKIP511AnswerIsCountedAsUnsupported(t *testing.T) {
 	c := dial(t, ts.addr)
 	send(t, c, kmsg.NewPtrApiVersionsRequest(), 300, 1)
 	readResponse(t, c, false)
-	if got := counterValue(t, ts.srv.metrics.requests.WithLabelValues("ApiVersions", "unsupported")); got != 1 {
-		t.Fatalf("requests{version=unsupported} %v, want 1", got)
-	}
+	testutil.Eventually(t, 5*time.Second, func() bool {
+		return seriesValue(t, ts.metrics, "kafka_network_requestmetrics_requests_total", "request", "ApiVersions", "version", "unsupported") == 1
+	}, "requests_total{ApiVersions,unsupported} = 1")
 }
 
 func TestRunStopsWithContext(t *testing.T) {

@@ -1,0 +1,54 @@
+package server
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"sluice/internal/api"
+	"sluice/internal/clock"
+	"sluice/internal/protocol"
+)
+
+// requestTiming is the request in flight's timestamps, Kafka's
+// RequestChannel.Request times. The reader sets them but dequeued and sent,
+// which the writer sets before it reports the write on conn.sent, so the
+// reader reads them only after.
+type requestTiming struct {
+	clk clock.Clock
+	// arrived: the request's last byte read; started: its handler called;
+	// handled: the handler returned; dequeued: the writer took the
+	// response; sent: its last byte written.
+	arrived, started, handled, dequeued, sent time.Time
+	// remote is the time the handler spent parked (purgatory.ParkedTime).
+	remote    time.Duration
+	apiKey    int16
+	version   int16
+	served    bool
+	follower  bool
+	bodyBytes int
+}
+
+// HandlerStarting implements api.ServeObserver.
+func (t *requestTiming) HandlerStarting(req *api.Request) {
+	t.started = t.clk.Now()
+	if f, ok := req.Body.(*kmsg.FetchRequest); ok {
+		t.follower = fetchFromFollower(f)
+	}
+}
+
+// begin starts timing a request whose frame was just read.
+func (t *requestTiming) begin() {
+	*t = requestTiming{clk: t.clk, arrived: t.clk.Now()}
+}
+
+// versionServed reports whether h's version is one the registry serves:
+// only an ApiVersions request (answered per KIP-511) can get this far with
+// another, so only it pays for the look-up.
+func (c *conn) versionServed(h protocol.RequestHeader) bool {
+	if h.APIKey != protocol.ApiVersionsKey {
+		return true
+	}
+	v, ok := c.registry.Supported(h.APIKey)
+	return ok && h.APIVersion >= v.Min && h.APIVersion <= v.Max
+}
