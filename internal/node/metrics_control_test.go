@@ -228,3 +228,40 @@ func startCombinedCluster(t *testing.T, n int, overrides map[string]string) *sna
 	}
 	return c
 }
+
+// TestControlMetricsByRole: a dedicated controller exports the
+// KafkaController gauges and raft-metrics but no broker series; a
+// dedicated broker exports raft-metrics as an observer, its BrokerState
+// and the group coordinator's series, and no KafkaController gauges.
+func TestControlMetricsByRole(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 2-node cluster")
+	}
+	c := startSnapshotCluster(t, 1, 1, nil)
+	const controller, broker = 0, 1
+	testutil.EventuallyNoError(t, 30*time.Second, func() error {
+		s := gatherNode(t, c.node(controller))
+		if s["kafka_controller_kafkacontroller_activecontrollercount"] != 1 || s[`kafka_server_raftmetrics_current_state{current_state="leader"}`] != 1 {
+			return fmt.Errorf("controller: %v", s)
+		}
+		for name := range s {
+			if strings.HasPrefix(name, "kafka_server_kafkaserver_") || strings.HasPrefix(name, "kafka_server_groupcoordinatormetrics_") {
+				return fmt.Errorf("controller exports %s", name)
+			}
+		}
+		s = gatherNode(t, c.node(broker))
+		if s[`kafka_server_raftmetrics_current_state{current_state="observer"}`] != 1 || s["kafka_server_raftmetrics_current_leader"] != 1 ||
+			s["kafka_server_kafkaserver_brokerstate"] != brokerRunning {
+			return fmt.Errorf("broker: %v", s)
+		}
+		if _, ok := s["kafka_coordinator_group_groupmetadatamanager_numgroups"]; !ok {
+			return fmt.Errorf("broker exports no group coordinator metrics")
+		}
+		for name := range s {
+			if strings.HasPrefix(name, "kafka_controller_") {
+				return fmt.Errorf("broker exports %s", name)
+			}
+		}
+		return nil
+	}, "each role exports its own series")
+}
