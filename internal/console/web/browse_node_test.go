@@ -201,6 +201,9 @@ func TestBrowserBadInputOnALiveNode(t *testing.T) {
 			if !strings.Contains(body, `id="browse-form"`) {
 				t.Fatal("the form is not shown again")
 			}
+			if strings.Contains(body, `id="browse-summary"`) {
+				t.Fatal("a refused page shows a summary of records it did not read")
+			}
 		})
 	}
 	// The form alone, without a topic.

@@ -52,8 +52,9 @@ func (c *Console) browsePage(w http.ResponseWriter, r *http.Request, s *session)
 	q, err := parseBrowseQuery(v.Form)
 	if err == nil {
 		var res browseResult
-		res, err = browser{cl: s.Client(), clk: c.clock}.browse(r.Context(), q)
-		v.show(res)
+		if res, err = (browser{cl: s.Client(), clk: c.clock}).browse(r.Context(), q); err == nil {
+			v.show(res)
+		}
 	}
 	status := http.StatusOK
 	var qe *queryError
