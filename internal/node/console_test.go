@@ -1,9 +1,11 @@
 package node
 
 import (
+	"log/slog"
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/crypto/bcrypt"
 
 	"sluice/internal/config"
@@ -57,5 +59,44 @@ func TestDebugListenerNeedsUsersWhenSecured(t *testing.T) {
 				t.Fatalf("err %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestMetricsListenerNeedsUsersWhenSecured: the metrics listener has the
+// debug listener's refusal, naming its own keys; both keys on one address
+// with different users stop start-up.
+func TestMetricsListenerNeedsUsersWhenSecured(t *testing.T) {
+	hash, err := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secured := map[string]string{
+		"listeners":                      "EXTERNAL://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+		"listener.security.protocol.map": "EXTERNAL:SSL,CONTROLLER:PLAINTEXT",
+		"inter.broker.listener.name":     "EXTERNAL",
+	}
+	cfg, err := config.Parse("", secured)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &Node{cfg: cfg}
+	_, err = n.listenerUsers(config.SluiceMetricsListener, config.SluiceMetricsListenerUsers, "0.0.0.0:9644")
+	want := "sluice.metrics.listener=0.0.0.0:9644: listener EXTERNAL is SSL, so a metrics listener off loopback needs credentials: set sluice.metrics.listener.basic.auth.users"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("metrics listener off loopback: %v, want %q", err, want)
+	}
+
+	cfg, err = config.Parse("", map[string]string{
+		config.SluiceDebugListener.Name():        "127.0.0.1:9644",
+		config.SluiceMetricsListener.Name():      "127.0.0.1:9644",
+		config.SluiceDebugListenerUsers.Name():   "prom:" + string(hash),
+		config.SluiceMetricsListenerUsers.Name(): "other:" + string(hash),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n = &Node{cfg: cfg, logger: slog.New(slog.DiscardHandler), metrics: prometheus.NewRegistry()}
+	if err := n.newConsole(); err == nil || !strings.Contains(err.Error(), "different basic auth users") {
+		t.Fatalf("two keys on one address with different users: %v", err)
 	}
 }
