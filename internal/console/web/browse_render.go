@@ -52,8 +52,13 @@ func showRecord(rec *kgo.Record, r renderAs) shownRecord {
 		Key:       showBytes(rec.Key, r),
 		Value:     showBytes(rec.Value, r),
 	}
+	// Header values are short tags: text unless the page asks for hex.
+	headerRender := renderText
+	if r == renderHex {
+		headerRender = renderHex
+	}
 	for _, h := range rec.Headers {
-		sr.Headers = append(sr.Headers, shownHeader{Key: escapeInvalid([]byte(h.Key)), Value: showBytes(h.Value, r)})
+		sr.Headers = append(sr.Headers, shownHeader{Key: escapeInvalid([]byte(h.Key)), Value: showBytes(h.Value, headerRender)})
 	}
 	return sr
 }

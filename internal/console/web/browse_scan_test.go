@@ -221,3 +221,13 @@ func TestNewestFirstSearchStepsBackInChunksWithinTheScanLimit(t *testing.T) {
 		}
 	}
 }
+
+func TestShowRecordRendersHeadersAsTextOrHex(t *testing.T) {
+	rec := &kgo.Record{Value: []byte(`{"a":1}`), Headers: []kgo.RecordHeader{{Key: "src", Value: []byte("curl")}}}
+	if h := showRecord(rec, renderJSON).Headers[0].Value; h.Text != "curl" || h.Note != "" {
+		t.Errorf("json page: header %q note %q, want plain text", h.Text, h.Note)
+	}
+	if h := showRecord(rec, renderHex).Headers[0].Value; !strings.Contains(h.Text, "63 75 72 6c") {
+		t.Errorf("hex page: header %q", h.Text)
+	}
+}
