@@ -2,29 +2,56 @@ package purgatory
 
 import (
 	"context"
-	"sync/atomic"
+	"sync"
 	"time"
+
+	"sluice/internal/clock"
 )
 
-// ParkedTime adds up the time a request spent parked in purgatories: the
-// server puts one in the context it serves a request with and reads it as
-// the request's remote time (Kafka's RemoteTimeMs, the time between the
-// handler's local work and the delayed operation completing).
-type ParkedTime struct{ nanos atomic.Int64 }
+// ParkedTime adds up the time a request spent parked: in purgatories, or in
+// other waits Kafka counts as remote time (Park, Unpark). The server puts
+// one in the context it serves a request with and reads it as the
+// request's remote time (Kafka's RemoteTimeMs, between the handler's local
+// work and the delayed operation completing). Overlapping waits (a request
+// fanned out to several shards) count once, for as long as any lasts.
+type ParkedTime struct {
+	mu    sync.Mutex
+	depth int
+	since time.Time
+	total time.Duration
+}
 
 // Take returns the time parked since the last Take and resets it.
-func (p *ParkedTime) Take() time.Duration { return time.Duration(p.nanos.Swap(0)) }
+func (p *ParkedTime) Take() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	d := p.total
+	p.total = 0
+	return d
+}
 
-func (p *ParkedTime) add(d time.Duration) {
-	if d > 0 {
-		p.nanos.Add(int64(d))
+func (p *ParkedTime) park(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.depth == 0 {
+		p.since = now
+	}
+	p.depth++
+}
+
+func (p *ParkedTime) unpark(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.depth--
+	if p.depth == 0 {
+		p.total += max(now.Sub(p.since), 0)
 	}
 }
 
 type parkedKey struct{}
 
-// WithParkedTime returns ctx carrying p, which every Wait on ctx that
-// parks adds its time to.
+// WithParkedTime returns ctx carrying p, which every wait on ctx that parks
+// adds its time to.
 func WithParkedTime(ctx context.Context, p *ParkedTime) context.Context {
 	return context.WithValue(ctx, parkedKey{}, p)
 }
@@ -33,4 +60,21 @@ func WithParkedTime(ctx context.Context, p *ParkedTime) context.Context {
 func parkedTimeOf(ctx context.Context) *ParkedTime {
 	p, _ := ctx.Value(parkedKey{}).(*ParkedTime)
 	return p
+}
+
+// Park marks the start of a wait outside a purgatory that Kafka counts as
+// remote time (a request waiting on the group coordinator's answer); each
+// Park needs its Unpark on the same context and clock. Both do nothing
+// when ctx carries no ParkedTime.
+func Park(ctx context.Context, clk clock.Clock) {
+	if p := parkedTimeOf(ctx); p != nil {
+		p.park(clk.Now())
+	}
+}
+
+// Unpark ends a wait Park began.
+func Unpark(ctx context.Context, clk clock.Clock) {
+	if p := parkedTimeOf(ctx); p != nil {
+		p.unpark(clk.Now())
+	}
 }

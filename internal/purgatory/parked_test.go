@@ -38,3 +38,21 @@ func TestParkedTimeAddsOnlyParkedWaits(t *testing.T) {
 		t.Fatalf("Take after Take = %v, want 0", d)
 	}
 }
+
+func TestParkedTimeCountsOverlappingWaitsOnce(t *testing.T) {
+	clk := clock.NewManual(time.Unix(1_700_000_000, 0))
+	var parked ParkedTime
+	ctx := WithParkedTime(context.Background(), &parked)
+	Park(ctx, clk) // two shards asked at once
+	Park(ctx, clk)
+	clk.Advance(100 * time.Millisecond)
+	Unpark(ctx, clk)
+	clk.Advance(50 * time.Millisecond)
+	Unpark(ctx, clk)
+	clk.Advance(time.Second) // not parked
+	if d := parked.Take(); d != 150*time.Millisecond {
+		t.Fatalf("overlapping waits parked %v, want 150ms", d)
+	}
+	Park(context.Background(), clk) // no ParkedTime: nothing to do
+	Unpark(context.Background(), clk)
+}

@@ -121,7 +121,8 @@ func (p *Purgatory[K]) Wait(ctx context.Context, keys []K, timeout time.Duration
 	}
 	defer p.unregister(w, keys)
 	if parked := parkedTimeOf(ctx); parked != nil {
-		defer func() { parked.add(clock.Since(p.clk, parkedAt)) }()
+		parked.park(parkedAt)
+		defer func() { parked.unpark(p.clk.Now()) }()
 	}
 	if ready() {
 		return true, nil

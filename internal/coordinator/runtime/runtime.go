@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"sluice/internal/metadata"
+	"sluice/internal/purgatory"
 )
 
 // Runtime runs a shard for every partition of its topic this node leads,
@@ -186,6 +187,10 @@ func call[S Shard, T any](ctx context.Context, s *shard[S], op func(now time.Tim
 	if code != 0 {
 		return zero, code
 	}
+	// Waiting for the shard's answer is the request's remote time, as
+	// Kafka's coordinator completes a future the request waits on.
+	purgatory.Park(ctx, s.opts.Clock)
+	defer purgatory.Unpark(ctx, s.opts.Clock)
 	select {
 	case v := <-ch:
 		return v, 0
