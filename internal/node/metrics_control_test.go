@@ -265,3 +265,18 @@ func TestControlMetricsByRole(t *testing.T) {
 		return nil
 	}, "each role exports its own series")
 }
+
+// TestControlMetricsOfASingleNode: the lone voter leads, runs its broker
+// and reports both.
+func TestControlMetricsOfASingleNode(t *testing.T) {
+	n, _, _ := startNode(t, t.TempDir())
+	testutil.EventuallyNoError(t, 10*time.Second, func() error {
+		s := gatherNode(t, n)
+		if s["kafka_controller_kafkacontroller_activecontrollercount"] != 1 || s["kafka_server_kafkaserver_brokerstate"] != brokerRunning ||
+			s[`kafka_server_raftmetrics_current_state{current_state="leader"}`] != 1 || s["kafka_server_raftmetrics_current_vote"] != 1 ||
+			s["kafka_controller_kafkacontroller_activebrokercount"] != 1 || s["kafka_server_raftmetrics_high_watermark"] < 1 {
+			return fmt.Errorf("single node: %v", s)
+		}
+		return nil
+	}, "a single node's control-plane metrics")
+}
