@@ -222,6 +222,7 @@ func (h *fetchHandler) handle(ctx context.Context, req *kmsg.FetchRequest, liste
 	if ms := quotaOf(ctx).fetchThrottle(fetchResponseSize(req.Version, &fc, answers), replicaID >= 0); ms > 0 {
 		return h.encode(req.Version, throttledFetch(&fc, ms))
 	}
+	replication.CountFetchedBytes(replicaID >= 0, results)
 	sessionID, include := h.sessions.complete(&fc, outcomes)
 	resp := &fetchwire.Response{SessionID: sessionID}
 	for _, ep := range leaders.nodeEndpoints() {

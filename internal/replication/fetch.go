@@ -45,13 +45,10 @@ type FetchPartitionResult struct {
 // them (KIP-74), and long-polls: when less than MinBytes is available and
 // no partition failed, it waits in the purgatory up to MaxWait for appends
 // to any of the partitions, then reads again.
+//
+// The bytes the answer carries are counted by CountFetchedBytes, which the
+// Fetch handler calls once it sends them.
 func (rm *ReplicaManager) Fetch(ctx context.Context, params FetchParams, parts []FetchPartition) []FetchPartitionResult {
-	results := rm.fetch(ctx, params, parts)
-	countFetchedBytes(params, results)
-	return results
-}
-
-func (rm *ReplicaManager) fetch(ctx context.Context, params FetchParams, parts []FetchPartition) []FetchPartitionResult {
 	results, enough := rm.readAll(params, parts)
 	rm.metrics.topics.countFetchRequests(results)
 	if enough || params.MaxWait <= 0 || len(parts) == 0 {

@@ -93,6 +93,10 @@ func TestBrokerTopicMetricsCountProduceAndFetch(t *testing.T) {
 	if out[0].Err != nil || out[0].Records.Size != int64(len(b)) {
 		t.Fatalf("fetch: %v, %d bytes, want %d", out[0].Err, out[0].Records.Size, len(b))
 	}
+	if got := scrape(t, NewCollector(f.rm))["kafka_server_brokertopicmetrics_bytesout_total"]; got != 0 {
+		t.Fatalf("bytes out %v before the answer is sent, want 0", got)
+	}
+	CountFetchedBytes(false, out) // the Fetch handler sends the answer
 	n, nBig := float64(len(b)), float64(len(big))
 	got := scrape(t, NewCollector(f.rm))
 	wantSeries(t, got, map[string]float64{
@@ -241,6 +245,7 @@ func TestReplicationBytesAndFetcherLag(t *testing.T) {
 	if out[0].Err != nil {
 		t.Fatal(out[0].Err)
 	}
+	CountFetchedBytes(true, out)
 	// t-1 follows broker 2: a fetched answer of 10 records whose leader
 	// is at high watermark 25.
 	follower, _ := f.rm.Partition(tp("t", 1))

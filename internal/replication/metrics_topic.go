@@ -232,11 +232,14 @@ func (s *BrokerTopicStats) countFetchRequests(results []FetchPartitionResult) {
 	}
 }
 
-// countFetchedBytes counts the record bytes of a fetch's answer.
-func countFetchedBytes(params FetchParams, results []FetchPartitionResult) {
+// CountFetchedBytes counts the record bytes of a Fetch's answer (BytesOut
+// for a consumer, ReplicationBytesOut for a follower). The Fetch handler
+// calls it when it sends the answer, not when a quota throttle answers
+// empty instead: Kafka counts the bytes of the response it sends.
+func CountFetchedBytes(follower bool, results []FetchPartitionResult) {
 	for i := range results {
 		if p := results[i].part; p != nil && results[i].Err == nil {
-			p.metrics.fetched(params.ReplicaID >= 0, results[i].Records.Size)
+			p.metrics.fetched(follower, results[i].Records.Size)
 		}
 	}
 }

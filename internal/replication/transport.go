@@ -121,6 +121,7 @@ func (rm *ReplicaManager) FetchForReplica(ctx context.Context, req ReplicaFetchR
 	}
 	results := rm.Fetch(ctx, FetchParams{ReplicaID: req.ReplicaID, ReplicaEpoch: req.BrokerEpoch, MaxWait: req.MaxWait, MinBytes: req.MinBytes,
 		MaxBytes: req.MaxBytes, Isolation: IsolationLogEnd}, parts)
+	CountFetchedBytes(true, results)
 	out := make([]ReplicaFetchResult, len(results))
 	for i, r := range results {
 		out[i] = ReplicaFetchResult{TP: r.TP, ErrorCode: ErrorCode(r.Err), HighWatermark: r.HighWatermark,
