@@ -104,8 +104,9 @@ func summary(res browseResult) string {
 	return fmt.Sprintf("%s Read %d records, stopped at offset %d: %s.", where, res.Scanned, res.Next, res.Stop)
 }
 
-// topicNames lists the topics for the form's choice; a failure leaves the
-// list empty (the topic can still be typed).
+// topicNames lists the topics for the form's choice (the first
+// maxTopicChoices by name); a failure leaves the list empty (the topic can
+// still be typed).
 func (c *Console) topicNames(r *http.Request, s *session) []string {
 	tds, err := kadm.NewClient(s.Client()).ListTopics(r.Context())
 	if err != nil {
@@ -113,5 +114,8 @@ func (c *Console) topicNames(r *http.Request, s *session) []string {
 	}
 	names := tds.Names()
 	sort.Strings(names)
-	return names
+	return names[:min(len(names), maxTopicChoices)]
 }
+
+// maxTopicChoices bounds the topics a form offers; others can be typed.
+const maxTopicChoices = 1000
