@@ -1,7 +1,7 @@
 # The README's commands. `make test` is what .ci/run runs first.
 GO ?= go
 
-.PHONY: test build vet interop interop-heavy faults quota-long bench fuzz console-test
+.PHONY: test build vet interop interop-heavy faults quota-long bench fuzz console-test prometheus-test
 
 build:
 	$(GO) build -o bin/sluice ./cmd/sluice
@@ -32,6 +32,13 @@ interop:
 console-test:
 	bash test/console/setup.sh
 	$(GO) test -count=1 -timeout 5m -v ./test/console
+
+# A real Prometheus (Debian's package; setup.sh installs it when missing)
+# scraping a real 3-node cluster, queried through its HTTP API, and the
+# alert rules through promtool and Prometheus itself (budget: 3 minutes).
+prometheus-test:
+	bash test/metrics/setup.sh
+	SLUICE_PROMETHEUS_TEST=1 $(GO) test -count=1 -timeout 6m -v -run 'TestPrometheus' ./test/metrics
 
 # The heavier interop runs, outside make interop: the exactly-once Kafka Streams
 # WordCount killed with kill -9 ten times mid-stream (the suite kills it twice).
