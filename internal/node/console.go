@@ -43,6 +43,9 @@ func (n *Node) newConsole() error {
 		listeners = append(listeners, console.Listener{Key: k.addr.Name(), Address: addr, Metrics: k.metrics, Pprof: k.pprof, Users: users})
 	}
 	// The web console (sluice.console.listener) appends its listener here.
+	if err := n.appendWebConsole(&listeners); err != nil {
+		return err
+	}
 	if len(listeners) == 0 {
 		return nil
 	}
