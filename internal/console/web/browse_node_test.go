@@ -135,7 +135,7 @@ func TestBrowserOnALiveNode(t *testing.T) {
 		{"search newest first", "topic=orders&mode=newest&q=tag&in=value&limit=2", "29,28", []string{"Scanned 31 records, 30 matched, stopped at offset 28"}},
 		{"search stops at the scan limit", "topic=orders&q=nothing-like-this&scan=10", "", []string{"Scanned 10 records, 0 matched, stopped at offset 10: reached the scan limit"}},
 		{"search value not key", "topic=orders&q=k-17&in=value", "", []string{"0 matched"}},
-		{"json", "topic=orders&offset=3&limit=1&render=json", "3", []string{"&#34;n&#34;: 3,", "trace", "abc-123"}},
+		{"json", "topic=orders&offset=3&limit=1&render=json", "3", []string{"&#34;n&#34;: 3,", "trace", "abc-123", "2023-11-14 22:13:23.000 UTC", "CreateTime"}},
 		{"hex", "topic=orders&offset=3&limit=1&render=hex", "3", []string{"7b 22 6e 22"}},
 		{"not UTF-8", "topic=orders&offset=30&limit=1", "30", []string{`ok\xff\xfe&lt;b&gt;`, "not UTF-8"}},
 		{"huge limit clamped", "topic=orders&limit=100000000000", "", []string{"clamped to 500"}},

@@ -23,9 +23,12 @@ type shownRecord struct {
 	Offset    int64
 	Partition int32
 	Timestamp string
-	Key       shownBytes
-	Value     shownBytes
-	Headers   []shownHeader
+	// TimestampType is Kafka's name: CreateTime (the producer's) or
+	// LogAppendTime (the broker's, message.timestamp.type).
+	TimestampType string
+	Key           shownBytes
+	Value         shownBytes
+	Headers       []shownHeader
 }
 
 type shownHeader struct {
@@ -46,11 +49,15 @@ type shownBytes struct {
 // showRecord renders rec as r asks.
 func showRecord(rec *kgo.Record, r renderAs) shownRecord {
 	sr := shownRecord{
-		Offset:    rec.Offset,
-		Partition: rec.Partition,
-		Timestamp: rec.Timestamp.UTC().Format("2006-01-02 15:04:05.000 MST"),
-		Key:       showBytes(rec.Key, r),
-		Value:     showBytes(rec.Value, r),
+		Offset:        rec.Offset,
+		Partition:     rec.Partition,
+		Timestamp:     rec.Timestamp.UTC().Format("2006-01-02 15:04:05.000 MST"),
+		TimestampType: "CreateTime",
+		Key:           showBytes(rec.Key, r),
+		Value:         showBytes(rec.Value, r),
+	}
+	if rec.Attrs.TimestampType() == 1 {
+		sr.TimestampType = "LogAppendTime"
 	}
 	// Header values are short tags: text unless the page asks for hex.
 	headerRender := renderText
