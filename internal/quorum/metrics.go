@@ -7,10 +7,12 @@ import (
 	"go.etcd.io/raft/v3"
 )
 
-// Kafka's raft-metrics current-state values (KafkaRaftMetrics). Kafka 4's
-// "prospective" (KIP-996 pre-vote) has no counterpart in the names the
-// dashboards use, so a pre-candidate reports "voted" or "unattached" as
-// Kafka's pre-4 voters did before they stood.
+// Kafka's raft-metrics current-state values (KafkaRaftMetrics), as the
+// metric naming contract lists them. Kafka 4.4 names "voted"
+// "unattached-voted" and has "prospective" and "prospective-voted" for a
+// pre-vote candidate (KIP-996), which the contract does not list: a
+// pre-candidate reports "voted" or "unattached" as Kafka's voters did
+// before pre-vote.
 const (
 	StateLeader     = "leader"
 	StateCandidate  = "candidate"
@@ -34,6 +36,15 @@ func raftStateName(st raft.BasicStatus) string {
 		return StateVoted
 	}
 	return StateUnattached
+}
+
+// observerState is an observer's state: Kafka's observer follows a known
+// leader and is unattached while it knows none.
+func observerState(leader int32) string {
+	if leader < 0 {
+		return StateUnattached
+	}
+	return StateObserver
 }
 
 // raftVote is Kafka's current-vote: this node as leader or candidate, the

@@ -127,8 +127,9 @@ func scrapeRaft(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	return out
 }
 
-// TestObserverRaftMetrics: an observer reports state observer, no vote,
-// and the voter's log end and high watermark once caught up.
+// TestObserverRaftMetrics: an observer reports state unattached until it
+// knows the leader, then observer, no vote, and the voter's log end and
+// high watermark once caught up.
 func TestObserverRaftMetrics(t *testing.T) {
 	d, store := startLogVoter(t, t.TempDir(), &appliedLog{})
 	t.Cleanup(func() {
@@ -152,10 +153,14 @@ func TestObserverRaftMetrics(t *testing.T) {
 		return resp
 	})
 	o := newTestObserver(t, addr, &appliedLog{})
-	o.Start()
-	t.Cleanup(o.Stop)
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(NewMetricsCollector(o, nil, clock.Real{}))
+	// Before its first fetch it knows no leader: unattached, as Kafka's.
+	if got := scrapeRaft(t, reg); got["state"] != stateCode(StateUnattached) || got["current_leader"] != -1 || got["log_end_offset"] != 0 {
+		t.Fatalf("observer before fetching: %v", got)
+	}
+	o.Start()
+	t.Cleanup(o.Stop)
 	vs := d.Status()
 	testutil.EventuallyNoError(t, 10*time.Second, func() error {
 		got := scrapeRaft(t, reg)

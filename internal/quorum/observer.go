@@ -104,7 +104,7 @@ func (o *Observer) Status() Status {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return Status{NodeID: o.opts.NodeID, Leader: o.leader, Epoch: o.epoch, CommitOffset: o.hw - 1, AppliedOffset: o.next - 1,
-		State: StateObserver, Vote: -1, LogEndOffset: o.next, LogEndEpoch: o.nextEpoch}
+		State: observerState(o.leader), Vote: -1, LogEndOffset: o.next, LogEndEpoch: o.nextEpoch}
 }
 
 // StatusChanged returns a channel closed the next time Status changes.
