@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // produceView is the produce page: the form as typed, and where the
@@ -27,8 +29,8 @@ func (c *Console) producePage(w http.ResponseWriter, r *http.Request, s *session
 
 // produceAction writes the posted message (CSRF and read-only mode were
 // checked by the router) and shows the partition and offset, or the
-// error: a refusal of ours with its status, Kafka's answer as a 502 with
-// Kafka's own text.
+// error: a refusal of ours with its status, Kafka's refusal as a 400 with
+// Kafka's error name and text, a failure to reach the cluster as a 502.
 func (c *Console) produceAction(w http.ResponseWriter, r *http.Request, s *session) error {
 	v := produceView{Form: r.PostForm, Topics: c.topicNames(r, s)}
 	status := http.StatusOK
@@ -40,12 +42,15 @@ func (c *Console) produceAction(w http.ResponseWriter, r *http.Request, s *sessi
 		}
 	}
 	var he *httpError
+	var ke *kerr.Error
 	switch {
 	case errors.As(err, &he):
 		status, v.Error = he.status, he.msg
+	case errors.As(err, &ke):
+		status, v.Error = http.StatusBadRequest, "Kafka refused the message: "+ke.Error()
 	case err != nil:
 		c.log.Warn("web console: produce", "topic", p.Topic, "err", err)
-		status, v.Error = http.StatusBadGateway, "Kafka refused the message: "+err.Error()
+		status, v.Error = http.StatusBadGateway, "The message was not written: "+err.Error()
 	}
 	c.render(w, s, status, "produce.html", "Produce a message", v)
 	return nil

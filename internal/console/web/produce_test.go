@@ -1,6 +1,7 @@
 package web
 
 import (
+	"crypto/rand"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -60,6 +61,20 @@ func TestProduceOnALiveNode(t *testing.T) {
 	status, body = post(t, h, "/produce", url.Values{csrfField: {token}, "topic": {"orders"}, "value": {"v"}}, cookies)
 	if status != http.StatusOK || !strings.Contains(body, `id="produce-result"`) {
 		t.Fatalf("produce without a partition: %d\n%s", status, body)
+	}
+
+	// Kafka's own refusal: a record above the topic's max.message.bytes.
+	small := "200"
+	if _, err := n.adm.CreateTopic(t.Context(), 1, 1, map[string]*string{"max.message.bytes": &small}, "tiny"); err != nil {
+		t.Fatal(err)
+	}
+	var big strings.Builder // random text: the producer's compression cannot shrink it below the limit
+	for big.Len() < 2000 {
+		big.WriteString(rand.Text())
+	}
+	status, body = post(t, h, "/produce", url.Values{csrfField: {token}, "topic": {"tiny"}, "value": {big.String()}}, cookies)
+	if status != http.StatusBadRequest || !strings.Contains(body, "Kafka refused the message: MESSAGE_TOO_LARGE") {
+		t.Fatalf("a record above max.message.bytes: %d\n%s", status, body)
 	}
 
 	bad := []struct {
