@@ -22,7 +22,7 @@ import (
 )
 
 // describeBrokerLoggers answers one BROKER_LOGGER resource: every logger
-// with its effective level, or those of names.
+// with its effective level, or those named.
 func describeBrokerLoggers(loggers *logging.Levels, self int32, r kmsg.DescribeConfigsRequestResource) ([]kmsg.DescribeConfigsResponseResourceConfig, int16, *string) {
 	switch id, err := strconv.Atoi(r.ResourceName); {
 	case loggers == nil:
@@ -36,7 +36,8 @@ func describeBrokerLoggers(loggers *logging.Levels, self int32, r kmsg.DescribeC
 	}
 	var out []kmsg.DescribeConfigsResponseResourceConfig
 	for _, l := range loggers.Loggers() {
-		if r.ConfigNames != nil && !slices.Contains(r.ConfigNames, l.Name) {
+		// Kafka lists every logger for a null or an empty name list.
+		if len(r.ConfigNames) > 0 && !slices.Contains(r.ConfigNames, l.Name) {
 			continue
 		}
 		c := kmsg.NewDescribeConfigsResponseResourceConfig()

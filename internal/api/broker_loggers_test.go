@@ -42,6 +42,10 @@ func TestDescribeBrokerLoggers(t *testing.T) {
 	if code != 0 || strings.Join(got, ",") != "root=INFO,quorum=INFO,server=TRACE" {
 		t.Fatalf("describe: code %d, %v", code, got)
 	}
+	r.ConfigNames = []string{} // Kafka lists every logger for an empty list too
+	if configs, _, _ := describeBrokerLoggers(levels, 1, r); len(configs) != 3 {
+		t.Errorf("describe with an empty name list: %d loggers, want 3", len(configs))
+	}
 	r.ConfigNames = []string{"server", "nope"}
 	if configs, _, _ := describeBrokerLoggers(levels, 1, r); len(configs) != 1 || configs[0].Name != "server" {
 		t.Errorf("describe by name: %+v", configs)
