@@ -41,9 +41,21 @@ func findChromium() (string, error) {
 type browser struct {
 	t   *testing.T
 	ctx context.Context
+	*seen
+}
 
+// seen is what the tab's listener recorded, shared by every view of the
+// browser (in).
+type seen struct {
 	mu       sync.Mutex
 	problems []string
+}
+
+// in is the browser reporting to t (a subtest).
+func (b *browser) in(t *testing.T) *browser {
+	c := *b
+	c.t = t
+	return &c
 }
 
 func newBrowser(t *testing.T) *browser {
@@ -59,7 +71,7 @@ func newBrowser(t *testing.T) *browser {
 		opts = append(opts, chromedp.NoSandbox)
 	}
 	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	b := &browser{t: t}
+	b := &browser{t: t, seen: &seen{}}
 	ctx, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(b.onEvent))
 	t.Cleanup(func() {
 		cancelTab()
@@ -100,18 +112,18 @@ func (b *browser) onEvent(ev any) {
 	}
 }
 
-func (b *browser) problem(format string, args ...any) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.problems = append(b.problems, fmt.Sprintf(format, args...))
+func (s *seen) problem(format string, args ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.problems = append(s.problems, fmt.Sprintf(format, args...))
 }
 
 // takeProblems returns and forgets the problems seen so far.
-func (b *browser) takeProblems() []string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	p := b.problems
-	b.problems = nil
+func (s *seen) takeProblems() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := s.problems
+	s.problems = nil
 	return p
 }
 
@@ -266,3 +278,72 @@ func artifactsDir(t *testing.T) string {
 	}
 	return dir
 }
+
+// typeIn types text into form fields by CSS selector, as a person does:
+// each field is emptied, focused and sent the keys.
+func (b *browser) typeIn(what string, fields map[string]string) {
+	b.t.Helper()
+	actions := make([]chromedp.Action[chromedp.Void], 0, 2*len(fields))
+	for sel, v := range fields {
+		clear := evalVoid(fmt.Sprintf(`document.querySelector(%q).value = ""`, sel))
+		actions = append(actions, clear, chromedp.SendKeys(chromedp.CSS(sel), v))
+	}
+	b.must(what, actions...)
+}
+
+// choose selects value in the select element sel.
+func (b *browser) choose(sel, value string) {
+	b.t.Helper()
+	b.must("choose "+value+" in "+sel, chromedp.SetValue(chromedp.CSS(sel), value))
+}
+
+// click clicks sel (a submit button) and returns the status of the page
+// the browser lands on.
+func (b *browser) click(sel string) int64 {
+	b.t.Helper()
+	return b.submit("click "+sel, chromedp.Click(chromedp.CSS(sel)))
+}
+
+// post builds a form in the page with fields and submits it to action,
+// as a page of another origin or a stale tab would; it returns the status
+// of the page the browser lands on.
+func (b *browser) post(action string, fields map[string]string) int64 {
+	b.t.Helper()
+	js := fmt.Sprintf(`(() => {
+  const f = document.createElement("form");
+  f.method = "post";
+  f.action = %q;
+  for (const [k, v] of Object.entries(%s)) {
+    const i = document.createElement("input");
+    i.type = "hidden"; i.name = k; i.value = v;
+    f.appendChild(i);
+  }
+  document.body.appendChild(f);
+  f.submit();
+})()`, action, jsObject(fields))
+	return b.submit("post "+action, chromedp.Evaluate[chromedp.Void](js))
+}
+
+// jsObject is fields as a JavaScript object literal.
+func jsObject(fields map[string]string) string {
+	parts := make([]string, 0, len(fields))
+	for k, v := range fields {
+		parts = append(parts, fmt.Sprintf("%q: %q", k, v))
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// texts are the visible texts of every element sel matches.
+func (b *browser) texts(sel string) []string {
+	b.t.Helper()
+	return eval[[]string](b, fmt.Sprintf(`Array.from(document.querySelectorAll(%q), e => e.innerText.trim())`, sel))
+}
+
+// has reports whether sel matches an element.
+func (b *browser) has(sel string) bool {
+	b.t.Helper()
+	return b.count(sel) > 0
+}
+
+// evalVoid is a script run in the page for its effect.
+func evalVoid(js string) chromedp.Action[chromedp.Void] { return chromedp.Evaluate[chromedp.Void](js) }
