@@ -56,14 +56,20 @@ func TestBrokerReadinessConditions(t *testing.T) {
 // TestReadyzOfARealCluster: a broker started before its controllers
 // answers 503 "not registered"; one of two voters alone answers 503 "no
 // leader"; once both voters run, every node answers 200 on /readyz, and
-// /healthz was 200 all along.
+// /healthz was 200 all along. A broker whose heartbeats stop is fenced by
+// the controller once its session expires, and says so (its metadata
+// still arrives: the observer does not depend on the heartbeats).
 func TestReadyzOfARealCluster(t *testing.T) {
 	id, err := kafka.RandomUUID()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ports := snapshotClusterPorts(t, 6)
-	c := &snapshotCluster{clusterID: id.String(), overrides: map[string]string{config.SluiceMetricsListener.Name(): "127.0.0.1:0"}}
+	c := &snapshotCluster{clusterID: id.String(), overrides: map[string]string{
+		config.SluiceMetricsListener.Name():     "127.0.0.1:0",
+		config.BrokerSessionTimeoutMs.Name():    "2000",
+		config.BrokerHeartbeatIntervalMs.Name(): "200",
+	}}
 	base := t.TempDir()
 	var voters []string
 	for i := range 3 {
@@ -100,6 +106,10 @@ func TestReadyzOfARealCluster(t *testing.T) {
 		c.awaitReady(t, i)
 		awaitProbe(t, c.node(i), "/readyz", http.StatusOK, "ready")
 	}
+
+	c.node(broker).broker.lifecycle.Stop() // no more heartbeats
+	awaitProbe(t, c.node(broker), "/readyz", http.StatusServiceUnavailable, "broker: fenced by the controller")
+	awaitProbe(t, c.node(broker), "/healthz", http.StatusOK, "ok")
 }
 
 // awaitProbe polls path on n's metrics listener until it answers code with
