@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"sluice/internal/controller"
+	"sluice/internal/purgatory"
 	"sluice/internal/quorum"
 	"sluice/internal/transport"
 )
@@ -54,7 +55,11 @@ func (f *ForwardingManager) Forward(ctx context.Context, req kmsg.Request) (kmsg
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go f.cancelOnLeaderChange(rctx, cancel, st.Leader)
+	// The controller's answer is the request's remote time, as Kafka's
+	// forwarding completes the request from the controller's callback.
+	purgatory.Park(ctx)
 	resp, err := f.peers.Request(rctx, addr, req)
+	purgatory.Unpark(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%w: send %s to controller %d at %s: %w", controller.ErrNotController, kmsg.NameForKey(req.Key()), st.Leader, addr, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"sluice/internal/metadata"
+	"sluice/internal/purgatory"
 	"sluice/internal/quorum"
 )
 
@@ -101,7 +102,11 @@ func run[R any](ctx context.Context, r *Runner, op func(*metadata.Image) ([]meta
 	if len(recs) == 0 {
 		return resp, im.Offset(), nil
 	}
+	// Waiting for the commit is the request's remote time, as Kafka's
+	// controller completes the request's future once its records commit.
+	purgatory.Park(ctx)
 	offset, err := r.proposer.ProposeAfter(ctx, metadata.EncodeRecords(recs), im.Offset())
+	purgatory.Unpark(ctx)
 	if err != nil {
 		var notLeader quorum.NotLeaderError
 		switch {

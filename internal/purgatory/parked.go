@@ -14,12 +14,18 @@ import (
 // request's remote time (Kafka's RemoteTimeMs, between the handler's local
 // work and the delayed operation completing). Overlapping waits (a request
 // fanned out to several shards) count once, for as long as any lasts.
+// Waits are timed on the ParkedTime's clock, the one that times the rest of
+// the request.
 type ParkedTime struct {
+	clk   clock.Clock
 	mu    sync.Mutex
 	depth int
 	since time.Time
 	total time.Duration
 }
+
+// NewParkedTime returns a ParkedTime timing waits on clk.
+func NewParkedTime(clk clock.Clock) *ParkedTime { return &ParkedTime{clk: clk} }
 
 // Take returns the time parked since the last Take and resets it.
 func (p *ParkedTime) Take() time.Duration {
@@ -30,21 +36,21 @@ func (p *ParkedTime) Take() time.Duration {
 	return d
 }
 
-func (p *ParkedTime) park(now time.Time) {
+func (p *ParkedTime) park() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.depth == 0 {
-		p.since = now
+		p.since = p.clk.Now()
 	}
 	p.depth++
 }
 
-func (p *ParkedTime) unpark(now time.Time) {
+func (p *ParkedTime) unpark() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.depth--
 	if p.depth == 0 {
-		p.total += max(now.Sub(p.since), 0)
+		p.total += max(clock.Since(p.clk, p.since), 0)
 	}
 }
 
@@ -63,18 +69,18 @@ func parkedTimeOf(ctx context.Context) *ParkedTime {
 }
 
 // Park marks the start of a wait outside a purgatory that Kafka counts as
-// remote time (a request waiting on the group coordinator's answer); each
-// Park needs its Unpark on the same context and clock. Both do nothing
-// when ctx carries no ParkedTime.
-func Park(ctx context.Context, clk clock.Clock) {
+// remote time (a request waiting on the group coordinator's answer, or
+// forwarded to the active controller); each Park needs its Unpark on the
+// same context. Both do nothing when ctx carries no ParkedTime.
+func Park(ctx context.Context) {
 	if p := parkedTimeOf(ctx); p != nil {
-		p.park(clk.Now())
+		p.park()
 	}
 }
 
 // Unpark ends a wait Park began.
-func Unpark(ctx context.Context, clk clock.Clock) {
+func Unpark(ctx context.Context) {
 	if p := parkedTimeOf(ctx); p != nil {
-		p.unpark(clk.Now())
+		p.unpark()
 	}
 }

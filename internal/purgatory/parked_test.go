@@ -13,8 +13,8 @@ func TestParkedTimeAddsOnlyParkedWaits(t *testing.T) {
 	clk := clock.NewManual(time.Unix(1_700_000_000, 0))
 	p := New[string](WithClock(clk))
 	defer p.Close()
-	var parked ParkedTime
-	ctx := WithParkedTime(context.Background(), &parked)
+	parked := NewParkedTime(clk)
+	ctx := WithParkedTime(context.Background(), parked)
 
 	if ok, _ := p.Wait(ctx, []string{"a"}, time.Second, func() bool { return true }); !ok {
 		t.Fatal("ready wait did not succeed")
@@ -41,18 +41,18 @@ func TestParkedTimeAddsOnlyParkedWaits(t *testing.T) {
 
 func TestParkedTimeCountsOverlappingWaitsOnce(t *testing.T) {
 	clk := clock.NewManual(time.Unix(1_700_000_000, 0))
-	var parked ParkedTime
-	ctx := WithParkedTime(context.Background(), &parked)
-	Park(ctx, clk) // two shards asked at once
-	Park(ctx, clk)
+	parked := NewParkedTime(clk)
+	ctx := WithParkedTime(context.Background(), parked)
+	Park(ctx) // two shards asked at once
+	Park(ctx)
 	clk.Advance(100 * time.Millisecond)
-	Unpark(ctx, clk)
+	Unpark(ctx)
 	clk.Advance(50 * time.Millisecond)
-	Unpark(ctx, clk)
+	Unpark(ctx)
 	clk.Advance(time.Second) // not parked
 	if d := parked.Take(); d != 150*time.Millisecond {
 		t.Fatalf("overlapping waits parked %v, want 150ms", d)
 	}
-	Park(context.Background(), clk) // no ParkedTime: nothing to do
-	Unpark(context.Background(), clk)
+	Park(context.Background()) // no ParkedTime: nothing to do
+	Unpark(context.Background())
 }

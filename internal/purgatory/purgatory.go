@@ -109,21 +109,20 @@ func (p *Purgatory[K]) Wait(ctx context.Context, keys []K, timeout time.Duration
 	if ok := ready(); ok || timeout <= 0 {
 		return ok, nil
 	}
-	parkedAt := p.clk.Now()
 	w := &waiter{
 		wake:      make(chan struct{}, 1),
 		expired:   make(chan struct{}),
-		deadline:  parkedAt.Add(timeout),
+		deadline:  p.clk.Now().Add(timeout),
 		heapIndex: -1,
 	}
+	// Parked from before the waiter is visible, so a test that moves a
+	// manual clock once it sees the waiter finds the wait begun.
+	Park(ctx)
+	defer Unpark(ctx)
 	if err := p.register(w, keys); err != nil {
 		return false, err
 	}
 	defer p.unregister(w, keys)
-	if parked := parkedTimeOf(ctx); parked != nil {
-		parked.park(parkedAt)
-		defer func() { parked.unpark(p.clk.Now()) }()
-	}
 	if ready() {
 		return true, nil
 	}

@@ -50,7 +50,7 @@ type conn struct {
 	// timing is the request in flight's timestamps; parked, carried by
 	// ctx, gathers the time its handler waits in purgatories.
 	timing requestTiming
-	parked purgatory.ParkedTime
+	parked *purgatory.ParkedTime
 	// ip is the client's address as counted by the connection quotas.
 	ip netip.Addr
 	// lastActive is when a request last arrived or a response was last
@@ -106,8 +106,9 @@ func newConn(s *Server, l Listener, registry *api.Registry, nc net.Conn, ip neti
 		out:    make(chan outgoing),
 		sent:   make(chan error),
 		timing: requestTiming{clk: s.clock},
+		parked: purgatory.NewParkedTime(s.clock),
 	}
-	c.ctx = purgatory.WithParkedTime(ctx, &c.parked)
+	c.ctx = purgatory.WithParkedTime(ctx, c.parked)
 	if l.SASL != nil {
 		c.sasl = newSASLConn(c, l.SASL)
 		c.state.SASL = c.sasl

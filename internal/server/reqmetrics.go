@@ -187,6 +187,9 @@ func (m *requestMetrics) slot(i int, name string, maxVersion int16) *apiMetrics 
 // Fetch, under FetchConsumer or FetchFollower too, as Kafka does (errors
 // only under the key's name, as Kafka's updateErrorMetrics).
 func (m *requestMetrics) record(t *requestTiming, resp api.Response) {
+	if t.apiKey < 0 || int(t.apiKey) >= len(m.maxVersion) {
+		return // a key kmsg does not know (the registry serves none)
+	}
 	a := m.forKey(t.apiKey)
 	a.countVersion(t.version, t.served)
 	a.countErrors(resp)

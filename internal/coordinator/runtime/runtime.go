@@ -189,8 +189,8 @@ func call[S Shard, T any](ctx context.Context, s *shard[S], op func(now time.Tim
 	}
 	// Waiting for the shard's answer is the request's remote time, as
 	// Kafka's coordinator completes a future the request waits on.
-	purgatory.Park(ctx, s.opts.Clock)
-	defer purgatory.Unpark(ctx, s.opts.Clock)
+	purgatory.Park(ctx)
+	defer purgatory.Unpark(ctx)
 	select {
 	case v := <-ch:
 		return v, 0
