@@ -211,3 +211,40 @@ func TestBrowserBadInputOnALiveNode(t *testing.T) {
 		t.Errorf("the form does not offer the topics")
 	}
 }
+
+// TestBrowserEndsAtATransactionMarker: a partition whose last offset is a
+// commit marker (never delivered to a consumer) still gives a page, which
+// says why it stopped, instead of waiting for a record that never comes.
+func TestBrowserEndsAtATransactionMarker(t *testing.T) {
+	n := startLiveNode(t)
+	n.createTopic(t, "tx", 1)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.addr), kgo.TransactionalID("console-test"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cl.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "tx", Value: fmt.Appendf(nil, "t%d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cl.EndTransaction(ctx, kgo.TryCommit); err != nil {
+		t.Fatal(err)
+	}
+	h := n.console(t, Options{}).Handler()
+	for _, c := range []struct{ query, offsets, stop string }{
+		{"topic=tx", "0,1,2", "Read 3 records, stopped at offset 3: no more records arrived in time"},
+		{"topic=tx&q=t1", "1", "Scanned 3 records, 1 matched, stopped at offset 3: no more records arrived in time"},
+		{"topic=tx&mode=newest", "2,1,0", "reached the log start offset"},
+	} {
+		body := mustGet(t, h, "/messages?"+c.query)
+		if got := offsetsShown(body); got != c.offsets || !strings.Contains(body, "Partition 0 holds offsets 0 to 3.") || !strings.Contains(body, c.stop) {
+			t.Errorf("%s: offsets %q, want %q; the page should say %q:\n%s", c.query, got, c.offsets, c.stop, body)
+		}
+	}
+}
