@@ -32,7 +32,7 @@ const (
 	stopScan    stopReason = "reached the scan limit"
 	stopResults stopReason = "reached the results limit"
 	stopStart   stopReason = "reached the log start offset"
-	stopIdle    stopReason = "no more records arrived in time (the rest of the range may be transaction markers or compacted away)"
+	stopIdle    stopReason = "no more records arrived in time (the rest of the range may have been compacted away)"
 )
 
 // scanRange is one forward read: offsets [From, To) of a partition.
@@ -64,7 +64,8 @@ const pollBatch = 500
 // scan reads r.From..r.To from src, examining at most r.MaxScan records:
 // it never asks src for more records than the scan may still examine, so it
 // stops exactly at the limit. Records outside the range (a fetch buffered
-// before a seek) are skipped without being counted. idle bounds each wait
+// before a seek) are skipped without being counted, and so are
+// transaction markers (control records). idle bounds each wait
 // for records on clk; its expiry ends the scan with stopIdle, ctx's with
 // ctx's error.
 func scan(ctx context.Context, clk clock.Clock, src recordSource, r scanRange, match func(*kgo.Record) bool, idle time.Duration) (scanResult, error) {
@@ -94,6 +95,10 @@ func scan(ctx context.Context, clk clock.Clock, src recordSource, r scanRange, m
 		}
 		for _, rec := range recs {
 			if rec.Offset < res.Next || rec.Offset >= r.To {
+				continue
+			}
+			if rec.Attrs.IsControl() { // a transaction marker: passed, not shown or counted
+				res.Next = rec.Offset + 1
 				continue
 			}
 			res.Scanned++
