@@ -27,8 +27,10 @@ interop:
 	bash test/interop/run
 
 # The web console in headless Chromium against a real sluice process
-# (budget: 3 minutes); setup.sh installs Debian's chromium when missing.
-# Screenshots go to $SLUICE_ARTIFACTS (default test/console/artifacts).
+# (budget: 3 minutes; 25-80 s on 2 cores, under load); setup.sh installs
+# Debian's chromium when missing (its two packages, 98 MB, took 14 s to
+# fetch and unpack here). Screenshots go to $SLUICE_ARTIFACTS (default
+# test/console/artifacts).
 console-test:
 	bash test/console/setup.sh
 	$(GO) test -count=1 -timeout 5m -v ./test/console
