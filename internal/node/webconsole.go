@@ -1,6 +1,8 @@
 package node
 
 import (
+	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"sluice/internal/api"
+	"sluice/internal/auth/tlsconf"
 	"sluice/internal/config"
 	"sluice/internal/console"
 	"sluice/internal/console/web"
@@ -37,13 +40,14 @@ func (n *Node) appendWebConsole(listeners *[]console.Listener) error {
 	if n.broker == nil {
 		return fmt.Errorf("%s=%s: the web console needs a node with the broker role (process.roles=%v)", key, addr, n.cfg.ProcessRoles())
 	}
-	listener, mechs, err := n.webConsoleBootstrap()
+	listener, mechs, tlsCfg, err := n.webConsoleBootstrap()
 	if err != nil {
 		return fmt.Errorf("%s=%s: %w", key, addr, err)
 	}
 	gatherer, _ := n.metrics.(prometheus.Gatherer)
 	wc, err := web.New(web.Options{
 		BootstrapFunc:  func() (string, error) { return n.loopbackAddr(listener) },
+		TLS:            tlsCfg,
 		SASLMechanisms: mechs,
 		ReadOnly:       readOnly,
 		Metrics:        gatherer,
@@ -82,52 +86,76 @@ func (n *Node) consoleReadOnly() (bool, error) {
 }
 
 // webConsoleBootstrap picks the broker listener the console connects to:
-// a SASL_PLAINTEXT one when there is one (the cluster authenticates, so
-// the console logs its users in and acts as them), else a PLAINTEXT one.
-// A node with TLS listeners only is refused: the console does not dial
-// TLS yet.
-func (n *Node) webConsoleBootstrap() (listener string, mechs []string, err error) {
+// a SASL one when there is one (the cluster authenticates, so the console
+// logs its users in and acts as them), plain before TLS, else PLAINTEXT,
+// else SSL. Over TLS the console trusts exactly the certificate this node
+// serves on that listener (the address is loopback, which the
+// certificate need not name); a listener that requires client
+// certificates is refused, as the console has none of its own.
+func (n *Node) webConsoleBootstrap() (listener string, mechs []string, tlsCfg *tls.Config, err error) {
 	controllers := n.cfg.ControllerListenerNames()
-	var plaintext, saslPlain string
-	var others []string
+	first := map[string]string{}
 	for _, l := range n.cfg.Listeners() {
 		if slices.Contains(controllers, l.Name) {
 			continue
 		}
-		switch l.Protocol {
-		case "PLAINTEXT", "":
-			plaintext = firstName(plaintext, l.Name)
-		case "SASL_PLAINTEXT":
-			saslPlain = firstName(saslPlain, l.Name)
-		default:
-			others = append(others, l.Name+" ("+l.Protocol+")")
+		p := l.Protocol
+		if p == "" {
+			p = "PLAINTEXT"
+		}
+		if _, ok := first[p]; !ok {
+			first[p] = l.Name
 		}
 	}
-	if saslPlain != "" {
-		for _, m := range n.cfg.SASLEnabledMechanisms(saslPlain) {
-			if slices.Contains(webConsoleMechanisms(), strings.ToUpper(m)) {
-				mechs = append(mechs, strings.ToUpper(m))
-			}
+	for _, p := range []string{"SASL_PLAINTEXT", "SASL_SSL", "PLAINTEXT", "SSL"} {
+		if listener = first[p]; listener != "" {
+			break
 		}
-		if len(mechs) == 0 {
-			return "", nil, fmt.Errorf("listener %s enables none of the mechanisms the console logs in with (%s)",
-				saslPlain, strings.Join(webConsoleMechanisms(), ", "))
+	}
+	if listener == "" {
+		return "", nil, nil, errors.New("the node has no broker listener for the console to connect to")
+	}
+	if st := n.tls[listener]; st != nil {
+		if st.ClientAuth() == "required" {
+			return "", nil, nil, fmt.Errorf("listener %s requires client certificates (ssl.client.auth=required), and the console has none", listener)
 		}
-		return saslPlain, mechs, nil
+		tlsCfg = pinnedTLS(st)
 	}
-	if plaintext != "" {
-		return plaintext, nil, nil
+	if !strings.HasPrefix(n.cfg.ListenerProtocol(listener), "SASL_") {
+		return listener, nil, tlsCfg, nil
 	}
-	return "", nil, fmt.Errorf("the console connects to its node over a PLAINTEXT or SASL_PLAINTEXT listener; this node's are %s (TLS is not supported by the console yet)",
-		strings.Join(others, ", "))
+	for _, m := range n.cfg.SASLEnabledMechanisms(listener) {
+		if slices.Contains(webConsoleMechanisms(), strings.ToUpper(m)) {
+			mechs = append(mechs, strings.ToUpper(m))
+		}
+	}
+	if len(mechs) == 0 {
+		return "", nil, nil, fmt.Errorf("listener %s enables none of the mechanisms the console logs in with (%s)",
+			listener, strings.Join(webConsoleMechanisms(), ", "))
+	}
+	return listener, mechs, tlsCfg, nil
 }
 
-// firstName keeps the first listener name seen.
-func firstName(have, name string) string {
-	if have != "" {
-		return have
+// pinnedTLS trusts the certificate the listener serves at the time of
+// each handshake (a reloaded keystore included) and nothing else.
+func pinnedTLS(st *tlsconf.Store) *tls.Config {
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		// The chain and name are not checked: the one certificate
+		// accepted is the node's own, compared byte for byte below.
+		InsecureSkipVerify: true, //nolint:gosec // pinned in VerifyConnection
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			own, err := st.ServerConfig().GetConfigForClient(nil)
+			if err != nil {
+				return err
+			}
+			if len(cs.PeerCertificates) == 0 || len(own.Certificates) == 0 || len(own.Certificates[0].Certificate) == 0 ||
+				!bytes.Equal(cs.PeerCertificates[0].Raw, own.Certificates[0].Certificate[0]) {
+				return errors.New("the listener did not present this node's own certificate")
+			}
+			return nil
+		},
 	}
-	return name
 }
 
 // loopbackAddr is where this node's listener is reached from the node

@@ -10,7 +10,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"sluice/internal/config"
 	"sluice/internal/testutil"
 )
 
@@ -66,42 +65,5 @@ func TestWebConsoleLoginWithSCRAM(t *testing.T) {
 	}
 	if code, _ = b.get("/topics"); code != http.StatusSeeOther {
 		t.Fatalf("topics after logout: %d, want a redirect to the login", code)
-	}
-}
-
-// The console picks a SASL listener over a PLAINTEXT one (so its users log
-// in), and refuses a node whose broker listeners are all TLS, naming the key.
-func TestWebConsoleBootstrapListener(t *testing.T) {
-	for _, tc := range []struct {
-		listeners, protocols string
-		want, wantErr        string
-		mechs                int
-	}{
-		{"PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:9", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT", "PLAINTEXT", "", 0},
-		{"PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:9",
-			"PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT", "SASL_PLAINTEXT", "", 2},
-		{"SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:9", "SSL:SSL,CONTROLLER:PLAINTEXT", "", "SSL (SSL)", 0},
-	} {
-		cfg, err := config.Parse("", map[string]string{
-			"log.dirs": t.TempDir(), "listeners": tc.listeners, "listener.security.protocol.map": tc.protocols,
-			"controller.quorum.voters": "1@127.0.0.1:9", "inter.broker.listener.name": strings.SplitN(tc.listeners, ":", 2)[0],
-			"sasl.enabled.mechanisms":                                     "SCRAM-SHA-256,PLAIN",
-			"listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required;",
-			"listener.name.sasl_plaintext.plain.sasl.jaas.config":         `org.apache.kafka.common.security.plain.PlainLoginModule required user_a="b";`,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := &Node{cfg: cfg}
-		got, mechs, err := n.webConsoleBootstrap()
-		if tc.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Errorf("%s: %v, want an error naming %s", tc.listeners, err, tc.wantErr)
-			}
-			continue
-		}
-		if err != nil || got != tc.want || len(mechs) != tc.mechs {
-			t.Errorf("%s: %q %v %v, want %q with %d mechanisms", tc.listeners, got, mechs, err, tc.want, tc.mechs)
-		}
 	}
 }

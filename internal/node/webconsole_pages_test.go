@@ -1,6 +1,8 @@
 package node
 
 import (
+	"context"
+	"encoding/base64"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,8 +13,9 @@ import (
 // brokers, a topic created, altered and deleted through the forms, with
 // Kafka's own refusals shown and writes without the CSRF token refused.
 func TestWebConsoleClusterPages(t *testing.T) {
-	_, base := consoleNode(t, nil)
+	plain, base := consoleNode(t, nil)
 	b := newBrowser(t, base)
+	adm, _ := newAdmin(t, plain)
 
 	code, body := b.get("/")
 	if code != http.StatusOK {
@@ -58,6 +61,13 @@ func TestWebConsoleClusterPages(t *testing.T) {
 	}
 	mustContain(t, "topic page", body, `id="topic-created"`, `data-partition="2"`, `class="num end-offset">0<`,
 		`data-config="cleanup.policy"`, "compact")
+	md, err := adm.Metadata(context.Background(), "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The topic id as Kafka's tools print it: URL-safe base64, no padding.
+	id := md.Topics["orders"].ID
+	mustContain(t, "topic page", body, `id="topic-id">`+base64.RawURLEncoding.EncodeToString(id[:])+`<`)
 	code, body = b.get("/topics")
 	mustContain(t, "topics", body, `data-topic="orders"`, `class="num partitions">3<`)
 

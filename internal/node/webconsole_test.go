@@ -62,7 +62,10 @@ func consoleNode(t *testing.T, props map[string]string) (plain string, consoleUR
 	if n.ConsoleAddr() == "" {
 		t.Fatal("sluice.console.listener is set but nothing serves it")
 	}
-	return n.Addr("PLAINTEXT").String(), "http://" + n.ConsoleAddr()
+	if a := n.Addr("PLAINTEXT"); a != nil {
+		plain = a.String()
+	}
+	return plain, "http://" + n.ConsoleAddr()
 }
 
 // browser is a cookie-keeping HTTP client that does not follow redirects.

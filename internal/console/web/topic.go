@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
@@ -34,7 +35,8 @@ type configRow struct {
 }
 
 type topicData struct {
-	Topic      string
+	Topic string
+	// ID is the topic id as Kafka prints it (URL-safe base64, no padding).
 	ID         string
 	Internal   bool
 	Partitions []partitionRow
@@ -63,7 +65,7 @@ func (c *Console) topicPage(w http.ResponseWriter, r *http.Request, s *session) 
 		return fmt.Errorf("topic %s: %w", topic, t.Err)
 	}
 	q := r.URL.Query()
-	d := topicData{Topic: topic, ID: t.ID.String(), Internal: t.IsInternal, Created: q.Has("created"), Altered: q.Has("altered")}
+	d := topicData{Topic: topic, ID: base64.RawURLEncoding.EncodeToString(t.ID[:]), Internal: t.IsInternal, Created: q.Has("created"), Altered: q.Has("altered")}
 	d.Partitions, d.OffsetsError = partitionRows(ctx, adm, t)
 	d.Configs, err = topicConfigs(ctx, adm, topic)
 	if err != nil {
