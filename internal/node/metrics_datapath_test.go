@@ -86,9 +86,17 @@ func TestDataPathMetricsCountProducedAndFetchedBytes(t *testing.T) {
 			}
 		}
 	}
-	written.mu.Lock()
-	sent, records := written.bytes, written.records
-	written.mu.Unlock()
+	// kgo calls OnProduceBatchWritten after it has finished the batch's
+	// promises, so Flush can return before the last call: wait for it.
+	var sent, records int
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		written.mu.Lock()
+		sent, records = written.bytes, written.records
+		written.mu.Unlock()
+		if records >= n1 || time.Now().After(deadline) {
+			break
+		}
+	}
 	if records != n1 {
 		t.Fatalf("kgo reports %d records written, want %d", records, n1)
 	}
