@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // messageRoutes are the message browser, produce, consumer group and
@@ -63,7 +64,7 @@ func (c *Console) browsePage(w http.ResponseWriter, r *http.Request, s *session)
 		status, v.Error = http.StatusBadRequest, qe.msg
 	case err != nil:
 		c.log.Warn("web console: browse", "topic", q.Topic, "partition", q.Partition, "err", err)
-		status, v.Error = http.StatusBadGateway, "the cluster answered: "+err.Error()
+		status, v.Error = refusedStatus(err), "the cluster answered: "+err.Error()
 	}
 	c.render(w, s, status, "browse.html", "Messages", v)
 	return nil
@@ -119,3 +120,15 @@ func (c *Console) topicNames(r *http.Request, s *session) []string {
 
 // maxTopicChoices bounds the topics a form offers; others can be typed.
 const maxTopicChoices = 1000
+
+// refusedStatus is the status of a page the cluster refused: 403 when the
+// user's ACLs forbid it, else 502 (the console is a client; the failure is
+// the cluster's answer).
+func refusedStatus(err error) int {
+	for _, denied := range []error{kerr.TopicAuthorizationFailed, kerr.GroupAuthorizationFailed, kerr.ClusterAuthorizationFailed, kerr.TransactionalIDAuthorizationFailed} {
+		if errors.Is(err, denied) {
+			return http.StatusForbidden
+		}
+	}
+	return http.StatusBadGateway
+}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -189,11 +190,13 @@ func (c *Console) applyResetTo(r *http.Request, s *session, v *groupView) error 
 }
 
 // statusOf maps an error to the status and message shown on the page: a
-// user error as it is, Kafka's answer as 502 with Kafka's text.
+// user error as it is, Kafka's answer as 502 (403 when the user's ACLs
+// forbid it) with Kafka's text.
 func (c *Console) statusOf(err error) (int, string) {
-	if he, ok := err.(*httpError); ok {
+	var he *httpError
+	if errors.As(err, &he) {
 		return he.status, he.msg
 	}
 	c.log.Warn("web console: group action", "err", err)
-	return http.StatusBadGateway, "The cluster answered: " + err.Error()
+	return refusedStatus(err), "The cluster answered: " + err.Error()
 }

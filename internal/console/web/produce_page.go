@@ -29,8 +29,9 @@ func (c *Console) producePage(w http.ResponseWriter, r *http.Request, s *session
 
 // produceAction writes the posted message (CSRF and read-only mode were
 // checked by the router) and shows the partition and offset, or the
-// error: a refusal of ours with its status, Kafka's refusal as a 400 with
-// Kafka's error name and text, a failure to reach the cluster as a 502.
+// error: a refusal of ours with its status, Kafka's refusal as a 400 (403
+// when the user's ACLs forbid it) with Kafka's error name and text, a
+// failure to reach the cluster as a 502.
 func (c *Console) produceAction(w http.ResponseWriter, r *http.Request, s *session) error {
 	v := produceView{Form: r.PostForm, Topics: c.topicNames(r, s)}
 	status := http.StatusOK
@@ -48,6 +49,9 @@ func (c *Console) produceAction(w http.ResponseWriter, r *http.Request, s *sessi
 		status, v.Error = he.status, he.msg
 	case errors.As(err, &ke):
 		status, v.Error = http.StatusBadRequest, "Kafka refused the message: "+ke.Error()
+		if refusedStatus(err) == http.StatusForbidden {
+			status = http.StatusForbidden
+		}
 	case err != nil:
 		c.log.Warn("web console: produce", "topic", p.Topic, "err", err)
 		status, v.Error = http.StatusBadGateway, "The message was not written: "+err.Error()
