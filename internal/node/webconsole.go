@@ -50,6 +50,7 @@ func (n *Node) appendWebConsole(listeners *[]console.Listener) error {
 		TLS:            tlsCfg,
 		SASLMechanisms: mechs,
 		ReadOnly:       readOnly,
+		LoopbackHosts:  isLoopback(addr),
 		Metrics:        gatherer,
 		ClientID:       fmt.Sprintf("sluice-console-%d", n.cfg.NodeID()),
 		Version:        sluiceVersion(),

@@ -122,4 +122,17 @@ func TestWebConsoleReadOnly(t *testing.T) {
 	if code, _ = b.get("/topics/orders"); code != http.StatusNotFound {
 		t.Fatalf("read-only console created a topic: %d", code)
 	}
+	// On loopback the console answers only loopback names (DNS rebinding).
+	req, err := http.NewRequest(http.MethodGet, base+"/topics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "rebound.example"
+	resp, err := b.cl.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body = status(t, resp); code != http.StatusMisdirectedRequest || !strings.Contains(body, "listens on loopback") {
+		t.Fatalf("Host rebound.example: %d\n%s", code, body)
+	}
 }

@@ -45,6 +45,11 @@ type Options struct {
 	SASLMechanisms []string
 	// ReadOnly refuses every write action (sluice.console.read.only).
 	ReadOnly bool
+	// LoopbackHosts, set when the console listens on loopback only,
+	// refuses requests whose Host is not a loopback name or address: a
+	// page of another site whose name was re-pointed to 127.0.0.1 (DNS
+	// rebinding) would otherwise read the console as same-origin.
+	LoopbackHosts bool
 	// Metrics is the node's registry, sampled for the charts; nil draws none.
 	Metrics prometheus.Gatherer
 	// SessionTTL is how long an idle session lives; 0 means 1 h.

@@ -135,3 +135,19 @@ func TestSafeNext(t *testing.T) {
 		}
 	}
 }
+
+func TestLoopbackHostsRefusesOtherNames(t *testing.T) {
+	c := newTestConsole(t, Options{LoopbackHosts: true})
+	for host, want := range map[string]int{
+		"127.0.0.1:9644": 200, "localhost:9644": 200, "[::1]:9644": 200, "LOCALHOST": 200,
+		"evil.example:9644": http.StatusMisdirectedRequest, "127.0.0.1.evil.example": http.StatusMisdirectedRequest,
+	} {
+		req := httptest.NewRequest("GET", "/static/console.css", nil)
+		req.Host = host
+		rec := httptest.NewRecorder()
+		c.Handler().ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("Host %q: %d, want %d", host, rec.Code, want)
+		}
+	}
+}

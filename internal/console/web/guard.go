@@ -1,8 +1,11 @@
 package web
 
 import (
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strings"
 )
 
 // withSession finds the request's session. Without login a new browser
@@ -51,4 +54,31 @@ func (c *Console) checkAction(w http.ResponseWriter, r *http.Request, s *session
 			"This form was posted without a valid CSRF token, so it was refused. Reload the page and submit it again.")
 	}
 	return nil
+}
+
+// loopbackOnly refuses a request whose Host header is not localhost or a
+// loopback address (see Options.LoopbackHosts).
+func (c *Console) loopbackOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopbackHost(r.Host) {
+			c.renderError(w, nil, userError(http.StatusMisdirectedRequest,
+				"This console listens on loopback and answers only requests for localhost or a loopback address, not %q.", clipInput(r.Host)))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopbackHost reports whether a Host header names localhost or a
+// loopback address, with or without a port.
+func loopbackHost(host string) bool {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }

@@ -58,6 +58,9 @@ func (c *Console) routes() http.Handler {
 	c.clusterRoutes(rt)
 	c.messageRoutes(rt)
 	rt.mux.HandleFunc("/", c.notFound)
+	if c.opts.LoopbackHosts {
+		return c.loopbackOnly(rt.mux)
+	}
 	return rt.mux
 }
 

@@ -31,7 +31,8 @@ type topicsData struct {
 	Topics []topicRow
 	// SizeError says why sizes are missing (DescribeLogDirs refused).
 	SizeError string
-	Created   string
+	// Deleted names the topic a delete just removed.
+	Deleted string
 }
 
 // topicsPage lists the topics with partitions, size and throughput, and
@@ -44,7 +45,7 @@ func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request, s *session)
 		return fmt.Errorf("metadata: %w", err)
 	}
 	sizes, sizeErr := topicSizes(ctx, s.Admin())
-	d := topicsData{Created: r.URL.Query().Get("created")}
+	d := topicsData{Deleted: r.URL.Query().Get("deleted")}
 	if sizeErr != nil {
 		d.SizeError = "DescribeLogDirs: " + sizeErr.Error()
 	}
