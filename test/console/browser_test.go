@@ -104,6 +104,8 @@ func (b *browser) onEvent(ev any) {
 	case *network.EventResponseReceived:
 		status := ev.Response.Status
 		switch {
+		case ev.Type == network.ResourceTypeOther && strings.HasSuffix(ev.Response.URL, "/favicon.ico"):
+			// The browser asks for it on its own; no page links it.
 		case status >= 500:
 			b.problem("%s %s answered %d", ev.Type, ev.Response.URL, status)
 		case status >= 400 && ev.Type != network.ResourceTypeDocument:
