@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -68,6 +69,35 @@ func TestPrometheusScrapesCluster(t *testing.T) {
 	t.Run("ConsumerLag", func(t *testing.T) { checkConsumerLag(t, prom, cl, adm) })
 	t.Run("UnderReplicated", func(t *testing.T) { checkUnderReplicated(t, prom, c, adm) })
 	t.Run("RulesEvaluate", func(t *testing.T) { checkRulesHealthy(t, prom, countRules(exprs)) })
+	t.Run("DashboardQueries", func(t *testing.T) { checkDashboardQueries(t, prom, exprs) })
+}
+
+// grafanaVariables are what Grafana would put in the dashboard's queries.
+var grafanaVariables = strings.NewReplacer(
+	"$__rate_interval", "1m", "$job", "sluice", "$topic", ".*", "$consumergroup", ".*")
+
+// checkDashboardQueries runs every panel query of the dashboard, variables
+// filled in as Grafana would, through Prometheus: each must parse and
+// evaluate, and return data on this cluster, which has seen traffic (only
+// the error panel may be empty: no request failed).
+func checkDashboardQueries(t *testing.T, prom *promServer, exprs []expression) {
+	for _, e := range exprs {
+		if e.variable || !strings.HasPrefix(e.where, "panel ") {
+			continue
+		}
+		q := grafanaVariables.Replace(e.expr)
+		if strings.Contains(q, "$") {
+			t.Errorf("%s: a variable the test does not know: %s", e.where, e.expr)
+			continue
+		}
+		res, err := prom.query(q)
+		switch {
+		case err != nil:
+			t.Errorf("%s: %v", e.where, err)
+		case len(res) == 0 && !strings.Contains(q, `error!="NONE"`):
+			t.Errorf("%s: no data for %s", e.where, q)
+		}
+	}
 }
 
 // countRules counts the alert and recording rules among exprs.
