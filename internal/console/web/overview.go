@@ -123,7 +123,7 @@ func describeQuorum(ctx context.Context, cl *kgo.Client) quorumView {
 func replicaViews(rs []kmsg.DescribeQuorumResponseTopicPartitionReplicaState, leaderEnd int64) []replicaView {
 	out := make([]replicaView, 0, len(rs))
 	for _, r := range rs {
-		v := replicaView{ID: r.ReplicaID, LogEndOffset: r.LogEndOffset, Lag: max(leaderEnd-r.LogEndOffset, 0), LastCaughtUp: "-"}
+		v := replicaView{ID: r.ReplicaID, LogEndOffset: r.LogEndOffset, Lag: leaderEnd - r.LogEndOffset, LastCaughtUp: "-"}
 		if r.LastCaughtUpTimestamp >= 0 {
 			v.LastCaughtUp = time.UnixMilli(r.LastCaughtUpTimestamp).UTC().Format("15:04:05Z")
 		}
