@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -18,6 +19,7 @@ const maxListedGroups = 1000
 // groupRow is one line of the groups list.
 type groupRow struct {
 	Name, Type, State, ProtocolType, Protocol string
+	Path                                      string // the group's page
 	Coordinator                               int32
 	Members                                   int // -1: not described
 }
@@ -47,7 +49,7 @@ func listGroups(ctx context.Context, adm *kadm.Client) (rows []groupRow, note st
 	}
 	described := describeAll(ctx, adm, classic, consumer)
 	for _, g := range all {
-		row := groupRow{Name: g.Group, Type: g.GroupType, State: g.State, ProtocolType: g.ProtocolType, Coordinator: g.Coordinator, Members: -1}
+		row := groupRow{Name: g.Group, Path: groupPath(g.Group), Type: g.GroupType, State: g.State, ProtocolType: g.ProtocolType, Coordinator: g.Coordinator, Members: -1}
 		if d, ok := described[g.Group]; ok {
 			row.Members, row.Protocol = d.Members, d.Protocol
 		}
@@ -105,6 +107,7 @@ type partitionLag struct {
 // groupDetail is a group's page.
 type groupDetail struct {
 	Name, Type, State, ProtocolType, Protocol string
+	Path                                      string // the group's page
 	Coordinator                               int32
 	Epoch                                     int32 // consumer groups: the group epoch
 	Members                                   []groupMember
@@ -126,7 +129,7 @@ func describeGroup(ctx context.Context, adm *kadm.Client, name string) (groupDet
 	if !ok {
 		return groupDetail{}, errNoGroup
 	}
-	d := groupDetail{Name: name, Type: lg.GroupType, State: lg.State, ProtocolType: lg.ProtocolType, Coordinator: lg.Coordinator}
+	d := groupDetail{Name: name, Path: groupPath(name), Type: lg.GroupType, State: lg.State, ProtocolType: lg.ProtocolType, Coordinator: lg.Coordinator}
 	owners := make(map[string]map[int32]string)
 	if lg.GroupType == "consumer" {
 		err = d.describeConsumer(ctx, adm, owners)
@@ -292,3 +295,7 @@ func deref(s *string) string {
 func isUnknownGroup(err error) bool {
 	return errors.Is(err, errNoGroup) || errors.Is(err, kerr.GroupIDNotFound)
 }
+
+// groupPath is a group's page: a group name may hold any character, "/"
+// and "?" included, so it is escaped as one path segment.
+func groupPath(group string) string { return "/groups/" + url.PathEscape(group) }

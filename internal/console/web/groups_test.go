@@ -107,6 +107,19 @@ func TestGroupPagesOnALiveNode(t *testing.T) {
 	if status, body := getPage(t, h, "/groups/no-such-group"); status != http.StatusNotFound || !strings.Contains(body, "does not exist") {
 		t.Errorf("unknown group: %d\n%s", status, body)
 	}
+
+	// A group name may hold "/", "?" and spaces: its links escape them.
+	n.commitFor(t, "team/a b?", map[int32]int64{0: 1})
+	const path = "/groups/team%2Fa%20b%3F"
+	if list := mustGet(t, h, "/groups"); !strings.Contains(list, `href="`+path+`"`) {
+		t.Errorf("groups list has no escaped link %s", path)
+	}
+	if page := mustGet(t, h, path); !strings.Contains(page, `id="group-name">team/a b?<`) || !strings.Contains(page, `action="`+path+`/reset"`) {
+		t.Errorf("the page of a group with a slash in its name:\n%s", page)
+	}
+	if page := mustGet(t, h, path+"/reset?target=earliest"); !strings.Contains(page, `<td class="num new">0</td>`) {
+		t.Errorf("the reset preview of a group with a slash in its name:\n%s", page)
+	}
 }
 
 func TestGroupOffsetResetOnALiveNode(t *testing.T) {
