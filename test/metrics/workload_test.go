@@ -28,7 +28,7 @@ func newClient(t *testing.T, addrs []string, opts ...kgo.Opt) *kgo.Client {
 }
 
 // createTopic creates topic, retrying while the cluster is still coming
-// up; an existing topic is an error (every test names its own).
+// up; TOPIC_ALREADY_EXISTS after a retry means an earlier attempt created it.
 func createTopic(t *testing.T, adm *kadm.Client, topic string, partitions int32, rf int16, configs map[string]*string) {
 	t.Helper()
 	testutil.EventuallyNoError(t, 30*time.Second, func() error {
