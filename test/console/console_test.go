@@ -18,6 +18,7 @@ func TestConsole(t *testing.T) {
 		run  func(*testing.T, *browser, *consoleServer)
 	}{
 		{"Pages", testPages},
+		{"Contents", testContents},
 		{"CreateTopic", testCreateTopic},
 		{"Produce", testProduce},
 		{"Browse", testBrowse},

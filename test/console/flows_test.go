@@ -134,6 +134,21 @@ func testBrowse(t *testing.T, b *browser, s *consoleServer) {
 	b.checkClean("browse by offset")
 	checkOneRecord(t, b, "by offset", "3", "customer-1-3", "order 3 of partition 1")
 
+	// From a time before the produce: the produced record comes first.
+	since := time.Now().Add(-10 * time.Minute).UTC().Format(time.RFC3339)
+	b.open(s.url + "/messages?topic=" + madeTopic + "&partition=" + madePartition + "&mode=timestamp&ts=" + since)
+	b.screenshot("flow-browse-timestamp")
+	b.checkClean("browse by timestamp")
+	checkOneRecord(t, b, "by timestamp", "0", madeKey, madeValue)
+
+	// Newest first: the last two records of orders-1, last first.
+	b.open(s.url + "/messages?topic=" + ordersTopic + "&partition=1&mode=newest&limit=2")
+	b.screenshot("flow-browse-newest")
+	b.checkClean("browse newest first")
+	if got := strings.Join(b.texts("#browse-records tr.record td.offset"), ","); got != "9,8" {
+		t.Errorf("newest first: offsets %s, want 9,8", got)
+	}
+
 	// The JSON rendering of a JSON value, with its header.
 	b.open(s.url + "/messages?topic=" + eventsTopic + "&render=json")
 	b.screenshot("flow-browse-json")
