@@ -27,6 +27,7 @@ func repoPath(path string) string {
 const (
 	dashboardPath = "deploy/grafana/sluice-overview.json"
 	rulesPath     = "deploy/prometheus/sluice-alerts.yml"
+	configPath    = "deploy/prometheus/prometheus.yml"
 )
 
 // dashboard is the part of a Grafana dashboard the check reads. Rows of the

@@ -41,6 +41,7 @@ func TestPrometheusScrapesCluster(t *testing.T) {
 	}
 	promBin, promtool := prometheusBinary(t)
 	exprs, _ := deployExpressions(t)
+	promtoolCheckConfig(t, promtool)
 	if n, alerts := promtoolRuleCount(t, promtool), countRules(exprs); n != alerts {
 		t.Fatalf("promtool finds %d rules in %s, the name check reads %d", n, rulesPath, alerts)
 	}

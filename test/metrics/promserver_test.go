@@ -224,6 +224,16 @@ func prometheusBinary(t *testing.T) (prometheus, promtool string) {
 	return prometheus, promtool
 }
 
+// promtoolCheckConfig runs promtool check config on the example
+// configuration, which also checks the rule file it loads.
+func promtoolCheckConfig(t *testing.T, promtool string) {
+	t.Helper()
+	out, err := exec.Command(promtool, "check", "config", repoPath(configPath)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("promtool check config %s: %v\n%s", configPath, err, out)
+	}
+}
+
 // promtoolRuleCount runs promtool check rules on the alert file and returns
 // the number of rules it found.
 func promtoolRuleCount(t *testing.T, promtool string) int {
