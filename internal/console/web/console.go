@@ -81,8 +81,11 @@ type Console struct {
 	// use; nil with SASL.
 	shared  *kgo.Client
 	started bool
-	stop    chan struct{}
-	done    chan struct{}
+	// closed refuses new clients once Close ran: the node stops its
+	// metadata view (and so the console) before its HTTP listeners.
+	closed bool
+	stop   chan struct{}
+	done   chan struct{}
 }
 
 // New builds the console; it connects to nothing until a page asks.
@@ -164,6 +167,9 @@ func (c *Console) newClient(opts ...kgo.Opt) (*kgo.Client, error) {
 func (c *Console) sharedClient() (*kgo.Client, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed {
+		return nil, errStopped
+	}
 	if c.shared == nil {
 		cl, err := c.newClient()
 		if err != nil {
@@ -196,13 +202,23 @@ func (c *Console) Close() error {
 		c.started = false
 	}
 	shared := c.shared
-	c.shared = nil
+	c.shared, c.closed = nil, true
 	c.mu.Unlock()
 	c.sessions.closeAll()
 	if shared != nil {
 		shared.Close()
 	}
 	return nil
+}
+
+// errStopped answers requests that arrive while the node stops.
+var errStopped = userError(http.StatusServiceUnavailable, "The node is stopping; the console no longer reaches it.")
+
+// isClosed reports whether Close ran.
+func (c *Console) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
 }
 
 // admin wraps a session's client; kadm.Client holds no state of its own.

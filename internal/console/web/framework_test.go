@@ -151,3 +151,19 @@ func TestLoopbackHostsRefusesOtherNames(t *testing.T) {
 		}
 	}
 }
+
+// After Close no new client is made: a request gets a 503 page, and a
+// session created late holds no client.
+func TestClosedConsoleMakesNoClients(t *testing.T) {
+	c := newTestConsole(t, Options{})
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	resp := do(t, c.Handler(), "GET", "/", nil)
+	if body := readBody(t, resp); resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "stopping") {
+		t.Fatalf("after Close: %d %s", resp.StatusCode, body)
+	}
+	if s := c.sessions.create("late", nil, true); s.client != nil || len(c.sessions.byID) != 0 {
+		t.Fatal("a session was kept after Close")
+	}
+}

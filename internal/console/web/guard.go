@@ -33,6 +33,10 @@ func (c *Console) withSession(h func(http.ResponseWriter, *http.Request, *sessio
 			return
 		}
 		s = c.sessions.create("", cl, false)
+		if s.client == nil { // the console closed meanwhile
+			c.renderError(w, nil, errStopped)
+			return
+		}
 		setCookie(w, r, s)
 		h(w, r, s)
 	}

@@ -96,6 +96,9 @@ func (c *Console) authenticate(ctx context.Context, user, pass string) (*kgo.Cli
 		if err != nil {
 			return nil, err
 		}
+		if c.isClosed() {
+			return nil, errStopped
+		}
 		cl, err := c.newClient(kgo.SASL(mech))
 		if err != nil {
 			return nil, err

@@ -60,6 +60,8 @@ type sessions struct {
 
 	mu   sync.Mutex
 	byID map[string]*session
+	// closed: closeAll ran, so a client handed in later is closed at once.
+	closed bool
 }
 
 func newSessions(c clock.Clock, ttl time.Duration, max int) *sessions {
@@ -96,6 +98,13 @@ func (ss *sessions) create(user string, client *kgo.Client, owned bool) *session
 	s := &session{id: randomToken(), csrf: randomToken(), user: user, client: client, owned: owned}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
+	if ss.closed {
+		if owned && client != nil {
+			go client.Close()
+		}
+		s.client = nil
+		return s
+	}
 	now := ss.clock.Now()
 	s.expires = now.Add(ss.ttl)
 	if len(ss.byID) >= ss.max {
@@ -140,6 +149,7 @@ func (ss *sessions) closeAll() {
 	ss.mu.Lock()
 	all := ss.byID
 	ss.byID = make(map[string]*session)
+	ss.closed = true
 	ss.mu.Unlock()
 	for _, s := range all {
 		if s.owned && s.client != nil {
