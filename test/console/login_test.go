@@ -132,6 +132,7 @@ func startLoginServer(t *testing.T) *loginServer {
 			"sluice.console.listener=127.0.0.1:" + strconv.Itoa(ports[3]),
 		},
 	})
+	waitConsole(t, cs.url) // GET / is the login form, after a redirect
 	adm := cs.admin(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -43,8 +43,16 @@ func startConsoleServer(t *testing.T, dataDir string, ports []int, overrides ...
 		DataDir: dataDir, ClientPort: ports[0], ControllerPort: ports[1],
 		Overrides: append([]string{"sluice.console.listener=" + consoleAddr}, overrides...),
 	})
+	waitConsole(t, s.url)
+	return s
+}
+
+// waitConsole waits until the console at url serves its first page (the
+// process answers Kafka clients a moment before its HTTP listeners).
+func waitConsole(t *testing.T, url string) {
+	t.Helper()
 	testutil.EventuallyNoError(t, 30*time.Second, func() error {
-		resp, err := http.Get(s.url + "/")
+		resp, err := http.Get(url + "/")
 		if err != nil {
 			return err
 		}
@@ -53,8 +61,7 @@ func startConsoleServer(t *testing.T, dataDir string, ports []int, overrides ...
 			return fmt.Errorf("GET / answered %d", resp.StatusCode)
 		}
 		return nil
-	}, "console at %s", s.url)
-	return s
+	}, "console at %s", url)
 }
 
 // client is a franz-go client of the server, closed with the test.
