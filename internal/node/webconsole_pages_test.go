@@ -21,14 +21,14 @@ func TestWebConsoleClusterPages(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("overview: %d\n%s", code, body)
 	}
-	mustContain(t, "overview", body, `id="cluster-id"`, `id="quorum-table"`, `class="voter" data-node="1"`,
+	mustContain(t, "overview", body, `id="controller-id">1<`, `id="cluster-id"`, `id="quorum-table"`, `class="voter" data-node="1"`,
 		`id="features-table"`, "metadata.version", `id="throughput-chart"`, `id="lag-chart"`, "Kafka protocol of Apache Kafka")
 
 	code, body = b.get("/brokers")
 	if code != http.StatusOK {
 		t.Fatalf("brokers: %d\n%s", code, body)
 	}
-	mustContain(t, "brokers", body, `id="broker-1"`, `class="logdir"`)
+	mustContain(t, "brokers", body, `id="broker-1"`, `class="logdir"`, `<span class="badge">controller</span>`)
 	code, body = b.get("/brokers/1")
 	if code != http.StatusOK {
 		t.Fatalf("broker 1: %d\n%s", code, body)

@@ -25,10 +25,11 @@ type logDirRow struct {
 }
 
 type brokerRow struct {
-	ID         int32
-	Host       string
-	Port       int32
-	Rack       string
+	ID   int32
+	Host string
+	Port int32
+	Rack string
+	// Controller: this node leads the metadata quorum.
 	Controller bool
 	LogDirs    []logDirRow
 }
@@ -53,8 +54,9 @@ func (c *Console) brokersPage(w http.ResponseWriter, r *http.Request, s *session
 	if err != nil {
 		d.LogDirsError = "DescribeLogDirs: " + err.Error()
 	}
+	leader := activeController(ctx, s.Client())
 	for _, b := range md.Brokers {
-		row := brokerRow{ID: b.NodeID, Host: b.Host, Port: b.Port, Controller: b.NodeID == md.Controller}
+		row := brokerRow{ID: b.NodeID, Host: b.Host, Port: b.Port, Controller: b.NodeID == leader}
 		if b.Rack != nil {
 			row.Rack = *b.Rack
 		}
@@ -111,7 +113,7 @@ func (c *Console) brokerPage(w http.ResponseWriter, r *http.Request, s *session)
 	for _, bd := range md.Brokers {
 		if bd.NodeID == id {
 			ok = true
-			d.Broker = brokerRow{ID: id, Host: bd.Host, Port: bd.Port, Controller: id == md.Controller}
+			d.Broker = brokerRow{ID: id, Host: bd.Host, Port: bd.Port, Controller: id == activeController(ctx, s.Client())}
 			if bd.Rack != nil {
 				d.Broker.Rack = *bd.Rack
 			}

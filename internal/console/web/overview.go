@@ -21,7 +21,10 @@ const pageTimeout = 15 * time.Second
 const maxLagChartGroups = 6
 
 type overviewData struct {
-	ClusterID  string
+	ClusterID string
+	// Controller is the active controller, the quorum's leader (Metadata's
+	// controller id is any live broker in KRaft, KIP-590); -1 when the
+	// quorum could not be described.
 	Controller int32
 	Version    string
 	Brokers    []kadm.BrokerDetail
@@ -70,13 +73,16 @@ func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s *sessio
 	if err != nil {
 		return fmt.Errorf("metadata: %w", err)
 	}
-	d := overviewData{ClusterID: md.Cluster, Controller: md.Controller, Version: c.opts.Version,
+	d := overviewData{ClusterID: md.Cluster, Controller: -1, Version: c.opts.Version,
 		Brokers: md.Brokers, Topics: len(md.Topics)}
 	sort.Slice(d.Brokers, func(i, j int) bool { return d.Brokers[i].NodeID < d.Brokers[j].NodeID })
 	for _, t := range md.Topics {
 		d.Partitions += len(t.Partitions)
 	}
 	d.Quorum = describeQuorum(ctx, s.Client())
+	if d.Quorum.Error == "" {
+		d.Controller = d.Quorum.LeaderID
+	}
 	d.Features, err = finalizedFeatures(ctx, s.Client())
 	if err != nil {
 		d.FeaturesError = err.Error()
@@ -84,6 +90,15 @@ func (c *Console) overviewPage(w http.ResponseWriter, r *http.Request, s *sessio
 	c.overviewCharts(&d)
 	c.render(w, s, http.StatusOK, "overview.html", "Overview", d)
 	return nil
+}
+
+// activeController is the quorum's leader, or -1 when DescribeQuorum
+// fails (not authorized, no leader).
+func activeController(ctx context.Context, cl *kgo.Client) int32 {
+	if q := describeQuorum(ctx, cl); q.Error == "" {
+		return q.LeaderID
+	}
+	return -1
 }
 
 // describeQuorum asks for the metadata quorum's state (DescribeQuorum on
