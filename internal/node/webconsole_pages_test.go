@@ -70,6 +70,9 @@ func TestWebConsoleClusterPages(t *testing.T) {
 	mustContain(t, "topic page", body, `id="topic-id">`+base64.RawURLEncoding.EncodeToString(id[:])+`<`)
 	code, body = b.get("/topics")
 	mustContain(t, "topics", body, `data-topic="orders"`, `class="num partitions">3<`)
+	if _, body = b.get("/topics?q=zzz"); strings.Contains(body, `data-topic="orders"`) {
+		t.Fatalf("a filter that matches nothing listed orders:\n%s", body)
+	}
 
 	// Kafka's refusals come back in Kafka's words, as a 400.
 	code, body, _ = b.post("/topics", url.Values{"csrf_token": {token}, "name": {"orders"}})

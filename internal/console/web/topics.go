@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -27,8 +28,15 @@ type topicRow struct {
 	Error                         string
 }
 
+// maxListedTopics bounds the rows of the topics list; a filter narrows it.
+const maxListedTopics = 1000
+
 type topicsData struct {
 	Topics []topicRow
+	// Filter is the name substring asked for; Total the topics matching
+	// it, of which the first maxListedTopics are listed.
+	Filter string
+	Total  int
 	// SizeError says why sizes are missing (DescribeLogDirs refused).
 	SizeError string
 	// Deleted names the topic a delete just removed.
@@ -45,11 +53,17 @@ func (c *Console) topicsPage(w http.ResponseWriter, r *http.Request, s *session)
 		return fmt.Errorf("metadata: %w", err)
 	}
 	sizes, sizeErr := topicSizes(ctx, s.Admin())
-	d := topicsData{Deleted: r.URL.Query().Get("deleted")}
+	d := topicsData{Deleted: r.URL.Query().Get("deleted"), Filter: strings.TrimSpace(r.URL.Query().Get("q"))}
 	if sizeErr != nil {
 		d.SizeError = "DescribeLogDirs: " + sizeErr.Error()
 	}
 	for _, t := range topics.Sorted() {
+		if !strings.Contains(t.Topic, d.Filter) {
+			continue
+		}
+		if d.Total++; len(d.Topics) >= maxListedTopics {
+			continue
+		}
 		row := topicRow{Name: t.Topic, Internal: t.IsInternal, Partitions: len(t.Partitions), Size: -1}
 		if t.Err != nil {
 			row.Error = t.Err.Error()
