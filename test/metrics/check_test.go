@@ -36,6 +36,23 @@ func TestMetricNames(t *testing.T) {
 	}
 }
 
+func TestExprLabels(t *testing.T) {
+	for _, tc := range []struct {
+		expr string
+		want []string
+	}{
+		{`up`, nil},
+		{`sum by (topic) (rate(x{job=~"$job",topic!="",error!~"a|b"}[$__rate_interval]))`, []string{"error", "job", "topic"}},
+		{`histogram_quantile(0.99, sum without(instance)(rate(x_bucket[5m]))) / on() group_left(request) y`, []string{"instance", "request"}},
+		{`x{l="a{b=1}", m='c'} unless ignoring (n , o) y`, []string{"l", "m", "n", "o"}},
+		{`count_values("by (z)", x) * on ($var) y{${__x}="v"}`, nil},
+	} {
+		if got := exprLabels(tc.expr); !slices.Equal(got, tc.want) {
+			t.Errorf("exprLabels(%q) = %q, want %q", tc.expr, got, tc.want)
+		}
+	}
+}
+
 func TestMetricNamesRefuses(t *testing.T) {
 	for _, expr := range []string{`{__name__="x"}`, `x{l="unterminated}`, `sum(x[5m)`} {
 		if got, err := metricNames(expr); err == nil {
@@ -103,6 +120,13 @@ kafka_log_log_size{topic="t",partition="0"} 100
 			[]string{"kafka_log_size (variable topic)"}},
 		{"wrong rule name", good, "label_values(topic)", "sum(kafka_server_replicamanager_underreplicated) > 0",
 			[]string{"kafka_server_replicamanager_underreplicated (alert A)"}},
+		{"wrong matcher label", `sum(rate(kafka_server_brokertopicmetrics_bytesin_total{topics!=""}[5m]))`, "label_values(topic)", "up == 0",
+			[]string{`label topics of kafka_server_brokertopicmetrics_bytesin_total (panel "p" target B)`}},
+		{"wrong grouping label", `sum by (le, api) (rate(kafka_network_requestmetrics_totaltimems_bucket[5m]))`, "label_values(topic)", "up == 0",
+			[]string{`label api of kafka_network_requestmetrics_totaltimems_bucket (panel "p" target B)`}},
+		{"wrong variable label", good, "label_values(kafka_log_log_size, topics)", "up == 0",
+			[]string{"label topics of kafka_log_log_size (variable topic)"}},
+		{"label of one of two metrics", `kafka_log_log_size{partition="0"} / on (topic) group_left kafka_server_brokertopicmetrics_bytesin_total`, "label_values(topic)", `up{job="x"} == 0`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dexprs, _, err := dashboardExpressions([]byte(dashboardWith(tc.panelExpr, tc.variable)))
@@ -116,15 +140,15 @@ kafka_log_log_size{topic="t",partition="0"} 100
 			if len(rexprs) != 3 || !slices.Equal(recorded, []string{"sluice:bytesin:rate5m"}) {
 				t.Fatalf("rules read as %v, recorded %v; want 3 rules, one recorded", rexprs, recorded)
 			}
-			uses, err := usedNames(append(dexprs, rexprs...))
+			uses, labels, err := usedSeries(append(dexprs, rexprs...))
 			if err != nil {
 				t.Fatal(err)
 			}
-			exported, err := exportedNames(strings.NewReader(exposition))
+			scraped, err := exportedNames(strings.NewReader(exposition))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := missing(uses, exported, recorded); !slices.Equal(got, tc.want) {
+			if got := missing(uses, labels, scraped, recorded); !slices.Equal(got, tc.want) {
 				t.Errorf("missing = %q, want %q", got, tc.want)
 			}
 		})

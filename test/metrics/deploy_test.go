@@ -14,7 +14,7 @@ const metricsListenerKey = "sluice.metrics.listener"
 // both files selects at least one metric.
 func TestDeployFilesParse(t *testing.T) {
 	exprs, recorded := deployExpressions(t)
-	if _, err := usedNames(exprs); err != nil {
+	if _, _, err := usedSeries(exprs); err != nil {
 		t.Fatal(err)
 	}
 	if len(recorded) != 0 {

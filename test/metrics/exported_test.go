@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -20,10 +21,23 @@ var prometheusOwn = map[string]bool{
 	"ALERTS": true, "ALERTS_FOR_STATE": true,
 }
 
-// exportedNames reads a /metrics text exposition and returns the names of
-// its samples (a histogram's _bucket, _sum and _count included, as written).
-func exportedNames(r io.Reader) (map[string]bool, error) {
-	names := map[string]bool{}
+// prometheusLabels are the labels Prometheus attaches to every scraped
+// series.
+var prometheusLabels = map[string]bool{"job": true, "instance": true}
+
+// exported is what a scrape holds: each sample name (a histogram's _bucket,
+// _sum and _count included, as written) with the label names its series
+// carry.
+type exported map[string]map[string]bool
+
+// labelName finds the label names of a sample line's label set (a label
+// value that itself holds `x="` would add a name: harmless, the check
+// looks for labels that are missing).
+var labelName = regexp.MustCompile(`([a-zA-Z_][a-zA-Z0-9_]*)="`)
+
+// exportedNames reads a /metrics text exposition.
+func exportedNames(r io.Reader) (exported, error) {
+	names := exported{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 	for sc.Scan() {
@@ -35,7 +49,15 @@ func exportedNames(r io.Reader) (map[string]bool, error) {
 		if end <= 0 {
 			return nil, fmt.Errorf("exposition line without a value: %q", line)
 		}
-		names[line[:end]] = true
+		name := line[:end]
+		if names[name] == nil {
+			names[name] = map[string]bool{}
+		}
+		if line[end] == '{' {
+			for _, m := range labelName.FindAllStringSubmatch(line[end:], -1) {
+				names[name][m[1]] = true
+			}
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read exposition: %w", err)
@@ -44,7 +66,7 @@ func exportedNames(r io.Reader) (map[string]bool, error) {
 }
 
 // scrape fetches url (a node's /metrics) and returns its sample names.
-func scrape(ctx context.Context, url string) (map[string]bool, error) {
+func scrape(ctx context.Context, url string) (exported, error) {
 	body, err := scrapeText(ctx, url)
 	if err != nil {
 		return nil, err
@@ -82,39 +104,82 @@ type use struct {
 	where string
 }
 
-// usedNames extracts the metric names of every expression. Names that
-// recording rules define count as provided by the rules themselves.
-func usedNames(exprs []expression) ([]use, error) {
-	var out []use
+// A labelUse is one label an expression matches on or groups by, with the
+// metric names of the expression: one of them must carry it.
+type labelUse struct {
+	label string
+	names []string
+	where string
+}
+
+// usedSeries extracts the metric names and the label names of every
+// expression.
+func usedSeries(exprs []expression) ([]use, []labelUse, error) {
+	var uses []use
+	var labels []labelUse
 	for _, e := range exprs {
-		extract := metricNames
-		if e.variable {
-			extract = variableQueryNames
-		}
-		names, err := extract(e.expr)
+		names, lbls, err := e.series()
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", e.where, err)
+			return nil, nil, fmt.Errorf("%s: %w", e.where, err)
 		}
 		if len(names) == 0 && !e.variable {
-			return nil, fmt.Errorf("%s: expression %q selects no metric", e.where, e.expr)
+			return nil, nil, fmt.Errorf("%s: expression %q selects no metric", e.where, e.expr)
 		}
 		for _, n := range names {
-			out = append(out, use{name: n, where: e.where})
+			uses = append(uses, use{name: n, where: e.where})
+		}
+		for _, l := range lbls {
+			labels = append(labels, labelUse{label: l, names: names, where: e.where})
 		}
 	}
-	return out, nil
+	return uses, labels, nil
+}
+
+// series returns the metric and label names of an expression; a variable
+// query's label_values label is one of its labels.
+func (e expression) series() (names, labels []string, err error) {
+	expr := e.expr
+	if e.variable {
+		var label string
+		expr, label = variableSelector(e.expr)
+		if label != "" && expr != "" {
+			labels = append(labels, label)
+		}
+	}
+	if names, err = metricNames(expr); err != nil {
+		return nil, nil, err
+	}
+	return names, append(labels, exprLabels(expr)...), nil
 }
 
 // missing lists, one line each, the uses of names that neither the scrape
-// nor Prometheus nor a recording rule provides.
-func missing(uses []use, exported map[string]bool, recorded []string) []string {
+// nor Prometheus nor a recording rule provides, and the labels that none of
+// their expression's exported metrics carries.
+func missing(uses []use, labels []labelUse, got exported, recorded []string) []string {
 	var out []string
 	for _, u := range uses {
-		if exported[u.name] || prometheusOwn[u.name] || slices.Contains(recorded, u.name) {
+		if got[u.name] == nil && !prometheusOwn[u.name] && !slices.Contains(recorded, u.name) {
+			out = append(out, fmt.Sprintf("%s (%s)", u.name, u.where))
+		}
+	}
+	for _, l := range labels {
+		if prometheusLabels[l.label] || !labelMissing(l, got) {
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s (%s)", u.name, u.where))
+		out = append(out, fmt.Sprintf("label %s of %s (%s)", l.label, strings.Join(l.names, ", "), l.where))
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// labelMissing reports whether every metric of l's expression is
+// exported (the label sets of the others are unknown) and none carries
+// l.label.
+func labelMissing(l labelUse, got exported) bool {
+	for _, n := range l.names {
+		if got[n] == nil || got[n][l.label] {
+			return false
+		}
+	}
+	return len(l.names) > 0
 }

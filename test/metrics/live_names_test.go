@@ -17,10 +17,11 @@ import (
 // TestDashboardAndRulesUseExportedSeries runs a real node through produce,
 // fetch, a classic and a KIP-848 consumer group and a compacted topic, then
 // scrapes its /metrics until every series the dashboard and the rules name
-// is there; it fails naming those still missing.
+// is there, with the labels they match on or group by; it fails naming
+// those still missing.
 func TestDashboardAndRulesUseExportedSeries(t *testing.T) {
 	exprs, recorded := deployExpressions(t)
-	uses, err := usedNames(exprs)
+	uses, labels, err := usedSeries(exprs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,12 +39,12 @@ func TestDashboardAndRulesUseExportedSeries(t *testing.T) {
 	runWorkload(t, addrs)
 
 	testutil.EventuallyNoError(t, 20*time.Second, func() error {
-		exported, err := scrape(context.Background(), "http://"+metricsAddr+"/metrics")
+		got, err := scrape(context.Background(), "http://"+metricsAddr+"/metrics")
 		if err != nil {
 			return err
 		}
-		if left := missing(uses, exported, recorded); len(left) > 0 {
-			return fmt.Errorf("%d series used but not exported:\n%s", len(left), strings.Join(left, "\n"))
+		if left := missing(uses, labels, got, recorded); len(left) > 0 {
+			return fmt.Errorf("%d series or labels used but not exported:\n%s", len(left), strings.Join(left, "\n"))
 		}
 		return nil
 	}, "every series of the dashboard and the rules exported")

@@ -212,17 +212,63 @@ func isIdentChar(c byte) bool  { return isIdentStart(c) || isDigit(c) }
 
 // labelValuesQuery matches Grafana's label_values(selector, label) and
 // label_values(label) variable queries.
-var labelValuesQuery = regexp.MustCompile(`^\s*label_values\(\s*(?:(.*?)\s*,\s*)?[A-Za-z_][A-Za-z0-9_]*\s*\)\s*$`)
+var labelValuesQuery = regexp.MustCompile(`^\s*label_values\(\s*(?:(.*?)\s*,\s*)?([A-Za-z_][A-Za-z0-9_]*)\s*\)\s*$`)
 
-// variableQueryNames returns the metric names a Grafana Prometheus variable
-// query uses: label_values names a label as its last argument, which is no
-// metric; query_result and metrics wrap an expression.
-func variableQueryNames(query string) ([]string, error) {
+// variableSelector splits a Grafana Prometheus variable query into the
+// expression it evaluates and the label whose values it lists:
+// label_values names a label as its last argument, which is no metric;
+// label_names lists no metric; query_result and the rest wrap an
+// expression.
+func variableSelector(query string) (expr, label string) {
 	if m := labelValuesQuery.FindStringSubmatch(query); m != nil {
-		return metricNames(m[1])
+		return m[1], m[2]
 	}
 	if strings.HasPrefix(strings.TrimSpace(query), "label_names(") {
-		return nil, nil
+		return "", ""
 	}
-	return metricNames(query)
+	return query, ""
+}
+
+// variableQueryNames returns the metric names a variable query uses.
+func variableQueryNames(query string) ([]string, error) {
+	expr, _ := variableSelector(query)
+	return metricNames(expr)
+}
+
+var (
+	// quotedString is a PromQL string literal.
+	quotedString = regexp.MustCompile("\"(?:[^\"\\\\]|\\\\.)*\"|'(?:[^'\\\\]|\\\\.)*'|`[^`]*`")
+	// matcherSet is a selector's label matchers, strings already emptied.
+	matcherSet = regexp.MustCompile(`\{([^{}]*)\}`)
+	// matcherLabel is the label of one matcher.
+	matcherLabel = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\s*(?:=~|!~|!=|=)`)
+	// groupingList is a by, without, on, ignoring, group_left or
+	// group_right clause's label list.
+	groupingList = regexp.MustCompile(`\b(?:by|without|on|ignoring|group_left|group_right)\s*\(([^()]*)\)`)
+	// grafanaVariable is $name or ${name...}.
+	grafanaVariable = regexp.MustCompile(`\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*`)
+)
+
+// exprLabels returns the label names an expression matches on ({l="v"})
+// or groups by (by, without, on, ignoring, group_left, group_right),
+// sorted and without duplicates. Strings and Grafana variables are removed
+// first, so neither a quoted brace nor ${x} reads as a selector; a range
+// such as [$__rate_interval] holds no labels.
+func exprLabels(expr string) []string {
+	clean := grafanaVariable.ReplaceAllString(quotedString.ReplaceAllString(expr, `""`), "")
+	var out []string
+	for _, m := range matcherSet.FindAllStringSubmatch(clean, -1) {
+		for _, l := range matcherLabel.FindAllStringSubmatch(m[1], -1) {
+			out = append(out, l[1])
+		}
+	}
+	for _, m := range groupingList.FindAllStringSubmatch(clean, -1) {
+		for _, l := range strings.Split(m[1], ",") {
+			if l = strings.TrimSpace(l); l != "" {
+				out = append(out, l)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
