@@ -138,7 +138,8 @@ func checkActiveController(t *testing.T, prom *promServer) {
 
 // checkBytesIn produces N bytes of record batches and waits until the
 // topic's bytesin_total, summed over the nodes (only leaders count client
-// bytes), has grown by N within 5%.
+// bytes), has grown by N within 5%, and its messagesin_total is the number
+// of records.
 func checkBytesIn(t *testing.T, prom *promServer, addrs []string, adm *kadm.Client) {
 	const topic = "prom-bytes"
 	createTopic(t, adm, topic, 3, 3, nil)
@@ -149,8 +150,9 @@ func checkBytesIn(t *testing.T, prom *promServer, addrs []string, adm *kadm.Clie
 	}
 	hook := &batchBytes{}
 	cl := newClient(t, addrs, kgo.WithHooks(hook), kgo.ProducerBatchCompression(kgo.NoCompression()), kgo.ProducerLinger(0))
-	for range 5 {
-		produce(t, cl, topic, 400, 500)
+	const rounds, perRound = 5, 400
+	for range rounds {
+		produce(t, cl, topic, perRound, 500)
 	}
 	n, batches := hook.total()
 	if n < 1_000_000 || batches == 0 {
@@ -160,6 +162,8 @@ func checkBytesIn(t *testing.T, prom *promServer, addrs []string, adm *kadm.Clie
 		return math.Abs(v-before-float64(n)) <= 0.05*float64(n)
 	}, fmt.Sprintf("bytesin_total of %s grows by the %d batch bytes produced, within 5%%", topic, n))
 	t.Logf("produced %d bytes in %d batches; bytesin_total{topic=%q} grew by %.0f", n, batches, topic, got-before)
+	prom.awaitValue(t, 30*time.Second, fmt.Sprintf(`sum(kafka_server_brokertopicmetrics_messagesin_total{job="sluice",topic=%q})`, topic),
+		func(v float64) bool { return v == rounds*perRound }, fmt.Sprintf("messagesin_total of %s is the %d records produced", topic, rounds*perRound))
 	// The aggregate (no topic label) counts them too.
 	agg, err := prom.scalar(`sum(kafka_server_brokertopicmetrics_bytesin_total{job="sluice",topic=""})`)
 	if err != nil {
