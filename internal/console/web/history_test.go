@@ -59,3 +59,20 @@ func TestChartEscapesAndBounds(t *testing.T) {
 		t.Fatalf("empty chart %s", empty)
 	}
 }
+
+func TestTopicRates(t *testing.T) {
+	var tr topicRates
+	t0 := time.Unix(100, 0)
+	if _, ok := tr.rate("a"); ok {
+		t.Fatal("a rate before any reading")
+	}
+	tr.add(t0, map[string]topicCounters{"a": {bytesIn: 100, messages: 1}, "b": {bytesIn: 50}})
+	tr.add(t0.Add(10*time.Second), map[string]topicCounters{"a": {bytesIn: 600, bytesOut: 20, messages: 11}, "b": {bytesIn: 10}})
+	r, ok := tr.rate("a")
+	if !ok || r.bytesIn != 50 || r.bytesOut != 2 || r.messages != 1 {
+		t.Fatalf("rate of a: %+v %v", r, ok)
+	}
+	if _, ok := tr.rate("b"); ok {
+		t.Fatal("a rate across a counter reset")
+	}
+}

@@ -44,6 +44,10 @@ type topicData struct {
 	// OffsetsError and ConfigsError say why a part is missing.
 	OffsetsError, ConfigsError string
 	Created, Altered           bool
+	// Rates are this node's rates of the topic; HasRate is false before
+	// two samples of it.
+	BytesIn, BytesOut, MessagesIn float64
+	HasRate                       bool
 }
 
 // topicPage shows a topic's partitions (leader, replicas, ISR, offsets)
@@ -66,6 +70,9 @@ func (c *Console) topicPage(w http.ResponseWriter, r *http.Request, s *session) 
 	}
 	q := r.URL.Query()
 	d := topicData{Topic: topic, ID: base64.RawURLEncoding.EncodeToString(t.ID[:]), Internal: t.IsInternal, Created: q.Has("created"), Altered: q.Has("altered")}
+	if rt, ok := c.topicRates.rate(topic); ok {
+		d.BytesIn, d.BytesOut, d.MessagesIn, d.HasRate = rt.bytesIn, rt.bytesOut, rt.messages, true
+	}
 	d.Partitions, d.OffsetsError = partitionRows(ctx, adm, t)
 	d.Configs, err = topicConfigs(ctx, adm, topic)
 	if err != nil {
