@@ -12,6 +12,8 @@ type managerMetrics struct {
 	isrShrinks       atomic.Int64
 	isrExpands       atomic.Int64
 	failedISRUpdates atomic.Int64
+	// off leaves newly hosted partitions without metrics (DisableMetrics).
+	off bool
 }
 
 func newManagerMetrics() *managerMetrics {
@@ -21,6 +23,9 @@ func newManagerMetrics() *managerMetrics {
 // hosted is a newly hosted partition's metrics (its topic's stats held
 // until the partition goes: BrokerTopicStats.release).
 func (m *managerMetrics) hosted(topic string) *partitionMetrics {
+	if m.off {
+		return nil // the hot paths skip a nil partitionMetrics
+	}
 	return &partitionMetrics{broker: m.topics, topic: m.topics.acquire(topic)}
 }
 
@@ -47,6 +52,12 @@ func (m *managerMetrics) isrChangeAnswered(item isrChangeItem, partitionEpoch in
 		m.isrShrinks.Add(1)
 	}
 }
+
+// DisableMetrics leaves the partitions hosted from now on uncounted, for
+// benchmarks that compare the produce and fetch paths with and without
+// the BrokerTopicMetrics (no configuration reaches it). Call it before
+// the first partition is hosted.
+func (rm *ReplicaManager) DisableMetrics() { rm.metrics.off = true }
 
 // BrokerTopicStats returns the broker's BrokerTopicMetrics counters.
 func (rm *ReplicaManager) BrokerTopicStats() *BrokerTopicStats { return rm.metrics.topics }

@@ -187,6 +187,9 @@ func (m *requestMetrics) slot(i int, name string, maxVersion int16) *apiMetrics 
 // Fetch, under FetchConsumer or FetchFollower too, as Kafka does (errors
 // only under the key's name, as Kafka's updateErrorMetrics).
 func (m *requestMetrics) record(t *requestTiming, resp api.Response) {
+	if m == nil {
+		return // recording off (DisableRequestMetrics)
+	}
 	if t.apiKey < 0 || int(t.apiKey) >= len(m.maxVersion) {
 		return // a key kmsg does not know (the registry serves none)
 	}
@@ -238,3 +241,9 @@ func (m *requestMetrics) Collect(ch chan<- prometheus.Metric) {
 		ch <- a.bytes.metric(m.bytes, a.name)
 	}
 }
+
+// DisableRequestMetrics stops the request path recording Kafka's
+// RequestMetrics, for benchmarks that compare the produce path with and
+// without them (no configuration reaches it). Call it before Start; the
+// collector stays registered and reports no request.
+func (s *Server) DisableRequestMetrics() { s.metrics.requests = nil }
