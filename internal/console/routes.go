@@ -2,7 +2,6 @@ package console
 
 import (
 	"fmt"
-	"log/slog"
 	"maps"
 	"net/http"
 	"regexp"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // runtimeMetrics are the runtime/metrics series exported next to the
@@ -61,10 +59,7 @@ func (s *Server) routes(group []Listener, metrics prometheus.Gatherer) (http.Han
 		}
 	}
 	if metricsBy != nil {
-		mux.Handle("GET /metrics", guard(metricsBy.Users, promhttp.HandlerFor(metrics, promhttp.HandlerOpts{
-			ErrorLog:      slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-			ErrorHandling: promhttp.ContinueOnError,
-		})))
+		mux.Handle("GET /metrics", guard(metricsBy.Users, s.metricsHandler(metrics)))
 	}
 	if pprofBy != nil {
 		mountPprof(mux, pprofBy.Users)

@@ -24,6 +24,7 @@ import (
 var (
 	produceRounds  = flag.Int("produce.rounds", 15, "BenchmarkProduceMetrics: rounds, each producing once to each node per acks setting")
 	produceRecords = flag.Int("produce.records", 100000, "BenchmarkProduceMetrics: 1 KiB records per measurement")
+	produceBatch   = flag.Int("produce.batch", 0, "BenchmarkProduceMetrics: kgo's ProducerBatchMaxBytes (smaller batches, more requests a byte); 0 keeps kgo's default")
 	produceDir     = flag.String("produce.dir", "", "BenchmarkProduceMetrics: where the nodes' log dirs go (e.g. /dev/shm, so no disk hides CPU); default the test's temp dir")
 )
 
@@ -70,6 +71,11 @@ func startBenchNode(b *testing.B, dir string, extra map[string]string, before fu
 		b.Fatal(err)
 	}
 	reg := prometheus.NewRegistry()
+	if *scrapeGathered {
+		// A registry holding a series already is served gathered
+		// (listCollectors).
+		reg.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "sluice_bench_gathered", Help: "Set by BenchmarkScrape -scrape.gathered."}))
+	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	n, err := New(cfg, logger, reg)
 	if err != nil {
@@ -205,6 +211,9 @@ func BenchmarkProduceMetrics(b *testing.B) {
 			// Uncompressed random values, as Kafka's producer perf test
 			// sends by default.
 			opts := []kgo.Opt{kgo.SeedBrokers(bn.addr), kgo.ProducerBatchCompression(kgo.NoCompression())}
+			if *produceBatch > 0 {
+				opts = append(opts, kgo.ProducerBatchMaxBytes(int32(*produceBatch)))
+			}
 			if acks == "1" {
 				opts = append(opts, kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
 			}

@@ -90,7 +90,7 @@ func New(cfg *config.Config, logger *slog.Logger, registry prometheus.Registerer
 	if !cfg.HasRole("broker") && !cfg.HasRole("controller") {
 		return nil, fmt.Errorf("process.roles=%v: a node is a broker, a controller or both", cfg.ProcessRoles())
 	}
-	n := &Node{cfg: cfg, logger: logger, metrics: registry, fsys: vfs.Default, clk: clock.Real{}, ready: make(chan struct{})}
+	n := &Node{cfg: cfg, logger: logger, metrics: listCollectors(registry), fsys: vfs.Default, clk: clock.Real{}, ready: make(chan struct{})}
 	if err := n.build(); err != nil {
 		n.Close()
 		return nil, err
