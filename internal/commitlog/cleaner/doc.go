@@ -52,11 +52,11 @@
 // # Observability
 //
 // Prometheus: Kafka's LogCleaner and LogCleanerManager gauges in the JMX
-// exporter's names (KafkaCollector: kafka_log_logcleaner_max_dirty_percent,
-// _cleaner_recopy_percent, _max_clean_time_secs,
-// _max_buffer_utilization_percent, _max_compaction_delay_secs,
-// _dead_thread_count; kafka_log_logcleanermanager_uncleanable_partitions_count
-// and _uncleanable_bytes per logdirectory, _time_since_last_run_ms), and
+// exporter's names (KafkaCollector: kafka_log_logcleaner_cleaner_recopy_percent,
+// _max_clean_time_secs, _max_buffer_utilization_percent,
+// _max_compaction_delay_secs, _deadthreadcount;
+// kafka_log_logcleanermanager_max_dirty_percent, _time_since_last_run_ms,
+// and _uncleanable_partitions_count and _uncleanable_bytes per logdirectory), and
 // Sluice's own where Kafka has none: sluice_log_cleaner_runs_total,
 // _failures_total, _read_bytes_total, _written_bytes_total,
 // _clean_seconds and sluice_log_cleaner_dirty_ratio{topic,partition}.

@@ -124,12 +124,13 @@ func NewKafkaCollector(c *Cleaner, logDirs []string) *KafkaCollector {
 	}
 	return &KafkaCollector{
 		c: c, logDirs: slices.Clone(logDirs),
-		maxDirty:           cl("max_dirty_percent", "Largest dirty share, in percent, of a compacted log at the last pass (Kafka's max-dirty-percent)."),
+		maxDirty: prometheus.NewDesc("kafka_log_logcleanermanager_max_dirty_percent",
+			"Largest dirty share, in percent, of a compacted log at the last pass (Kafka's LogCleanerManager max-dirty-percent).", nil, nil),
 		recopy:             cl("cleaner_recopy_percent", "Bytes written per byte read, in percent, over the threads' last cleans."),
 		maxCleanTime:       cl("max_clean_time_secs", "Longest of the threads' last cleans, in seconds."),
 		maxBufferUtil:      cl("max_buffer_utilization_percent", "Fullest offset map of the threads' last cleans, in percent."),
 		maxCompactionDelay: cl("max_compaction_delay_secs", "Longest wait past max.compaction.lag.ms of a log's dirty data at the last pass, in seconds."),
-		deadThreads:        cl("dead_thread_count", "Cleaner threads stopped by an error (a Sluice thread retries a failed clean instead)."),
+		deadThreads:        cl("deadthreadcount", "Cleaner threads stopped by an error (a Sluice thread retries a failed clean instead)."),
 		uncleanablePartitions: dir("uncleanable_partitions_count",
 			"Partitions of the log dir whose last clean failed."),
 		uncleanableBytes: dir("uncleanable_bytes", "Dirty bytes of the log dir's partitions whose last clean failed."),

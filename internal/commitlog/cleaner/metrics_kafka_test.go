@@ -72,9 +72,9 @@ func TestKafkaCollectorFollowsCleans(t *testing.T) {
 	if v, ok := got["kafka_log_logcleanermanager_uncleanable_partitions_count{/other}"]; !ok || v != 0 {
 		t.Fatalf("log dir /other: %v (present %v), want 0", v, ok)
 	}
-	if got["kafka_log_logcleaner_max_dirty_percent"] != 100 || got["kafka_log_logcleanermanager_time_since_last_run_ms"] != 0 {
+	if got["kafka_log_logcleanermanager_max_dirty_percent"] != 100 || got["kafka_log_logcleanermanager_time_since_last_run_ms"] != 0 {
 		t.Fatalf("max dirty %v%%, since last run %v ms; want 100 (nothing cleaned yet) and 0",
-			got["kafka_log_logcleaner_max_dirty_percent"], got["kafka_log_logcleanermanager_time_since_last_run_ms"])
+			got["kafka_log_logcleanermanager_max_dirty_percent"], got["kafka_log_logcleanermanager_time_since_last_run_ms"])
 	}
 
 	// Recovered and cleaned: no longer uncleanable, the clean's figures.
@@ -96,8 +96,8 @@ func TestKafkaCollectorFollowsCleans(t *testing.T) {
 	if u := got["kafka_log_logcleaner_max_buffer_utilization_percent"]; u <= 0 || u > 100 {
 		t.Fatalf("buffer utilization %v%%", u)
 	}
-	if got["kafka_log_logcleaner_dead_thread_count"] != 0 || got["kafka_log_logcleaner_max_clean_time_secs"] < 0 {
-		t.Fatalf("dead threads %v, clean time %v", got["kafka_log_logcleaner_dead_thread_count"], got["kafka_log_logcleaner_max_clean_time_secs"])
+	if got["kafka_log_logcleaner_deadthreadcount"] != 0 || got["kafka_log_logcleaner_max_clean_time_secs"] < 0 {
+		t.Fatalf("dead threads %v, clean time %v", got["kafka_log_logcleaner_deadthreadcount"], got["kafka_log_logcleaner_max_clean_time_secs"])
 	}
 }
 

@@ -18,7 +18,7 @@ var (
 	groupCountDesc         = gcDesc("group_count", "Groups by rebalance protocol.", "protocol")
 	classicGroupCountDesc  = gcDesc("classic_group_count", "Classic groups by state.", "state")
 	consumerGroupCountDesc = gcDesc("consumer_group_count", "Consumer (KIP-848) groups by state.", "state")
-	classicRebalancesDesc  = gcDesc("classic_group_rebalance_count", "Classic group rebalances completed (Kafka's group-completed-rebalance-count).")
+	classicRebalancesDesc  = gcDesc("group_completed_rebalance_count", "Classic group rebalances completed (Kafka's group-completed-rebalance-count).")
 	consumerRebalancesDesc = gcDesc("consumer_group_rebalance_count", "Consumer group epoch bumps.")
 	offsetCommitsDesc      = gcDesc("offset_commit_count", "Partition offsets committed.")
 	offsetExpirationsDesc  = gcDesc("offset_expiration_count", "Partition offsets expired.")

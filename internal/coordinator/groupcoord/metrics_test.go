@@ -62,7 +62,7 @@ func TestMetricsCollector(t *testing.T) {
 		`kafka_server_groupcoordinatormetrics_classic_group_count{state="Empty"}`:              1,
 		`kafka_server_groupcoordinatormetrics_classic_group_count{state="PreparingRebalance"}`: 0,
 		`kafka_server_groupcoordinatormetrics_consumer_group_count{state="Stable"}`:            0,
-		`kafka_server_groupcoordinatormetrics_classic_group_rebalance_count`:                   1,
+		`kafka_server_groupcoordinatormetrics_group_completed_rebalance_count`:                 1,
 		`kafka_server_groupcoordinatormetrics_offset_commit_count`:                             3,
 		`kafka_server_groupcoordinatormetrics_offset_deletion_count`:                           0,
 		`kafka_coordinator_group_groupmetadatamanager_numgroups`:                               2,
@@ -96,7 +96,7 @@ func TestMetricsCollector(t *testing.T) {
 	// Stopped shards keep their counts.
 	c.Close()
 	after := scrape(t, reg)
-	for _, k := range []string{"offset_commit_count", "classic_group_rebalance_count", "offset_deletion_count"} {
+	for _, k := range []string{"offset_commit_count", "group_completed_rebalance_count", "offset_deletion_count"} {
 		k = "kafka_server_groupcoordinatormetrics_" + k
 		if after[k] != before[k] {
 			t.Errorf("%s after the shards stopped = %v, want %v", k, after[k], before[k])
