@@ -99,10 +99,14 @@ func summary(res browseResult) string {
 	}
 	// Next is where reading stopped: forward, the offset after the last
 	// record examined; newest first, the lowest offset examined.
-	if res.Query.Search != "" {
-		return fmt.Sprintf("%s Scanned %d records, %d matched, stopped at offset %d: %s.", where, res.Scanned, res.Matched, res.Next, res.Stop)
+	why := "."
+	if res.Stop != "" {
+		why = ": " + string(res.Stop) + "."
 	}
-	return fmt.Sprintf("%s Read %d records, stopped at offset %d: %s.", where, res.Scanned, res.Next, res.Stop)
+	if res.Query.Search != "" {
+		return fmt.Sprintf("%s Scanned %d records, %d matched, stopped at offset %d%s", where, res.Scanned, res.Matched, res.Next, why)
+	}
+	return fmt.Sprintf("%s Read %d records, stopped at offset %d%s", where, res.Scanned, res.Next, why)
 }
 
 // topicNames lists the topics for the form's choice (the first

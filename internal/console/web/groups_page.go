@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 )
@@ -175,7 +176,7 @@ func (c *Console) applyResetTo(r *http.Request, s *session, v *groupView) error 
 		v.Reset.Results = append(v.Reset.Results, res)
 	}
 	if failed > 0 {
-		msg := fmt.Sprintf("Kafka refused the reset of %d of %d partitions: %v.", failed, len(v.Reset.Results), firstErr)
+		msg := fmt.Sprintf("Kafka refused the reset of %d of %d partitions: %s.", failed, len(v.Reset.Results), strings.TrimRight(firstErr.Error(), ". "))
 		if len(v.Group.Members) > 0 {
 			return userError(http.StatusConflict, "%s Offsets can be reset only while the group has no members: group %q is %s with %d members. Stop its consumers, then reset.",
 				msg, clip(v.Group.Name), v.Group.State, len(v.Group.Members))

@@ -169,6 +169,9 @@ func TestGroupOffsetResetOnALiveNode(t *testing.T) {
 	if status != http.StatusConflict || !strings.Contains(body, "UNKNOWN_MEMBER_ID") || !strings.Contains(body, "only while the group has no members") {
 		t.Fatalf("reset of a live group: %d\n%s", status, body)
 	}
+	if !strings.Contains(body, "Reset refused") || strings.Contains(body, "Reset applied") || strings.Contains(body, "..") {
+		t.Fatalf("a refused reset's page says it was applied, or doubles a period:\n%s", body)
+	}
 	if got := n.committed(t, "g-live", 0); got != -1 {
 		t.Fatalf("a refused reset committed offset %d for g-live", got)
 	}
