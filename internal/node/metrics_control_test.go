@@ -147,32 +147,7 @@ func produceAndCommit(t *testing.T, adm *kadm.Client, cl *kgo.Client, groupID, t
 // gatherNode scrapes n's registry into name{labels} -> value.
 func gatherNode(t *testing.T, n *Node) map[string]float64 {
 	t.Helper()
-	mfs, err := n.metrics.(prometheus.Gatherer).Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			key := mf.GetName()
-			if len(m.GetLabel()) > 0 {
-				var ls []string
-				for _, l := range m.GetLabel() {
-					ls = append(ls, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
-				}
-				key += "{" + strings.Join(ls, ",") + "}"
-			}
-			switch {
-			case m.GetGauge() != nil:
-				out[key] = m.GetGauge().GetValue()
-			case m.GetCounter() != nil:
-				out[key] = m.GetCounter().GetValue()
-			case m.GetUntyped() != nil:
-				out[key] = m.GetUntyped().GetValue()
-			}
-		}
-	}
-	return out
+	return testutil.Gather(t, n.metrics.(prometheus.Gatherer))
 }
 
 // startCombinedCluster starts n combined nodes (broker and controller) in

@@ -2,7 +2,6 @@ package groupcoord
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"sluice/internal/coordinator/group"
 	"sluice/internal/coordinator/runtime/runtimetest"
 	"sluice/internal/kafka"
+	"sluice/internal/testutil"
 )
 
 // TestMetricsCollector: group counts by state and protocol, the counters,
@@ -111,28 +111,5 @@ func TestMetricsCollector(t *testing.T) {
 // by name as the registry sorts them.
 func scrape(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			key := mf.GetName()
-			if len(m.GetLabel()) > 0 {
-				var ls []string
-				for _, l := range m.GetLabel() {
-					ls = append(ls, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
-				}
-				key += "{" + strings.Join(ls, ",") + "}"
-			}
-			switch {
-			case m.GetCounter() != nil:
-				out[key] = m.GetCounter().GetValue()
-			default:
-				out[key] = m.GetGauge().GetValue()
-			}
-		}
-	}
-	return out
+	return testutil.Gather(t, reg)
 }
