@@ -31,7 +31,9 @@ func (n *Node) registerControlMetrics() {
 	}
 	cs = append(cs, quorum.NewMetricsCollector(n.meta.view, latencies, n.clk))
 	if n.broker != nil {
-		cs = append(cs, brokerStateCollector{n}, groupcoord.NewMetricsCollector(n.broker.groups, n.highWatermarks, groupScrapeTimeout))
+		groups := groupcoord.NewMetricsCollector(n.broker.groups, n.highWatermarks, groupScrapeTimeout)
+		cs = append(cs, brokerStateCollector{n}, groups)
+		n.registerHistory(groups)
 	}
 	for _, c := range cs {
 		if err := n.metrics.Register(c); err != nil {

@@ -21,7 +21,16 @@ func (n *Node) registerStorageMetrics(s *storage) {
 // registerReplicaMetrics puts the replica manager's BrokerTopicMetrics,
 // ReplicaManager and ReplicaFetcherManager series on the node's registry.
 func (n *Node) registerReplicaMetrics(rm *replication.ReplicaManager) {
-	n.registerDataPath(replication.NewCollector(rm))
+	c := replication.NewCollector(rm)
+	n.registerDataPath(c)
+	n.registerHistory(c)
+}
+
+// registerHistory adds c to the registry the web console samples.
+func (n *Node) registerHistory(c prometheus.Collector) {
+	if err := n.history.Register(c); err != nil {
+		n.logger.Warn("console history metrics not registered", "err", err)
+	}
 }
 
 // registerDataPath registers c; a failure is logged, not fatal: metrics

@@ -39,9 +39,13 @@ const shutdownGrace = 10 * time.Second
 
 // Node is one Sluice process's broker and controller.
 type Node struct {
-	cfg       *config.Config
-	logger    *slog.Logger
-	metrics   prometheus.Registerer
+	cfg     *config.Config
+	logger  *slog.Logger
+	metrics prometheus.Registerer
+	// history holds only the collectors whose series the web console
+	// samples every 10 s, so its sampler does not walk every partition's
+	// Log gauges and the request histograms.
+	history   *prometheus.Registry
 	fsys      vfs.FS
 	clk       clock.Clock
 	clusterID string
@@ -90,7 +94,7 @@ func New(cfg *config.Config, logger *slog.Logger, registry prometheus.Registerer
 	if !cfg.HasRole("broker") && !cfg.HasRole("controller") {
 		return nil, fmt.Errorf("process.roles=%v: a node is a broker, a controller or both", cfg.ProcessRoles())
 	}
-	n := &Node{cfg: cfg, logger: logger, metrics: listCollectors(registry), fsys: vfs.Default, clk: clock.Real{}, ready: make(chan struct{})}
+	n := &Node{cfg: cfg, logger: logger, metrics: listCollectors(registry), history: prometheus.NewRegistry(), fsys: vfs.Default, clk: clock.Real{}, ready: make(chan struct{})}
 	if err := n.build(); err != nil {
 		n.Close()
 		return nil, err

@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"sluice/internal/api"
 	"sluice/internal/auth/tlsconf"
 	"sluice/internal/config"
@@ -44,14 +42,13 @@ func (n *Node) appendWebConsole(listeners *[]console.Listener) error {
 	if err != nil {
 		return fmt.Errorf("%s=%s: %w", key, addr, err)
 	}
-	gatherer, _ := n.metrics.(prometheus.Gatherer)
 	wc, err := web.New(web.Options{
 		BootstrapFunc:  func() (string, error) { return n.loopbackAddr(listener) },
 		TLS:            tlsCfg,
 		SASLMechanisms: mechs,
 		ReadOnly:       readOnly,
 		LoopbackHosts:  isLoopback(addr),
-		Metrics:        gatherer,
+		Metrics:        n.history,
 		ClientID:       fmt.Sprintf("sluice-console-%d", n.cfg.NodeID()),
 		Version:        sluiceVersion(),
 		Clock:          n.clk,
