@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sluice/internal/cli"
+	"github.com/sluice-io/sluice/internal/cli"
 )
 
 func main() {

@@ -11,9 +11,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
-	"sluice/internal/config"
-	"sluice/internal/logging"
-	"sluice/internal/node"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/logging"
+	"github.com/sluice-io/sluice/internal/node"
 )
 
 func newServerCommand() *cobra.Command {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/config"
 )
 
 // TestLoggerFromKeys: sluice.log.format and sluice.log.level build the

@@ -5,13 +5,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sluice/internal/cli"
-	"sluice/internal/commitlog/logdir"
-	"sluice/internal/config"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
-	"sluice/internal/node"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/cli"
+	"github.com/sluice-io/sluice/internal/commitlog/logdir"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/node"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 func newStorageCommand() *cobra.Command {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/api"
 )
 
 func newVersionCommand() *cobra.Command {

@@ -53,9 +53,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/kafka"
-	"sluice/internal/records"
-	"sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/replication"
 )
 
 // produceMinServedVersion is the first Produce version Kafka 4 accepts.

@@ -57,9 +57,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/fetchwire"
-	"sluice/internal/kafka"
-	"sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/fetchwire"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/replication"
 )
 
 // defaultFetchMaxBytes is Kafka's fetch.max.bytes default (55 MiB).

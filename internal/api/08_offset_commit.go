@@ -17,8 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/coordinator/group"
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 func newOffsetCommitHandler(gd *GroupPlaneDeps) Handler {

@@ -20,7 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/coordinator/runtime"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime"
 )
 
 const (

@@ -27,7 +27,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/config"
 )
 
 func newCreateTopicsHandler(cfg *config.Config, admin AdminController) Handler {

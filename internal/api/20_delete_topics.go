@@ -21,8 +21,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/config"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 func newDeleteTopicsHandler(cfg *config.Config, admin AdminController, view MetadataView) Handler {

@@ -29,7 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/coordinator/txn"
+	"github.com/sluice-io/sluice/internal/coordinator/txn"
 )
 
 // noProducerID and noProducerEpoch are Kafka's "none" values.

@@ -31,9 +31,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/coordinator/txn"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/coordinator/txn"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 func newAddPartitionsToTxnHandler(td *TxnPlaneDeps) Handler {

@@ -18,7 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/coordinator/txn"
+	"github.com/sluice-io/sluice/internal/coordinator/txn"
 )
 
 func newEndTxnHandler(td *TxnPlaneDeps) Handler {

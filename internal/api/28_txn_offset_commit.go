@@ -33,9 +33,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/coordinator/group"
-	"sluice/internal/coordinator/groupcoord"
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
+	"github.com/sluice-io/sluice/internal/coordinator/groupcoord"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // TxnOffsetCommitter is the group coordinator's side of TxnOffsetCommit

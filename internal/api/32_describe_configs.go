@@ -29,9 +29,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/config"
-	"sluice/internal/logging"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/logging"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 func newDescribeConfigsHandler(cfg *config.Config, view MetadataView, loggers *logging.Levels) Handler {

@@ -22,8 +22,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/config"
-	"sluice/internal/logging"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/logging"
 )
 
 func newIncrementalAlterConfigsHandler(admin AdminController, cfg *config.Config, loggers *logging.Levels) Handler {

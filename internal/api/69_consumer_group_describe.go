@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/coordinator/group"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
 )
 
 func newConsumerGroupDescribeHandler(gd *GroupPlaneDeps) Handler {

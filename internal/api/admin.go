@@ -14,8 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/controller"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/controller"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // MetadataView is this node's view of the cluster metadata.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/protocol"
+	"github.com/sluice-io/sluice/internal/protocol"
 )
 
 // The files in testdata/apiversions are ApiVersions responses of a real Kafka

@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/protocol"
+	"github.com/sluice-io/sluice/internal/protocol"
 )
 
 func fakeHandler(key, minV, maxV int16) Handler {

@@ -11,9 +11,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/auth"
-	"sluice/internal/auth/acl"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/auth/acl"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // Authorizer decides actions (*acl.Authorizer over the published image).

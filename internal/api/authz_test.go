@@ -9,10 +9,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/auth"
-	"sluice/internal/auth/acl"
-	"sluice/internal/metadata"
-	"sluice/internal/protocol"
+	"github.com/sluice-io/sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/auth/acl"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/protocol"
 )
 
 // authzFixture is a broker registry with Kafka's StandardAuthorizer over

@@ -5,9 +5,9 @@ package api
 // through AdminController, locally or forwarded.
 
 import (
-	"sluice/internal/config"
-	"sluice/internal/logging"
-	"sluice/internal/quota"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/logging"
+	"github.com/sluice-io/sluice/internal/quota"
 )
 
 // BrokerDeps are the components behind the broker listeners' handlers. A

@@ -17,8 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/config"
-	"sluice/internal/logging"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/logging"
 )
 
 // describeBrokerLoggers answers one BROKER_LOGGER resource: every logger

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/logging"
+	"github.com/sluice-io/sluice/internal/logging"
 )
 
 func testLoggers(t *testing.T) *logging.Levels {

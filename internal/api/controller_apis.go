@@ -11,8 +11,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/config"
-	"sluice/internal/logging"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/logging"
 )
 
 // BrokerControl is the active controller as the brokers' own requests

@@ -12,8 +12,8 @@ package api
 import (
 	"slices"
 
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // leaderEndpoint is one node endpoint of a KIP-951 answer.

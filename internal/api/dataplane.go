@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
-	"sluice/internal/clock"
-	"sluice/internal/kafka"
-	"sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/replication"
 )
 
 // DataPlane is what the Produce, Fetch, ListOffsets, DeleteRecords,

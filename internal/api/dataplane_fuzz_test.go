@@ -8,7 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/protocol"
+	"github.com/sluice-io/sluice/internal/protocol"
 )
 
 // FuzzDataPlane serves arbitrary frames to the data-plane handlers over a

@@ -11,15 +11,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/clock"
-	"sluice/internal/metadata"
-	"sluice/internal/protocol"
-	"sluice/internal/records"
-	"sluice/internal/records/recordstest"
-	"sluice/internal/replication"
-	"sluice/internal/replication/replicationtest"
-	"sluice/internal/testutil"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/protocol"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/replication/replicationtest"
+	"github.com/sluice-io/sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 var dataTestStart = time.UnixMilli(1_700_000_000_000)

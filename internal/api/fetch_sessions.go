@@ -21,8 +21,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/clock"
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // Kafka's fetch session metadata sentinels.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/protocol"
+	"github.com/sluice-io/sluice/internal/protocol"
 )
 
 // FuzzServe feeds arbitrary frames through header parsing, routing and body

@@ -13,8 +13,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/protocol"
-	"sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/protocol"
+	"github.com/sluice-io/sluice/internal/testbin"
 )
 
 // The files in testdata/golden_errors are request and response frames of

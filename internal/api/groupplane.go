@@ -10,11 +10,11 @@ package api
 import (
 	"context"
 
-	"sluice/internal/coordinator/group"
-	"sluice/internal/coordinator/groupcoord"
-	"sluice/internal/coordinator/runtime"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
+	"github.com/sluice-io/sluice/internal/coordinator/groupcoord"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // GroupPlane is the group coordinator as the group handlers see it. Codes

@@ -9,10 +9,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/coordinator/group"
-	"sluice/internal/coordinator/groupcoord"
-	"sluice/internal/metadata"
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
+	"github.com/sluice-io/sluice/internal/coordinator/groupcoord"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // memOffsetsLog is an in-memory runtime.PartitionWriter.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"math"
 
-	"sluice/internal/fetchwire"
-	"sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/fetchwire"
+	"github.com/sluice-io/sluice/internal/replication"
 )
 
 // capFetchBytes is KafkaApis' fetch size bound for consumers: max_bytes

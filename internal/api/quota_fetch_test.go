@@ -8,13 +8,13 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/clock"
-	"sluice/internal/metadata"
-	"sluice/internal/quota"
-	"sluice/internal/records/recordstest"
-	"sluice/internal/replication"
-	"sluice/internal/replication/replicationtest"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/quota"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/replication/replicationtest"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // TestFetchThrottledAnswersEmpty: a consumer over consumer_byte_rate gets

@@ -17,9 +17,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/clock"
-	"sluice/internal/protocol"
-	"sluice/internal/quota"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/protocol"
+	"github.com/sluice-io/sluice/internal/quota"
 )
 
 // quotaRequest is one request's dealings with the quotas. Handlers reach it

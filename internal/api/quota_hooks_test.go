@@ -8,13 +8,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/auth"
-	"sluice/internal/clock"
-	"sluice/internal/config"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
-	"sluice/internal/protocol"
-	"sluice/internal/quota"
+	"github.com/sluice-io/sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/protocol"
+	"github.com/sluice-io/sluice/internal/quota"
 )
 
 // quotaImage is an image with the given quotas (entity parts as in

@@ -8,10 +8,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/config"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
-	"sluice/internal/quota"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/quota"
 )
 
 // mutationQuotaAdmin applies the controller mutation quota (KIP-599) to

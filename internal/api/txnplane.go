@@ -10,10 +10,10 @@ package api
 import (
 	"context"
 
-	"sluice/internal/coordinator/runtime"
-	"sluice/internal/coordinator/txn"
-	"sluice/internal/coordinator/txncoord"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime"
+	"github.com/sluice-io/sluice/internal/coordinator/txn"
+	"github.com/sluice-io/sluice/internal/coordinator/txncoord"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // TxnPlane is the transaction coordinator as the handlers see it. Codes

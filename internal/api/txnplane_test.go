@@ -10,11 +10,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/coordinator/runtime/runtimetest"
-	"sluice/internal/coordinator/txn"
-	"sluice/internal/coordinator/txncoord"
-	"sluice/internal/metadata"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime/runtimetest"
+	"github.com/sluice-io/sluice/internal/coordinator/txn"
+	"github.com/sluice-io/sluice/internal/coordinator/txncoord"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // txnFixture is a broker registry over a real transaction coordinator on

@@ -52,7 +52,7 @@ func TestCoordinatorLayers(t *testing.T) {
 			return nil
 		}
 		for _, imp := range parseImports(t, p) {
-			to, ok := strings.CutPrefix(imp, "sluice/internal/")
+			to, ok := strings.CutPrefix(imp, "github.com/sluice-io/sluice/internal/")
 			if !ok || to == from || !strings.HasPrefix(to, "coordinator") {
 				continue
 			}

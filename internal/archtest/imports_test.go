@@ -85,10 +85,10 @@ func TestImportDirection(t *testing.T) {
 		}
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)
-			if !strings.HasPrefix(p, "sluice/") {
+			if !strings.HasPrefix(p, "github.com/sluice-io/sluice/") {
 				continue
 			}
-			to := domain(strings.TrimPrefix(p, "sluice/"))
+			to := domain(strings.TrimPrefix(p, "github.com/sluice-io/sluice/"))
 			if to == from {
 				continue
 			}

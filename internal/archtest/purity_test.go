@@ -31,9 +31,9 @@ var pureCores = []pureCore{
 	{dir: "controller", forbid: []string{"sync/atomic", "log/slog"}},
 	// The consumer groups of KIP-848 use the pure assignors and the
 	// record codec below the package.
-	{dir: "coordinator/group", forbid: []string{"sync/...", "log/slog", "sluice/internal/coordinator/..."},
-		allow: []string{"sluice/internal/coordinator/group/assignor", "sluice/internal/coordinator/group/consumerrec"}},
-	{dir: "coordinator/txn", forbid: []string{"sync/...", "log/slog", "sluice/internal/coordinator/..."}},
+	{dir: "coordinator/group", forbid: []string{"sync/...", "log/slog", "github.com/sluice-io/sluice/internal/coordinator/..."},
+		allow: []string{"github.com/sluice-io/sluice/internal/coordinator/group/assignor", "github.com/sluice-io/sluice/internal/coordinator/group/consumerrec"}},
+	{dir: "coordinator/txn", forbid: []string{"sync/...", "log/slog", "github.com/sluice-io/sluice/internal/coordinator/..."}},
 	// Loader publishes its image through an atomic.Pointer and logs a
 	// subscriber's failure; it holds no lock.
 	{dir: "metadata", forbid: []string{"sync"}},
@@ -46,7 +46,7 @@ var pureCores = []pureCore{
 // system access. "p/..." forbids p and every package below it.
 var pureForbidden = []string{
 	"os/...", "syscall/...", "net/...",
-	"sluice/internal/clock/...", "sluice/internal/vfs/...", "sluice/internal/transport/...",
+	"github.com/sluice-io/sluice/internal/clock/...", "github.com/sluice-io/sluice/internal/vfs/...", "github.com/sluice-io/sluice/internal/transport/...",
 }
 
 // clockReads are the time functions that read the clock or wait on it.
@@ -93,7 +93,7 @@ import (
 	"net/http"
 	"sync"
 	clk "time"
-	"sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/clock"
 )
 
 var _ = http.MethodGet
@@ -110,7 +110,7 @@ func f(mu *sync.Mutex) {
 	fset := token.NewFileSet()
 	got := purityProblems(t, fset, "bad.go", src, pureCore{dir: "bad", forbid: []string{"sync"}})
 	want := []string{
-		"imports os", "imports net/http", "imports sync", "imports sluice/internal/clock",
+		"imports os", "imports net/http", "imports sync", "imports github.com/sluice-io/sluice/internal/clock",
 		"go statement", "time.Now", "time.Since", "time.After",
 	}
 	joined := strings.Join(got, "\n")

@@ -5,8 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/controller"
-	"sluice/internal/controller/quorumctl"
+	"github.com/sluice-io/sluice/internal/controller"
+	"github.com/sluice-io/sluice/internal/controller/quorumctl"
 )
 
 // ControllerChannel reaches the active controller: this node's own

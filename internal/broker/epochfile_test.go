@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // TestBrokerEpochRecordedAndConsumed: a clean stop's epoch is read once at

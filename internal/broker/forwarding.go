@@ -14,10 +14,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/controller"
-	"sluice/internal/purgatory"
-	"sluice/internal/quorum"
-	"sluice/internal/transport"
+	"github.com/sluice-io/sluice/internal/controller"
+	"github.com/sluice-io/sluice/internal/purgatory"
+	"github.com/sluice-io/sluice/internal/quorum"
+	"github.com/sluice-io/sluice/internal/transport"
 )
 
 // ForwardingManager sends requests to the active controller, another node,

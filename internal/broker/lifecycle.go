@@ -19,8 +19,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/clock"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // Registrar is what registration needs of the controller.

@@ -6,11 +6,11 @@ import (
 	"path/filepath"
 	"slices"
 
-	"sluice/internal/commitlog"
-	"sluice/internal/commitlog/metafile"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/commitlog/metafile"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // PartitionLogs is the replica manager's LogProvider over the log manager.

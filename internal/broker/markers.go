@@ -6,9 +6,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/coordinator/groupcoord"
-	"sluice/internal/kafka"
-	"sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/coordinator/groupcoord"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/replication"
 )
 
 // DefaultMarkerTimeout bounds the wait for a marker's replication when the

@@ -14,12 +14,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/clock"
-	"sluice/internal/kafka"
-	"sluice/internal/records/recordstest"
-	"sluice/internal/replication"
-	"sluice/internal/replication/replicationtest"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/replication/replicationtest"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // fakeGroups records CompleteTransaction calls.

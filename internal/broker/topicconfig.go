@@ -15,11 +15,11 @@ import (
 	"strings"
 	"time"
 
-	"sluice/internal/commitlog"
-	"sluice/internal/config"
-	"sluice/internal/metadata"
-	"sluice/internal/records"
-	"sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/replication"
 )
 
 // TopicConfigTarget receives resolved topic settings (the replica manager).

@@ -7,10 +7,10 @@ import (
 	"slices"
 	"testing"
 
-	"sluice/internal/config"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
-	"sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/replication"
 )
 
 // settingsRecorder is a TopicConfigTarget keeping what it was pushed.

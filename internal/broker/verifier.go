@@ -13,11 +13,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/coordinator/txn"
-	"sluice/internal/coordinator/txncoord"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
-	"sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/coordinator/txn"
+	"github.com/sluice-io/sluice/internal/coordinator/txncoord"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/replication"
 )
 
 // LocalTxnCoordinator is this broker's transaction coordinator as the

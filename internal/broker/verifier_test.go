@@ -12,12 +12,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/coordinator/txn"
-	"sluice/internal/coordinator/txncoord"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
-	"sluice/internal/replication"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/coordinator/txn"
+	"github.com/sluice-io/sluice/internal/coordinator/txncoord"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 const (

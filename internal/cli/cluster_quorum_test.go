@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/testcluster"
+	"github.com/sluice-io/sluice/internal/testcluster"
 )
 
 func TestClusterQuorumAndBrokersSingleNode(t *testing.T) {

@@ -15,8 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"sluice/internal/auth/sasl"
-	"sluice/internal/auth/tlsconf"
+	"github.com/sluice-io/sluice/internal/auth/sasl"
+	"github.com/sluice-io/sluice/internal/auth/tlsconf"
 )
 
 // commandConfigOpts reads a Kafka client properties file, as Kafka's tools

@@ -7,7 +7,7 @@ import (
 
 	"github.com/magiconair/properties"
 
-	"sluice/internal/auth/tlsconf"
+	"github.com/sluice-io/sluice/internal/auth/tlsconf"
 )
 
 // Kafka's client security keys the sluice commands read from

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/auth/sasl"
+	"github.com/sluice-io/sluice/internal/auth/sasl"
 )
 
 func writeProperties(t *testing.T, text string) string {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"sluice/internal/auth/sasl"
+	"github.com/sluice-io/sluice/internal/auth/sasl"
 )
 
 // The OAuthBearerLoginModule options Kafka's default client login

@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"strings"
 
-	"sluice/internal/auth/tlsconf"
+	"github.com/sluice-io/sluice/internal/auth/tlsconf"
 )
 
 // pemBlock is one PEM block whose lines may have been joined, as a

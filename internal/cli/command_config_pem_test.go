@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"sluice/internal/auth/tlsconf/tlstest"
+	"github.com/sluice-io/sluice/internal/auth/tlsconf/tlstest"
 )
 
 // Inline PEM written over continuation lines, as Kafka's documentation

@@ -13,8 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"sluice/internal/testbin"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 func TestTopicLifecycle(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/testbin"
 )
 
 // testBrokersEnv points the command tests at a running broker (for example

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"sluice/internal/auth/sasl"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/auth/sasl"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // Kafka's SCRAM iteration bounds (ScramMechanism.minIterations and

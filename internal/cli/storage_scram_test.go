@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"sluice/internal/auth/sasl"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/auth/sasl"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // Kafka's --add-scram syntax: a password (salt drawn, 4096 iterations), a

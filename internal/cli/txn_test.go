@@ -16,8 +16,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
-	"sluice/internal/records/recordstest"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // requireTxnAPIs skips when the built sluice server does not serve the

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // sluice user create, list, alter and delete against a real server: one

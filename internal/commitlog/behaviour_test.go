@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/records"
-	"sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
 )
 
 // idempotentBatch is a batch of producer 42 with the given sequence.

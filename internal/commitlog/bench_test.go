@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"testing"
 
-	"sluice/internal/clock"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // benchBatch is 16 records of 1 KiB: a 16 KiB producer batch.

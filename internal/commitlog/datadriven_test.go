@@ -11,9 +11,9 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
-	"sluice/internal/clock"
-	"sluice/internal/records"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // ddState is the state of one datadriven file: a log on a MemFS with a

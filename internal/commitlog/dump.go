@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"sluice/internal/records"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // DumpSegment prints a .log, .index, .timeindex or .txnindex file, one line per batch

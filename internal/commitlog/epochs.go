@@ -4,10 +4,10 @@ import (
 	"errors"
 	"path/filepath"
 
-	"sluice/internal/commitlog/checkpoint"
-	"sluice/internal/commitlog/epoch"
-	"sluice/internal/records"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/commitlog/checkpoint"
+	"github.com/sluice-io/sluice/internal/commitlog/epoch"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // leaderEpochCheckpointFile is Kafka's name for the epoch cache's file.

@@ -6,9 +6,9 @@ import (
 	"log/slog"
 	"testing"
 
-	"sluice/internal/clock"
-	"sluice/internal/records"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // FuzzOffsetIndex loads arbitrary bytes as a .index file: loading keeps a

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/clock"
-	"sluice/internal/kafka"
-	"sluice/internal/records/recordstest"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 var testTP = kafka.TopicPartition{Topic: "t", Partition: 0}

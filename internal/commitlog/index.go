@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // Entry sizes of Kafka's index files.

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // BenchmarkOffsetIndexAppend measures adding entries to an active segment's

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records"
 
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // indexFiles returns the contents of every .index and .timeindex file of dir.

@@ -6,7 +6,7 @@ import (
 	"io"
 	"sync"
 
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // indexFile is the storage shared by the offset index and the time index: a

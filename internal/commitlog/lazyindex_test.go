@@ -6,9 +6,9 @@ import (
 	"sync"
 	"testing"
 
-	"sluice/internal/clock"
-	"sluice/internal/kafka"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // openFiles wraps an FS and tracks the files open through it, as the

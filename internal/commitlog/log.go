@@ -9,12 +9,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"sluice/internal/clock"
-	"sluice/internal/commitlog/epoch"
-	"sluice/internal/commitlog/producerstate"
-	"sluice/internal/kafka"
-	"sluice/internal/records"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/commitlog/epoch"
+	"github.com/sluice-io/sluice/internal/commitlog/producerstate"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // Log is one partition's segmented log. Appends, truncation, rolls and

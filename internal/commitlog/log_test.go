@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 func TestAppendAssignsOffsetsAndReads(t *testing.T) {

@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"sluice/internal/commitlog/checkpoint"
-	"sluice/internal/kafka"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/commitlog/checkpoint"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // periodicTask is one of the Manager's scheduled jobs.

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/clock"
-	"sluice/internal/kafka"
-	"sluice/internal/records"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 func newTestManager(t *testing.T, fsys vfs.FS, clk clock.Clock, dirs ...string) *Manager {

@@ -6,9 +6,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"sluice/internal/clock"
-	"sluice/internal/kafka"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 func TestLogCollectorReadsEachLog(t *testing.T) {

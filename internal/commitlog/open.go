@@ -10,10 +10,10 @@ import (
 	"strconv"
 	"strings"
 
-	"sluice/internal/clock"
-	"sluice/internal/commitlog/producerstate"
-	"sluice/internal/kafka"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/commitlog/producerstate"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // StartState is what the log directory's checkpoint files and

@@ -6,8 +6,8 @@ import (
 	"io"
 	"time"
 
-	"sluice/internal/commitlog/producerstate"
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/commitlog/producerstate"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // errStopIteration ends a record walk early.

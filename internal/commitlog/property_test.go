@@ -7,9 +7,9 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"sluice/internal/clock"
-	"sluice/internal/records"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // modelBatch is one batch the model expects in the log.

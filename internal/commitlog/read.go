@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // FileSlice is a byte range of a segment file. The network layer can

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"sluice/internal/records"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // File name suffixes of a segment, as Kafka names them.

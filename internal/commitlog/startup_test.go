@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/clock"
-	"sluice/internal/kafka"
-	"sluice/internal/testutil"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // readCounter counts the reads of .log files (ErrorFS reports no sizes for reads).

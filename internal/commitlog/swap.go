@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 
-	"sluice/internal/records"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // The log cleaner writes the compacted copy of a group of segments as a new

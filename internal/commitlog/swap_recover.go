@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // finishInterruptedSwaps completes swaps a stop interrupted (see swap.go),

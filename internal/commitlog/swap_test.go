@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 func TestReplaceSegmentsAbortsWhenSegmentsChanged(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // TimestampOffset is the answer to a ListOffsets timestamp query.

@@ -5,8 +5,8 @@ import (
 	"runtime"
 	"testing"
 
-	"sluice/internal/records"
-	"sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
 )
 
 // bytesAllocated runs f and returns what the process allocated meanwhile.

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
-	"sluice/internal/records"
-	"sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
 )
 
 // FuzzTimestampLookup appends a batch of arbitrary records between two

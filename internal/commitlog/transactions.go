@@ -3,8 +3,8 @@ package commitlog
 import (
 	"fmt"
 
-	"sluice/internal/commitlog/producerstate"
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/commitlog/producerstate"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // VerificationGuard names one KIP-890 verification of a producer's

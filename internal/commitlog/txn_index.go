@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // Layout of a .txnindex entry (Kafka's AbortedTxn, version 0).

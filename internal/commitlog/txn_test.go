@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
 )
 
 func txnBatch(t *testing.T, pid int64, seq int32, n int) []byte {

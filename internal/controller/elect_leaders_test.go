@@ -6,7 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 func electRequest(electionType int8, topic string, parts ...int32) *kmsg.ElectLeadersRequest {

@@ -1,6 +1,6 @@
 package controller
 
-import "sluice/internal/metadata"
+import "github.com/sluice-io/sluice/internal/metadata"
 
 // ImageMetrics are the gauges Kafka's ControllerMetadataMetrics derives from
 // the metadata image (kafka.controller:type=KafkaController). Kafka keeps

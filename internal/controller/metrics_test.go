@@ -3,7 +3,7 @@ package controller
 import (
 	"testing"
 
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // TestMeasureImage counts brokers by fencing and partitions by leader as

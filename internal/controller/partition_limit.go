@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // partitionLimit holds a request's new partitions to

@@ -3,7 +3,7 @@ package controller
 import (
 	"slices"
 
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // rackAlternated orders brokers so consecutive ones sit on different racks

@@ -9,11 +9,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/clock"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
-	"sluice/internal/quorum"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/quorum"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // startNode runs a single-voter quorum on dir with a loader as its state

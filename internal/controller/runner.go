@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"sluice/internal/metadata"
-	"sluice/internal/purgatory"
-	"sluice/internal/quorum"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/purgatory"
+	"github.com/sluice-io/sluice/internal/quorum"
 )
 
 // Proposer commits encoded records computed on the image at imageOffset

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // blockingProposer holds each proposal until released or cancelled and

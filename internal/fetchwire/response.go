@@ -12,8 +12,8 @@ import (
 	"fmt"
 	"math"
 
-	"sluice/internal/kafka"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // MinVersion and MaxVersion bound the Fetch versions encoded here: 4 is

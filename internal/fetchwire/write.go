@@ -7,7 +7,7 @@ import (
 	"net"
 	"os"
 
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // copyBufferSize is the buffer for slices that cannot be sent with sendfile.

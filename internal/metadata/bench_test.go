@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // benchImage builds an image with n topics of 10 partitions each.

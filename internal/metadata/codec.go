@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"math"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // Errors of record decoding. Every decoding failure wraps one of them.

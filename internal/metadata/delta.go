@@ -6,7 +6,7 @@ import (
 	"maps"
 	"slices"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // ErrInconsistentRecord is wrapped by replay errors: a record that does not

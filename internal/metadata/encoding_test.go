@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 func sampleRecords() []Record {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // PartitionState is one partition as the metadata log describes it.

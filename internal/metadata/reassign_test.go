@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // TestReassignmentFieldsRoundTrip checks that the version 1 fields of the

@@ -12,7 +12,7 @@ package metadata
 import (
 	"fmt"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // RecordType identifies a record's schema. The numbers follow Kafka's

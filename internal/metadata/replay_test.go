@@ -8,7 +8,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // testTopicID turns the small numbers of the golden files into topic ids.

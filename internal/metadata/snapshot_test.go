@@ -4,7 +4,7 @@ import (
 	"log/slog"
 	"testing"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // snapshotTestLog is a history that exercises every part of an image:

@@ -6,9 +6,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"sluice/internal/api"
-	"sluice/internal/broker"
-	"sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/broker"
+	"github.com/sluice-io/sluice/internal/config"
 )
 
 // brokerRegistry is the broker listeners' request handlers.

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 
-	"sluice/internal/api"
-	"sluice/internal/auth/acl"
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/auth/acl"
 )
 
 // authorizer is the listeners' authorizer: Kafka's StandardAuthorizer over

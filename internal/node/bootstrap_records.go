@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"sluice/internal/config"
-	"sluice/internal/metadata"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // BootstrapRecordsFile holds records `sluice storage format` adds to a new

@@ -7,17 +7,17 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/broker"
-	"sluice/internal/config"
-	"sluice/internal/coordinator/group"
-	"sluice/internal/coordinator/groupcoord"
-	"sluice/internal/coordinator/runtime"
-	"sluice/internal/coordinator/txn"
-	"sluice/internal/coordinator/txncoord"
-	"sluice/internal/metadata"
-	"sluice/internal/metadata/publisher"
-	"sluice/internal/replication"
-	"sluice/internal/server"
+	"github.com/sluice-io/sluice/internal/broker"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
+	"github.com/sluice-io/sluice/internal/coordinator/groupcoord"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime"
+	"github.com/sluice-io/sluice/internal/coordinator/txn"
+	"github.com/sluice-io/sluice/internal/coordinator/txncoord"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/metadata/publisher"
+	"github.com/sluice-io/sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/server"
 )
 
 // brokerPlane is the broker role: its lifecycle with the controller, the

@@ -3,13 +3,13 @@ package node
 import (
 	"fmt"
 
-	"sluice/internal/broker"
-	"sluice/internal/commitlog"
-	"sluice/internal/commitlog/logdir"
-	"sluice/internal/config"
-	"sluice/internal/controller"
-	"sluice/internal/controller/quorumctl"
-	"sluice/internal/transport"
+	"github.com/sluice-io/sluice/internal/broker"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/commitlog/logdir"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/controller"
+	"github.com/sluice-io/sluice/internal/controller/quorumctl"
+	"github.com/sluice-io/sluice/internal/transport"
 )
 
 // build makes every component the node's roles need, in dependency order:

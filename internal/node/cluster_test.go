@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/config"
 )
 
 func TestMultiVoterNodeNeedsFormattedDirs(t *testing.T) {

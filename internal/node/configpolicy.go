@@ -4,8 +4,8 @@ import (
 	"strconv"
 	"strings"
 
-	"sluice/internal/config"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // configPolicy is the controller's view of config names, types and defaults,

@@ -10,10 +10,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/broker"
-	"sluice/internal/config"
-	"sluice/internal/controller"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/broker"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/controller"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // TestBrokerConfigsNotAppliedLiveAreRefused runs the controller with the

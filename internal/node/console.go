@@ -10,8 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"sluice/internal/config"
-	"sluice/internal/console"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/console"
 )
 
 // consoleKey is one HTTP listener key, its users key and what it serves.

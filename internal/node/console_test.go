@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/crypto/bcrypt"
 
-	"sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/config"
 )
 
 // TestDebugListenerNeedsUsersWhenSecured: with an SSL listener, a debug

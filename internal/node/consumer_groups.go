@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"sluice/internal/config"
-	"sluice/internal/coordinator/group"
-	"sluice/internal/coordinator/group/assignor"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
+	"github.com/sluice-io/sluice/internal/coordinator/group/assignor"
 )
 
 // consumerGroupConfig reads the group.consumer.* keys (KIP-848) into cfg,

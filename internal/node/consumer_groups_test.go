@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"sluice/internal/config"
-	"sluice/internal/coordinator/group"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
 )
 
 func TestConsumerGroupConfig(t *testing.T) {

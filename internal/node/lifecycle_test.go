@@ -6,11 +6,11 @@ import (
 	"strings"
 	"testing"
 
-	"sluice/internal/broker"
-	"sluice/internal/commitlog/logdir"
-	"sluice/internal/commitlog/metafile"
-	"sluice/internal/config"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/broker"
+	"github.com/sluice-io/sluice/internal/commitlog/logdir"
+	"github.com/sluice-io/sluice/internal/commitlog/metafile"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 func testConfig(t *testing.T, dir string, overrides map[string]string) *config.Config {

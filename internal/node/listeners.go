@@ -5,9 +5,9 @@ import (
 	"net"
 	"os"
 
-	"sluice/internal/config"
-	"sluice/internal/quorum"
-	"sluice/internal/server"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/quorum"
+	"github.com/sluice-io/sluice/internal/server"
 )
 
 // newBrokerServer builds the broker listeners (every listener but the

@@ -1,6 +1,6 @@
 package node
 
-import "sluice/internal/logging"
+import "github.com/sluice-io/sluice/internal/logging"
 
 // logLevels are the levels of the node's loggers, which DescribeConfigs
 // and IncrementalAlterConfigs on BROKER_LOGGER read and change. New adopts

@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"sluice/internal/api"
-	"sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/commitlog"
 )
 
 // describe lists the log dirs and their partition logs (DescribeLogDirs).

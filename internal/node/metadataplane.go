@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"sluice/internal/config"
-	"sluice/internal/metadata"
-	"sluice/internal/quorum"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/quorum"
 )
 
 // metadataPlane is how the node follows the metadata log: a voter runs a

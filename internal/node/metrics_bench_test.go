@@ -15,8 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"sluice/internal/config"
-	"sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/testbin"
 )
 
 // The produce benchmark's sizes; its command is in docs/benchmarks.md

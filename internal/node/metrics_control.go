@@ -5,8 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"sluice/internal/coordinator/groupcoord"
-	"sluice/internal/quorum"
+	"github.com/sluice-io/sluice/internal/coordinator/groupcoord"
+	"github.com/sluice-io/sluice/internal/quorum"
 )
 
 // groupScrapeTimeout bounds a scrape's wait for the group coordinator's

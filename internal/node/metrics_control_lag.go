@@ -6,9 +6,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
-	"sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/replication"
 )
 
 // highWatermarks is what the lag series read: a hosted partition's own

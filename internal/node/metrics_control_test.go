@@ -14,9 +14,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/config"
-	"sluice/internal/kafka"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // TestControlMetricsOfACluster runs 3 combined nodes: exactly one reports

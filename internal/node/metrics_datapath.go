@@ -3,9 +3,9 @@ package node
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"sluice/internal/commitlog"
-	"sluice/internal/commitlog/cleaner"
-	"sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/commitlog/cleaner"
+	"github.com/sluice-io/sluice/internal/replication"
 )
 
 // registerStorageMetrics puts the log dirs' Kafka-named series on the

@@ -8,13 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"sluice/internal/broker"
-	"sluice/internal/commitlog"
-	"sluice/internal/commitlog/cleaner"
-	"sluice/internal/config"
-	"sluice/internal/coordinator/txn"
-	"sluice/internal/quorum"
-	"sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/broker"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/commitlog/cleaner"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/coordinator/txn"
+	"github.com/sluice-io/sluice/internal/quorum"
+	"github.com/sluice-io/sluice/internal/replication"
 )
 
 // millis converts a millisecond setting into a Duration, saturating.

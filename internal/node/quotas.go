@@ -3,8 +3,8 @@ package node
 import (
 	"fmt"
 
-	"sluice/internal/config"
-	"sluice/internal/quota"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/quota"
 )
 
 // clientQuotas builds the broker's client quota managers over the

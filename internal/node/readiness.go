@@ -3,7 +3,7 @@ package node
 import (
 	"fmt"
 
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // readiness is /readyz: one line per unmet condition, none when ready. A

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/config"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // TestBrokerReadinessConditions: each unmet condition is named; a broker

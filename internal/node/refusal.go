@@ -9,7 +9,7 @@ import (
 	"context"
 	"sync"
 
-	"sluice/internal/quorum"
+	"github.com/sluice-io/sluice/internal/quorum"
 )
 
 // quorumRefusal carries the transport's refusal report to Run.

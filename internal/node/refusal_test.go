@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/commitlog/logdir"
-	"sluice/internal/config"
-	"sluice/internal/kafka"
-	"sluice/internal/quorum"
-	"sluice/internal/testbin"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/commitlog/logdir"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/quorum"
+	"github.com/sluice-io/sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // freePorts returns n distinct free ports on 127.0.0.1.

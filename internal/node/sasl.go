@@ -12,11 +12,11 @@ import (
 	"sync"
 	"time"
 
-	"sluice/internal/auth/sasl"
-	"sluice/internal/clock"
-	"sluice/internal/config"
-	"sluice/internal/metadata"
-	"sluice/internal/server"
+	"github.com/sluice-io/sluice/internal/auth/sasl"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/server"
 )
 
 // newSASL builds the authentication of every SASL listener the node serves

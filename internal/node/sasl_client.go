@@ -13,9 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"sluice/internal/auth/sasl"
-	"sluice/internal/config"
-	"sluice/internal/protocol"
+	"github.com/sluice-io/sluice/internal/auth/sasl"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/protocol"
 )
 
 // newPeerSASL gives the node's own clients their mechanism on the

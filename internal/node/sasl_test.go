@@ -16,7 +16,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 
-	"sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/clock"
 )
 
 // jwksJSON is a JWKS holding one fresh EC key per id.

@@ -8,10 +8,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"sluice/internal/auth"
-	"sluice/internal/auth/tlsconf"
-	"sluice/internal/config"
-	"sluice/internal/server"
+	"github.com/sluice-io/sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/auth/tlsconf"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/server"
 )
 
 // peerDialTimeout bounds a connection to a peer, its TLS handshake included.

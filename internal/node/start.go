@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"sluice/internal/api"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // start runs the components in order: the console, then the metadata

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 
-	"sluice/internal/broker"
-	"sluice/internal/commitlog"
-	"sluice/internal/commitlog/cleaner"
-	"sluice/internal/config"
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/broker"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/commitlog/cleaner"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // storage is the node's log dirs: the log manager and its tasks, the log

@@ -10,11 +10,11 @@ import (
 	"slices"
 	"strings"
 
-	"sluice/internal/api"
-	"sluice/internal/auth/tlsconf"
-	"sluice/internal/config"
-	"sluice/internal/console"
-	"sluice/internal/console/web"
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/auth/tlsconf"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/console"
+	"github.com/sluice-io/sluice/internal/console/web"
 )
 
 // webConsoleMechanisms are the SASL mechanisms the console can log in

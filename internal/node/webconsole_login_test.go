@@ -10,7 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // saslProps are a PLAINTEXT listener (the tests' admin) and a

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/config"
-	"sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/testbin"
 )
 
 // consoleNode runs a node with props (listeners and controller voters

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"sluice/internal/auth/tlsconf/tlstest"
-	"sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/auth/tlsconf/tlstest"
+	"github.com/sluice-io/sluice/internal/config"
 )
 
 // sslProps are a node's SSL broker listener with a certificate that names

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/clock"
 )
 
 // ParkedTime adds up the time a request spent parked: in purgatories, or in

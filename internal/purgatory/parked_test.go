@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/clock"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 func TestParkedTimeAddsOnlyParkedWaits(t *testing.T) {

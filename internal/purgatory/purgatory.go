@@ -23,7 +23,7 @@ import (
 	"sync"
 	"time"
 
-	"sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/clock"
 )
 
 // ErrClosed is returned by Wait when the purgatory is closed while waiting.

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/clock"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 func TestReadyAtOnceDoesNotPark(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 
 	"go.etcd.io/raft/v3/raftpb"
 
-	"sluice/internal/clock"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // Errors of the driver.

@@ -19,8 +19,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/clock"
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // LogServer answers observers' Fetch and FetchSnapshot on a voter.

@@ -3,7 +3,7 @@ package quorum
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/clock"
 )
 
 // The raft-metrics group as the JMX exporter renders it. Kafka registers

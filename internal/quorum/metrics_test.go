@@ -13,9 +13,9 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 
-	"sluice/internal/clock"
-	"sluice/internal/testutil"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // voterView is a View over a Voter stepped by the test.

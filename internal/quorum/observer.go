@@ -21,10 +21,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.etcd.io/raft/v3/raftpb"
 
-	"sluice/internal/clock"
-	"sluice/internal/kafka"
-	"sluice/internal/records"
-	"sluice/internal/transport"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/transport"
 )
 
 // MetadataTopic is the name of the metadata log.

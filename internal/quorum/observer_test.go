@@ -15,12 +15,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"go.etcd.io/raft/v3/raftpb"
 
-	"sluice/internal/clock"
-	"sluice/internal/protocol"
-	"sluice/internal/records"
-	"sluice/internal/testutil"
-	"sluice/internal/transport"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/protocol"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/transport"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // serveKafka is a minimal Kafka server for observer tests (quorum may not

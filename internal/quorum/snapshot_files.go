@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // ErrSnapshotNotFound says no checkpoint with the asked id is on disk: it

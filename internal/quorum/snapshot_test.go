@@ -15,9 +15,9 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 
-	"sluice/internal/clock"
-	"sluice/internal/testutil"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // listMachine is a state machine whose state is the list of applied data;

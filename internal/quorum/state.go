@@ -8,7 +8,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // QuorumStateFile is the name of the hard-state file in the metadata log

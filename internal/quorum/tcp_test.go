@@ -16,8 +16,8 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 
-	"sluice/internal/testutil"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // tcpCluster is n voters in one process, each with a real TCPTransport on

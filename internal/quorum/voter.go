@@ -12,7 +12,7 @@ import (
 	"go.etcd.io/raft/v3/tracker"
 	"google.golang.org/protobuf/proto"
 
-	"sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/clock"
 )
 
 // Voter is one Raft voter without goroutines: the RawNode, its storage, the

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"sluice/internal/clock"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // inactiveSensorExpiryMs is Kafka's InactiveSensorExpirationTimeSeconds: a

@@ -1,8 +1,8 @@
 package quota
 
 import (
-	"sluice/internal/clock"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // Options configure a broker's quota managers.

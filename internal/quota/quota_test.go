@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/clock"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // imageWith builds an image holding quotas (key, value) per entity.

@@ -1,6 +1,6 @@
 package quota
 
-import "sluice/internal/metadata"
+import "github.com/sluice-io/sluice/internal/metadata"
 
 // Kind is a quota type: which key of the client quota records it enforces.
 type Kind int

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 func TestBudgetGrantsInOrderAndClamps(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/commitlog"
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // AppendResult is the outcome of one partition's produce append.

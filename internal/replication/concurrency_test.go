@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/metadata"
-	"sluice/internal/records"
-	"sluice/internal/replication/replicationtest"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/replication/replicationtest"
 )
 
 // TestConcurrentProduceFetchAndLeaderEpochs races acks=all producers,

@@ -3,8 +3,8 @@ package replication
 import (
 	"math"
 
-	"sluice/internal/commitlog"
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // TopicSettings is a topic's resolved configuration: what its partitions

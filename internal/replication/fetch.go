@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // FetchParams are a fetch request's request-wide settings.

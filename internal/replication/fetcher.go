@@ -8,8 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/clock"
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 var errNoAlterPartition = errors.New("replication: no AlterPartition sender configured")

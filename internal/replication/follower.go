@@ -3,9 +3,9 @@ package replication
 import (
 	"fmt"
 
-	"sluice/internal/commitlog/epoch"
-	"sluice/internal/kafka"
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/commitlog/epoch"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // fetchPosition is what a follower asks its leader for one partition.

@@ -8,11 +8,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/clock"
-	"sluice/internal/kafka"
-	"sluice/internal/records/recordstest"
-	"sluice/internal/replication/replicationtest"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/replication/replicationtest"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 var testStart = time.UnixMilli(1_700_000_000_000)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
 )
 
 func idempotentBatch(t *testing.T, producerID int64, epoch int16, seq int32, n int) []byte {

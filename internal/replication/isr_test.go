@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/metadata"
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // leaderOf3 makes broker 1 lead t-0 with replicas and ISR [1 2 3] at

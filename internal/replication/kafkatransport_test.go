@@ -6,8 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/metadata"
-	"sluice/internal/replication/replicationtest"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/replication/replicationtest"
 )
 
 func TestKafkaFetchEncoding(t *testing.T) {

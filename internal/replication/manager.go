@@ -48,12 +48,12 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/clock"
-	"sluice/internal/commitlog"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
-	"sluice/internal/purgatory"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/purgatory"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // LogProvider gets, creates and deletes partition logs. The node implements

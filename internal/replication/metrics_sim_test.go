@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // TestReplicationMetricsInSimCluster runs three real replica managers

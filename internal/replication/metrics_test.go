@@ -12,9 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
-	"sluice/internal/metadata"
-	"sluice/internal/replication/replicationtest"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/replication/replicationtest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // scrape gathers c through a registry, as a scrape would, and returns the

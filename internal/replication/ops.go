@@ -1,7 +1,7 @@
 package replication
 
 import (
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // TopicID returns the id of a topic the metadata knows.

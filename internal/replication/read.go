@@ -6,10 +6,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/commitlog"
-	"sluice/internal/commitlog/epoch"
-	"sluice/internal/kafka"
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/commitlog/epoch"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // Isolation bounds what a read may see: Kafka's FetchIsolation.

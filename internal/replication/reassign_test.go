@@ -8,8 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/metadata"
-	"sluice/internal/replication/replicationtest"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/replication/replicationtest"
 )
 
 // applyChange replays one partition change onto the manager's image and

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/kafka"
-	"sluice/internal/records"
-	"sluice/internal/records/recordstest"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 var simSeed = flag.Uint64("sim.seed", 0, "run the replication simulation with this seed only")

@@ -9,7 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/clock"
 )
 
 // ReplicationOptions are the broker's replication settings (Kafka's names).

@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/clock"
-	"sluice/internal/controller"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
-	"sluice/internal/replication/replicationtest"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/controller"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/replication/replicationtest"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // simCluster is N brokers in one process, each a real ReplicaManager over

@@ -8,8 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/commitlog"
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // TxnMarker is one transaction marker for partitions of this broker (an

@@ -6,8 +6,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/clock"
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // VerificationRetry is the broker's own retry of Transactions V2's

@@ -9,11 +9,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/commitlog"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
-	"sluice/internal/records/recordstest"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // fakeVerifier answers verifications with code (a partition missing from

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/auth"
 )
 
 // Accept errors back off as net/http's Server does: 5 ms, doubling, at

@@ -10,8 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/api"
-	"sluice/internal/protocol"
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/protocol"
 )
 
 // BenchmarkMetadataRoundTrip measures the server's per-request overhead:

@@ -15,10 +15,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"sluice/internal/api"
-	"sluice/internal/auth"
-	"sluice/internal/protocol"
-	"sluice/internal/purgatory"
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/protocol"
+	"github.com/sluice-io/sluice/internal/purgatory"
 )
 
 // conn is one client connection. Its reader goroutine (serve) reads a

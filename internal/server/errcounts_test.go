@@ -8,9 +8,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/api"
-	"sluice/internal/clock"
-	"sluice/internal/fetchwire"
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/fetchwire"
 )
 
 // counted returns the non-zero error counts of a by Kafka's error name.

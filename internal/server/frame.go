@@ -9,7 +9,7 @@ import (
 	"io"
 	"time"
 
-	"sluice/internal/protocol"
+	"github.com/sluice-io/sluice/internal/protocol"
 )
 
 // readFrame reads one size-prefixed request frame from r into fb, whose

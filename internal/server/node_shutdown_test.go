@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/testbin"
 )
 
 // A consumer's fetch parked for max.wait.ms=30s in a real node's purgatory

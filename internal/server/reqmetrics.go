@@ -9,8 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/api"
-	"sluice/internal/fetchwire"
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/fetchwire"
 )
 
 // The request time histograms, in Kafka's RequestMetrics' order.

@@ -9,11 +9,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/api"
-	"sluice/internal/clock"
-	"sluice/internal/fetchwire"
-	"sluice/internal/purgatory"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/fetchwire"
+	"github.com/sluice-io/sluice/internal/purgatory"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 const (

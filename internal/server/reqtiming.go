@@ -5,9 +5,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/api"
-	"sluice/internal/clock"
-	"sluice/internal/protocol"
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/protocol"
 )
 
 // requestTiming is the request in flight's timestamps, Kafka's

@@ -12,10 +12,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/api"
-	"sluice/internal/auth"
-	"sluice/internal/auth/sasl"
-	"sluice/internal/protocol"
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/auth/sasl"
+	"github.com/sluice-io/sluice/internal/protocol"
 )
 
 // SASL is a SASL_PLAINTEXT or SASL_SSL listener's authentication, as

@@ -22,11 +22,11 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"sluice/internal/api"
-	"sluice/internal/auth"
-	"sluice/internal/auth/sasl"
-	"sluice/internal/clock"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/auth/sasl"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // scramStore is a CredentialStore of fixed credentials.

@@ -21,10 +21,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"sluice/internal/api"
-	"sluice/internal/auth"
-	"sluice/internal/clock"
-	"sluice/internal/protocol"
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/protocol"
 )
 
 // Listener is one configured listener, e.g. {Name: "PLAINTEXT", Address: "127.0.0.1:9092"}:

@@ -18,10 +18,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/api"
-	"sluice/internal/protocol"
-	"sluice/internal/purgatory"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/protocol"
+	"github.com/sluice-io/sluice/internal/purgatory"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 type testServer struct {

@@ -8,9 +8,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/api"
-	"sluice/internal/fetchwire"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/fetchwire"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // TestStreamedFetchResponse: a handler answering with a fetchwire body gets

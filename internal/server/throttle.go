@@ -3,8 +3,8 @@ package server
 import (
 	"time"
 
-	"sluice/internal/api"
-	"sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/clock"
 )
 
 // KIP-219's muting: a response a client quota throttled goes out at once,

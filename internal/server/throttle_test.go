@@ -8,8 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/api"
-	"sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/clock"
 )
 
 // TestThrottledConnectionIsMuted: a throttled response is written at once,

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/auth"
 )
 
 // TLS handshake failure reasons, the "reason" label of

@@ -12,11 +12,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/api"
-	"sluice/internal/auth"
-	"sluice/internal/auth/tlsconf"
-	"sluice/internal/auth/tlsconf/tlstest"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/auth/tlsconf"
+	"github.com/sluice-io/sluice/internal/auth/tlsconf/tlstest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // tlsFixture is a CA, a server keystore and a client certificate.

@@ -8,7 +8,7 @@ import (
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 
-	"sluice/internal/quorum"
+	"github.com/sluice-io/sluice/internal/quorum"
 )
 
 // network is the simulation's in-memory network: every message gets a

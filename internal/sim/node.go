@@ -5,11 +5,11 @@ import (
 	"log/slog"
 	"path/filepath"
 
-	"sluice/internal/clock"
-	"sluice/internal/controller"
-	"sluice/internal/metadata"
-	"sluice/internal/quorum"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/controller"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/quorum"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // metaDir is every node's metadata log directory on its own MemFS.

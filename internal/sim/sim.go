@@ -23,11 +23,11 @@ import (
 
 	"go.etcd.io/raft/v3/raftpb"
 
-	"sluice/internal/clock"
-	"sluice/internal/controller"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
-	"sluice/internal/quorum"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/controller"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/quorum"
 )
 
 // tick is one Raft tick of simulated time; each step advances the clock by it.

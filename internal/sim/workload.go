@@ -8,10 +8,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/controller"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
-	"sluice/internal/quorum"
+	"github.com/sluice-io/sluice/internal/controller"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/quorum"
 )
 
 // proposeRequest is an operation's proposal handed to the sim goroutine,

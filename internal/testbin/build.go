@@ -18,7 +18,7 @@ import (
 )
 
 // mainPackage is the import path of the sluice command.
-const mainPackage = "sluice/cmd/sluice"
+const mainPackage = "github.com/sluice-io/sluice/cmd/sluice"
 
 // buildOnce caches one build per test process: every test of a package
 // shares the binary, and the go build cache makes the later packages' builds

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 func TestFreePortsAreDistinct(t *testing.T) {

@@ -16,12 +16,12 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/commitlog/logdir"
-	"sluice/internal/config"
-	"sluice/internal/kafka"
-	"sluice/internal/node"
-	"sluice/internal/testbin"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/commitlog/logdir"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/node"
+	"github.com/sluice-io/sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // Options shape a cluster.

@@ -9,7 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 func adminClient(t *testing.T, addrs []string) *kadm.Client {

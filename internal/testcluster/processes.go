@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/testbin"
 )
 
 // Processes is a cluster of real `sluice server` processes, one per node of

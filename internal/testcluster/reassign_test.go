@@ -15,9 +15,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/kafka"
-	"sluice/internal/records"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // TestReassignPartitionUnderLoad moves a partition holding data from

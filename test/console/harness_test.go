@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // TestBrowserSeesProblems checks the checks: a page that throws, one that

@@ -10,8 +10,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"sluice/internal/testbin"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 const (

@@ -13,8 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"sluice/internal/testbin"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // consoleServer is a single-node `sluice server` process with its web

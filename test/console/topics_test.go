@@ -8,7 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // testTopicConfigs changes a config of the made topic through its form,

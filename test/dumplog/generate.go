@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"sluice/internal/clock"
-	"sluice/internal/commitlog"
-	"sluice/internal/kafka"
-	"sluice/internal/records"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // Topic is the topic of the generated partition; its directory is

@@ -8,7 +8,7 @@ import (
 	"os"
 	"testing"
 
-	"sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/testbin"
 )
 
 // binaryPath is set by TestMain: the sluice binary built once for all tests.

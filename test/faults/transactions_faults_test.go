@@ -18,9 +18,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"sluice/internal/testbin"
-	"sluice/internal/testcluster"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/testcluster"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 const (
@@ -311,7 +311,7 @@ type txnApp struct {
 func newTxnApp(t *testing.T, addrs []string) *txnApp {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "txnapp")
-	if out, err := exec.Command("go", "build", "-o", bin, "sluice/test/faults/txnapp").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/sluice-io/sluice/test/faults/txnapp").CombinedOutput(); err != nil {
 		t.Fatalf("build txnapp: %v\n%s", err, out)
 	}
 	slow := filepath.Join(dir, "slow")

@@ -16,9 +16,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/records"
-	"sluice/internal/records/recordstest"
-	"sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/testbin"
 )
 
 // diskNode is a single-node server whose data dir and ports survive restarts,

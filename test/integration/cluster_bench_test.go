@@ -13,8 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"sluice/internal/testcluster"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/testcluster"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // BenchmarkControllerFailover measures, on 3 combined nodes run as

@@ -14,8 +14,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/testbin"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 const groupTopic = "grouped"

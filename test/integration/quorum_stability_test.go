@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/testcluster"
+	"github.com/sluice-io/sluice/internal/testcluster"
 )
 
 // stabilityTopics are the CreateTopics a client sends at once: one request

@@ -18,7 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // benchClientOpts make a franz-go client react to a leader change as fast

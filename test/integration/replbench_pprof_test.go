@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/testcluster"
+	"github.com/sluice-io/sluice/internal/testcluster"
 )
 
 // pprofDirEnv names a directory: when set, the replication benchmarks give

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/testbin"
 )
 
 // server is one running sluice process.

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/testbin"
 )
 
 // BenchmarkTransactionsInARow measures one franz-go transactional

@@ -10,7 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/api"
 )
 
 const txnTopic = "txn-orders"

@@ -3,7 +3,7 @@
 # Sluice's log cleaner compacted (issue 6): segments, offset and time indexes, compressed
 # batches rewritten by the cleaner, and a tombstone batch carrying its KIP-534 delete
 # horizon. The check is the Go test
-# sluice/internal/commitlog/cleaner.TestKafkaDumpLogSegmentsReadsCleanedLog; this script
+# github.com/sluice-io/sluice/internal/commitlog/cleaner.TestKafkaDumpLogSegmentsReadsCleanedLog; this script
 # runs it, bounded to 2 minutes.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"

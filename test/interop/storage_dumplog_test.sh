@@ -3,7 +3,7 @@
 # offset and time indexes and producer snapshots that Sluice's commitlog writes, and agrees
 # with what was written: offsets, counts, codecs, producer ids/sequences, keys/values, every
 # index entry, no mismatch or corruption reported (issue 3). The check itself is the Go test
-# sluice/test/dumplog.TestKafkaDumpLogSegments; this script runs it (bounded to 2 minutes)
+# github.com/sluice-io/sluice/test/dumplog.TestKafkaDumpLogSegments; this script runs it (bounded to 2 minutes)
 # and also smoke-runs the manifest generator `go run ./test/dumplog/gen`.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"

@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sluice-io/sluice/internal/testbin"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"sluice/internal/testbin"
 )
 
 // serverProcess is one `sluice server` process on fixed ports and a fixed data dir, so a

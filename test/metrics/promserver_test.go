@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/testbin"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // promServer is a real Prometheus server the test runs: its own config,

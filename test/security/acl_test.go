@@ -13,9 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/auth/tlsconf/tlstest"
-	"sluice/internal/testcluster"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/auth/tlsconf/tlstest"
+	"github.com/sluice-io/sluice/internal/testcluster"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // startAuthorizedServer serves mTLS (ssl.client.auth=required, the CN as

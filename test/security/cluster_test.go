@@ -11,9 +11,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"sluice/internal/auth/tlsconf/tlstest"
-	"sluice/internal/testcluster"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/auth/tlsconf/tlstest"
+	"github.com/sluice-io/sluice/internal/testcluster"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // Three combined nodes whose every listener is SSL with

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/auth/tlsconf/tlstest"
-	"sluice/internal/testbin"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/auth/tlsconf/tlstest"
+	"github.com/sluice-io/sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // commandConfigServer serves an SSL listener (no client certificate), an

@@ -25,8 +25,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"sluice/internal/auth/tlsconf/tlstest"
-	"sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/auth/tlsconf/tlstest"
+	"github.com/sluice-io/sluice/internal/testbin"
 )
 
 // binaryPath is set by TestMain: the sluice binary built once for all tests.

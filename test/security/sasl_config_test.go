@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/testbin"
 )
 
 // Half-configured SASL stops start-up with a message naming the key and

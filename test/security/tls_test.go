@@ -12,9 +12,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/auth/tlsconf/tlstest"
-	"sluice/internal/testbin"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/auth/tlsconf/tlstest"
+	"github.com/sluice-io/sluice/internal/testbin"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // franz-go produces and consumes over TLS and over mTLS. The mapping rules

@@ -15,7 +15,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"sluice/tools/compatgen/compattable"
+	"github.com/sluice-io/sluice/tools/compatgen/compattable"
 )
 
 func main() {

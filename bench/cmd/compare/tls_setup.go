@@ -14,7 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"sluice/internal/auth/tlsconf/tlstest"
+	"github.com/sluice-io/sluice/internal/auth/tlsconf/tlstest"
 )
 
 // The TLS phase's secrets: test values for a throwaway PKI in the scratch dir.

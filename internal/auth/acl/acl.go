@@ -23,8 +23,8 @@ import (
 	"net/netip"
 	"strings"
 
-	"sluice/internal/auth"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // Kafka's configuration keys and the one authorizer class Sluice builds.

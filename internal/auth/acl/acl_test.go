@@ -9,8 +9,8 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
-	"sluice/internal/auth"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // The golden files (testdata/*) drive the authorizer:

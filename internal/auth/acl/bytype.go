@@ -4,8 +4,8 @@ import (
 	"net/netip"
 	"strings"
 
-	"sluice/internal/auth"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // byTypeProbe is the name Kafka's Authorizer.authorizeByResourceType first

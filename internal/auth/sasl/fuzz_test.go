@@ -11,7 +11,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/auth"
 )
 
 // The fuzz targets feed arbitrary messages to each Server. Beyond not

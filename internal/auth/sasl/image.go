@@ -1,6 +1,6 @@
 package sasl
 
-import "sluice/internal/metadata"
+import "github.com/sluice-io/sluice/internal/metadata"
 
 // ImageCredentials is the CredentialStore of the metadata image: it returns
 // the currently published image (UserScramCredentialRecord's credentials,

@@ -5,8 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"sluice/internal/auth"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // TestImageCredentials authenticates against a credential replayed into

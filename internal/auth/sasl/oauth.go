@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/auth"
 )
 
 // Token is a validated OAUTHBEARER token, Kafka's OAuthBearerToken.

@@ -18,7 +18,7 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
 
-	"sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/auth"
 )
 
 // jwtKeys are the issuer's signing keys of a test, published as a JWKS.

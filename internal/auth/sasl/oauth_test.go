@@ -10,7 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
 
-	"sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/auth"
 )
 
 // unsecuredJWT builds header.claims. as Kafka's unsecured login module does.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/auth"
 )
 
 // PlainAuthenticator checks a PLAIN user's password, Kafka's

@@ -6,7 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 
-	"sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/auth"
 )
 
 func plainUsers(t testing.TB) *PlainUsers {

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/auth"
 )
 
 // Mechanism is a SASL mechanism name as sasl.enabled.mechanisms and

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/auth"
 )
 
 type scramState int

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/auth"
 )
 
 // librdkafka's client-final message repeats its nonce in front of the

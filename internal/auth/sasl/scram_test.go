@@ -12,7 +12,7 @@ import (
 	kgosasl "github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/auth"
 )
 
 // TestScramRFC7677 replays RFC 7677 section 3's SCRAM-SHA-256 exchange

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/auth/tlsconf/tlstest"
-	"sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/auth/tlsconf/tlstest"
+	"github.com/sluice-io/sluice/internal/clock"
 )
 
 // pki is a CA, a server certificate for 127.0.0.1 and localhost, and a

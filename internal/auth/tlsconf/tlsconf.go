@@ -26,8 +26,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"sluice/internal/auth"
-	"sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/clock"
 )
 
 // DefaultReloadCheckInterval is how often, at most, a handshake looks for

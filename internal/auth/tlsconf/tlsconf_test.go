@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/auth"
-	"sluice/internal/auth/tlsconf/tlstest"
+	"github.com/sluice-io/sluice/internal/auth"
+	"github.com/sluice-io/sluice/internal/auth/tlsconf/tlstest"
 )
 
 // Every store type serves TLS and verifies a client certificate, whose

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strconv"
 
-	"sluice/internal/kafka"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // The per-log-dir offset checkpoint file names Kafka uses.

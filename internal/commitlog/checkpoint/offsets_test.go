@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"sluice/internal/kafka"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 func TestWriteReadRoundTrip(t *testing.T) {

@@ -1,8 +1,8 @@
 package cleaner
 
 import (
-	"sluice/internal/commitlog"
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // abortedTxns tells the data batches of aborted transactions, from the

@@ -10,10 +10,10 @@ import (
 	"strconv"
 	"testing"
 
-	"sluice/internal/clock"
-	"sluice/internal/commitlog"
-	"sluice/internal/records"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // BenchmarkCleaner measures the cleaner's throughput (MB/s of log cleaned,

@@ -5,10 +5,10 @@ import (
 	"runtime"
 	"testing"
 
-	"sluice/internal/clock"
-	"sluice/internal/commitlog"
-	"sluice/internal/records"
-	"sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
 )
 
 // TestCleanOverHeaderBombStaysBounded: a compacted log holding a record of

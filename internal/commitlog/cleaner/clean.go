@@ -7,8 +7,8 @@ import (
 	"math"
 	"time"
 
-	"sluice/internal/commitlog"
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // worker is one cleaner thread's state: its offset map, buffers and

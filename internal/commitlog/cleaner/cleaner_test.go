@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/clock"
-	"sluice/internal/commitlog"
-	"sluice/internal/commitlog/checkpoint"
-	"sluice/internal/records"
-	"sluice/internal/records/recordstest"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/commitlog/checkpoint"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // fillLog writes rounds of values for keys 0..keys-1 (one batch of a few

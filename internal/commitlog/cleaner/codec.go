@@ -9,7 +9,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // compressor re-compresses the records of rewritten batches with their

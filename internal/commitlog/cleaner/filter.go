@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // batchFilter decides, batch by batch, what a clean keeps (Kafka's

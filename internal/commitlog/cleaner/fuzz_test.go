@@ -6,8 +6,8 @@ import (
 	"encoding/binary"
 	"testing"
 
-	"sluice/internal/records"
-	"sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
 )
 
 // keptRecord is what the filter must keep of a record: everything but the

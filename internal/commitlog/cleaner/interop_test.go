@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/clock"
-	"sluice/internal/commitlog"
-	"sluice/internal/records"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // TestKafkaDumpLogSegmentsReadsCleanedLog has Kafka's own DumpLogSegments

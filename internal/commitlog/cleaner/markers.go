@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // errFirstRecord stops a walk after a batch's first record.

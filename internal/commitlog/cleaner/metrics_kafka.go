@@ -8,8 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"sluice/internal/commitlog"
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // lastClean is what a cleaner thread's last clean measured (Kafka's

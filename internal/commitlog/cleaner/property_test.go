@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/clock"
-	"sluice/internal/records"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 var errInjected = errors.New("injected I/O failure")

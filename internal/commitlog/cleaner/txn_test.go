@@ -4,10 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/clock"
-	"sluice/internal/commitlog"
-	"sluice/internal/records"
-	"sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
 )
 
 func TestAbortedTransactionDataDropsAndDoesNotShadowCommitted(t *testing.T) {

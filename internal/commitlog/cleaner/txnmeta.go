@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"slices"
 
-	"sluice/internal/commitlog"
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // txnTracker follows transactions through one clean, batch by batch in

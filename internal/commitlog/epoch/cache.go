@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // Undefined is OffsetForLeaderEpoch's "no answer": UNDEFINED_EPOCH and

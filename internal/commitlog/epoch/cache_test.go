@@ -9,8 +9,8 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
-	"sluice/internal/commitlog/checkpoint"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/commitlog/checkpoint"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 const testPath = "/p/" + FileName

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"sluice/internal/commitlog/checkpoint"
+	"github.com/sluice-io/sluice/internal/commitlog/checkpoint"
 )
 
 // FileName is the checkpoint file's name in a partition directory.

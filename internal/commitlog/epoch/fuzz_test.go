@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // FuzzParse checks the reader never panics, that what it accepts round-trips

@@ -10,9 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 
-	"sluice/internal/commitlog/metafile"
-	"sluice/internal/kafka"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/commitlog/metafile"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // ErrAlreadyFormatted is Format's error for a directory that already holds a

@@ -7,8 +7,8 @@ import (
 
 	"github.com/magiconair/properties"
 
-	"sluice/internal/kafka"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // MetaPropertiesFile is the file's name in every log directory.

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"sluice/internal/kafka"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // ErrMalformed is wrapped by every error about a metadata file's content.

@@ -5,8 +5,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/kafka"
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // Origin says where an append comes from, which decides how much is checked.

@@ -12,8 +12,8 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/clock"
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // TestRules runs the golden files in testdata/rules. Commands:

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // BatchesToRetain is how many of a producer's most recent batches are kept

@@ -5,9 +5,9 @@ import (
 	"log/slog"
 	"sort"
 
-	"sluice/internal/clock"
-	"sluice/internal/records"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // DefaultProducerIDExpirationMs is producer.id.expiration.ms's default (1 day).

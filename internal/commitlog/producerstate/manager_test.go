@@ -10,7 +10,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 func TestCheckDoesNotChangeStateAndUpdateRecords(t *testing.T) {

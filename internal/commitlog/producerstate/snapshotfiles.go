@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // SnapshotSuffix ends the name of a producer state snapshot.

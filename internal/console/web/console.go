@@ -24,7 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/clock"
 )
 
 // Options are what the node knows that the console needs.

@@ -12,7 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // commitFor commits offsets for group as an admin (no member), which

@@ -8,8 +8,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/controller"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/controller"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // AwaitLeadership waits until this voter leads: a single voter campaigns

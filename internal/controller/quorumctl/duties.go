@@ -3,8 +3,8 @@ package quorumctl
 import (
 	"context"
 
-	"sluice/internal/controller"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/controller"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // runDuties fences brokers whose sessions expired while this voter is the

@@ -3,8 +3,8 @@ package quorumctl
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"sluice/internal/controller"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/controller"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // The kafka.controller:type=KafkaController gauges, as the JMX exporter

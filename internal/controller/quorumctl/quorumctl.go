@@ -14,10 +14,10 @@ import (
 	"log/slog"
 	"time"
 
-	"sluice/internal/clock"
-	"sluice/internal/controller"
-	"sluice/internal/metadata"
-	"sluice/internal/quorum"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/controller"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/quorum"
 )
 
 // Quorum is the voter's raft driver as the controller uses it.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // AlterUserScramCredentials creates, replaces or deletes SCRAM credentials.

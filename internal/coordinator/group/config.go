@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"time"
 
-	"sluice/internal/coordinator/group/assignor"
+	"github.com/sluice-io/sluice/internal/coordinator/group/assignor"
 )
 
 // Config holds the broker settings that shape group behaviour, under Kafka's

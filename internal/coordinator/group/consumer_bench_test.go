@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // BenchmarkConsumerHeartbeatSteady is a keep-alive heartbeat of a member of

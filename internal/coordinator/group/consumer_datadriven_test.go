@@ -13,8 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	cr "sluice/internal/coordinator/group/consumerrec"
-	"sluice/internal/kafka"
+	cr "github.com/sluice-io/sluice/internal/coordinator/group/consumerrec"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // cddTopics is an immutable Topics snapshot; every change makes a new one

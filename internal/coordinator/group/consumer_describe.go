@@ -6,7 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/coordinator/group/assignor"
+	"github.com/sluice-io/sluice/internal/coordinator/group/assignor"
 )
 
 // DescribeConsumerGroup returns a group's ConsumerGroupDescribe answer; a

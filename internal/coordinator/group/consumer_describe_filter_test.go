@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // A regex resolves only to the topics the member may DESCRIBE (Kafka 4.1+

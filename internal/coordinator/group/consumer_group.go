@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"sluice/internal/coordinator/group/assignor"
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/coordinator/group/assignor"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // Consumer group states, with Kafka's names.

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // memberState is a consumer-group member's reconciliation state, with

@@ -7,7 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/coordinator/group/assignor"
+	"github.com/sluice-io/sluice/internal/coordinator/group/assignor"
 )
 
 // Online migration between the protocols (KIP-848's upgrade path, Kafka's

@@ -3,7 +3,7 @@ package group
 import (
 	"time"
 
-	"sluice/internal/coordinator/group/assignor"
+	"github.com/sluice-io/sluice/internal/coordinator/group/assignor"
 )
 
 // A cgOp is one consumer-group record as a change: it applies itself to the

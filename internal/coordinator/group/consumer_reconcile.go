@@ -1,8 +1,8 @@
 package group
 
 import (
-	"sluice/internal/coordinator/group/assignor"
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/coordinator/group/assignor"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // reconciler moves a member's current assignment toward its target, Kafka's

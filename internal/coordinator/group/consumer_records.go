@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"sluice/internal/coordinator/group/assignor"
-	cr "sluice/internal/coordinator/group/consumerrec"
+	"github.com/sluice-io/sluice/internal/coordinator/group/assignor"
+	cr "github.com/sluice-io/sluice/internal/coordinator/group/consumerrec"
 )
 
 // The records of consumer groups, in Kafka's key and value formats

@@ -3,7 +3,7 @@ package group
 import (
 	"time"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // TopicInfo is a topic as consumer groups see it.

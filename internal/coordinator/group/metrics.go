@@ -1,6 +1,6 @@
 package group
 
-import "sluice/internal/kafka"
+import "github.com/sluice-io/sluice/internal/kafka"
 
 // Counters are a Manager's cumulative counts behind Kafka's
 // group-coordinator-metrics "-count" sensors, since the Manager was built.

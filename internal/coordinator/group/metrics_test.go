@@ -3,7 +3,7 @@ package group
 import (
 	"testing"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // TestManagerMetrics: consumer and classic groups counted by state with

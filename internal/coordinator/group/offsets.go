@@ -9,7 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // CommitOffsets handles an OffsetCommit request. reply gets one code per

@@ -8,7 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // txnOffsets are the offsets of transactions not yet completed (Kafka's

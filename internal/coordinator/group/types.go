@@ -3,7 +3,7 @@ package group
 import (
 	"time"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // Protocol is one assignment protocol a member supports, with its opaque

@@ -6,10 +6,10 @@ import (
 	"sync"
 	"testing"
 
-	"sluice/internal/coordinator/group"
-	"sluice/internal/coordinator/runtime/runtimetest"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime/runtimetest"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // BenchmarkCommitOffsets measures the coordinator alone (in-memory log):

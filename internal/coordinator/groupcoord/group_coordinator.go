@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"sluice/internal/coordinator/group"
-	"sluice/internal/coordinator/runtime"
-	"sluice/internal/metadata"
-	"sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/replication"
 )
 
 // GroupCoordinator is the broker's group coordinator (Kafka's

@@ -10,14 +10,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/clock"
-	"sluice/internal/coordinator/group"
-	"sluice/internal/coordinator/runtime"
-	"sluice/internal/coordinator/runtime/runtimetest"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
-	"sluice/internal/records/recordstest"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime/runtimetest"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 const testNode int32 = 1

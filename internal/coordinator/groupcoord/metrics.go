@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"sluice/internal/coordinator/group"
-	"sluice/internal/coordinator/runtime"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime"
 )
 
 // retiredCounters sums the counters of the shards that stopped (their

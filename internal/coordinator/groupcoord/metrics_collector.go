@@ -7,8 +7,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"sluice/internal/coordinator/group"
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // Kafka's group-coordinator-metrics and GroupMetadataManager gauges as the

@@ -9,10 +9,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"sluice/internal/coordinator/group"
-	"sluice/internal/coordinator/runtime/runtimetest"
-	"sluice/internal/kafka"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime/runtimetest"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 // TestMetricsCollector: group counts by state and protocol, the counters,

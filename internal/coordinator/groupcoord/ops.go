@@ -7,9 +7,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/coordinator/group"
-	"sluice/internal/coordinator/runtime"
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // call runs fn on the loop of the group's shard and waits for the value it

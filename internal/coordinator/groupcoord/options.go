@@ -5,11 +5,11 @@ import (
 	"log/slog"
 	"time"
 
-	"sluice/internal/clock"
-	"sluice/internal/coordinator/group"
-	"sluice/internal/coordinator/runtime"
-	"sluice/internal/metadata"
-	"sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/replication"
 )
 
 // OffsetsTopic is the name of the internal topic of group state.

@@ -3,9 +3,9 @@ package groupcoord
 import (
 	"time"
 
-	"sluice/internal/coordinator/group"
-	"sluice/internal/coordinator/runtime"
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // groupShard is the runtime's Shard of one __consumer_offsets partition:

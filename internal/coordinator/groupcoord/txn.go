@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"sluice/internal/coordinator/group"
-	"sluice/internal/coordinator/runtime"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime"
 )
 
 // CommitTransactionalOffsets serves a TxnOffsetCommit: the offsets are

@@ -5,9 +5,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/coordinator/group"
-	"sluice/internal/kafka"
-	"sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/replication"
 )
 
 // verifyOffsetsPartition asks the transaction coordinator whether the

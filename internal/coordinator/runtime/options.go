@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"time"
 
-	"sluice/internal/clock"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // Shard is the state machine of one partition of the internal topic. One

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"sluice/internal/kafka"
-	"sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/replication"
 )
 
 // produceVersion is the Produce version internal appends claim (any v3+

@@ -8,8 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/metadata"
-	"sluice/internal/purgatory"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/purgatory"
 )
 
 // Runtime runs a shard for every partition of its topic this node leads,

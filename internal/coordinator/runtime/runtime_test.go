@@ -11,11 +11,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/clock"
-	"sluice/internal/coordinator/runtime/runtimetest"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime/runtimetest"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 const (

@@ -10,11 +10,11 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/clock"
-	"sluice/internal/coordinator/runtime/runtimetest"
-	"sluice/internal/records"
-	"sluice/internal/records/recordstest"
-	"sluice/internal/testutil"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime/runtimetest"
+	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records/recordstest"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 func rec(k, v string) Record { return Record{Key: []byte(k), Value: []byte(v)} }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // runWriter appends the loop's writes in order, coalescing what is queued

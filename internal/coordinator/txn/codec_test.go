@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 func partSet(tps ...kafka.TopicPartition) map[kafka.TopicPartition]struct{} {

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // FuzzReplay feeds arbitrary records to a Manager's replay: it must refuse

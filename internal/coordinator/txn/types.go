@@ -1,6 +1,6 @@
 package txn
 
-import "sluice/internal/kafka"
+import "github.com/sluice-io/sluice/internal/kafka"
 
 // Record is one __transaction_state record; a nil Value is a tombstone.
 type Record struct {

@@ -8,9 +8,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/coordinator/runtime"
-	"sluice/internal/coordinator/txn"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime"
+	"github.com/sluice-io/sluice/internal/coordinator/txn"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // TransactionCoordinator is the broker's transaction coordinator (Kafka's

@@ -6,11 +6,11 @@ import (
 	"sync"
 	"time"
 
-	"sluice/internal/clock"
-	"sluice/internal/coordinator/txn"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
-	"sluice/internal/replication"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/coordinator/txn"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/replication"
 )
 
 // MarkerChannel writes the markers of decided transactions (Kafka's

@@ -8,8 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/coordinator/runtime"
-	"sluice/internal/coordinator/txn"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime"
+	"github.com/sluice-io/sluice/internal/coordinator/txn"
 )
 
 // maxIDRounds bounds how often an operation runs again with a fresh

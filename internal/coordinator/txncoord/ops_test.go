@@ -8,8 +8,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"sluice/internal/coordinator/txn"
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/coordinator/txn"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // gatedLog fails every Read until open is closed: the shard stays loading.

@@ -3,8 +3,8 @@ package txncoord
 import (
 	"time"
 
-	"sluice/internal/coordinator/runtime"
-	"sluice/internal/coordinator/txn"
+	"github.com/sluice-io/sluice/internal/coordinator/runtime"
+	"github.com/sluice-io/sluice/internal/coordinator/txn"
 )
 
 // txnShard is the runtime's Shard of one __transaction_state partition:

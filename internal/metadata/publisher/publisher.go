@@ -15,7 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // Subscriber is told of every published image with the delta that built

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
 )
 
 // recorder is a subscriber that keeps what it was given.

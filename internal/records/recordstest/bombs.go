@@ -10,7 +10,7 @@ import (
 	"github.com/klauspost/compress/s2"
 	"github.com/pierrec/lz4/v4"
 
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // Hostile batches: valid frames (CRC, offsets, counts) around records that

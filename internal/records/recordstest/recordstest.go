@@ -7,7 +7,7 @@ package recordstest
 import (
 	"testing"
 
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // Record is one record of a test batch; a nil Key or Value is null.

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"testing"
 
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 func TestBatch(t *testing.T) {

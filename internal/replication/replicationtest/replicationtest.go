@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"sync"
 
-	"sluice/internal/clock"
-	"sluice/internal/commitlog"
-	"sluice/internal/kafka"
-	"sluice/internal/metadata"
-	"sluice/internal/vfs"
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/metadata"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 // MemLogs is a replication.LogProvider over real commitlog Logs in one FS

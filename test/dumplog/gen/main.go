@@ -13,7 +13,7 @@ import (
 	"log/slog"
 	"os"
 
-	"sluice/test/dumplog"
+	"github.com/sluice-io/sluice/test/dumplog"
 )
 
 func main() {

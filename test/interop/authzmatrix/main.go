@@ -27,7 +27,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"sluice/internal/auth/tlsconf/tlstest"
+	"github.com/sluice-io/sluice/internal/auth/tlsconf/tlstest"
 )
 
 func main() {

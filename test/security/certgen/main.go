@@ -12,7 +12,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"sluice/internal/auth/tlsconf/tlstest"
+	"github.com/sluice-io/sluice/internal/auth/tlsconf/tlstest"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/api"
 )
 
 const testModule = "testdata/mod"

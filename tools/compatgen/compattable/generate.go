@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/api"
 )
 
 // DocPath is the compatibility doc, relative to the module root.

@@ -6,7 +6,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/api"
 )
 
 // Markers delimit the generated table in docs/compatibility.md; everything

@@ -18,7 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/config"
 )
 
 func main() {

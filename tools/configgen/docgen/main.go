@@ -12,7 +12,7 @@ import (
 	"os"
 	"strings"
 
-	"sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/config"
 )
 
 const (

@@ -21,7 +21,7 @@ import (
 	"slices"
 	"strings"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // Topic is a subscribed topic as the metadata image knows it.

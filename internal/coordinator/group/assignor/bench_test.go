@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // benchSpec is members subscribed to topics of parts partitions each: all

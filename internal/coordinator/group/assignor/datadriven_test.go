@@ -10,7 +10,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // ddHarness runs assignors from a datadriven file. Commands:

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strconv"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // plan is the working form of a Spec: topics and members by index, and the

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 var (

@@ -3,7 +3,7 @@ package consumerrec
 import (
 	"github.com/twmb/franz-go/pkg/kbin"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // ConsumerGroupTargetAssignmentMemberValue is a member's target assignment

@@ -7,7 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kbin"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // errTruncated is what a decoder reports when the input ends inside a field.

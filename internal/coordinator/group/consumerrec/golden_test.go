@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // goldenRecord is one line of a testdata/*.golden file, which

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"sync"
 
-	"sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/records"
 )
 
 // MemLog is an in-memory runtime.PartitionWriter: each partition is a list
