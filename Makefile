@@ -1,7 +1,8 @@
 # The README's commands. `make test` is what .ci/run runs first.
 GO ?= go
 
-.PHONY: test build vet interop interop-heavy faults quota-long bench fuzz console-test prometheus-test
+.PHONY: test build run release vet interop interop-heavy faults quota-long bench fuzz console-test prometheus-test \
+	firsthour-test release-test container-test helm-test upgrade-test
 
 build:
 	$(GO) build -o bin/sluice ./cmd/sluice
@@ -70,3 +71,29 @@ fuzz:
 		done; \
 	done; \
 	if [ -n "$$failed" ]; then echo "fuzz targets failed:$$failed"; exit 1; fi
+
+# The new user's path from a fresh clone: the README's first command, the
+# quick start and getting-started's 3-node cluster, each command's output
+# checked (test/firsthour).
+firsthour-test:
+	bash test/firsthour/run
+
+# make release into a temporary directory, then checks its artifacts: static
+# binaries (file(1)), the stamped version, checksums and the SBOM.
+release-test:
+	bash test/release/run
+
+# The container image built from the static binary and the quick start run
+# against it; skips, saying so, where no container engine can run.
+container-test:
+	bash test/container/run
+
+# The Helm chart: helm lint, then the rendered manifests checked against
+# Kubernetes' API types (tools installed by the test).
+helm-test:
+	bash test/helm/run
+
+# A rolling upgrade of a 3-node cluster from the previous release's binary
+# (built from its git tag) to this tree's, under an acks=all producer.
+upgrade-test:
+	bash test/upgrade/run
