@@ -23,7 +23,7 @@ var tiers = map[string]int{
 	"commitlog": 2, "purgatory": 2, "quorum": 2, "metadata": 2,
 	"coordinator": 3, "replication": 3, "controller": 3, "auth": 3, "config": 3, "fetchwire": 3, "quota": 3,
 	"server": 4, "api": 4, "console": 4, "broker": 4,
-	"node": 5, "sim": 5, "testcluster": 6,
+	"node": 5, "sim": 5, "testcluster": 6, "devcluster": 6,
 	"cli":    7,
 	"sluice": 8, "cmd": 8,
 	"archtest": 9,
