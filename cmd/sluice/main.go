@@ -27,6 +27,7 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServerCommand(), newStorageCommand(), newVersionCommand())
+	root.AddCommand(newDevCommand())
 	cli.AddCommands(root)
 	return root
 }
