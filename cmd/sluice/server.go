@@ -20,6 +20,7 @@ func newServerCommand() *cobra.Command {
 	var configFile string
 	var overrides []string
 	var debugAddr, logFormat, logLevel string
+	var configEnv bool
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run a node (with no flags: a combined broker and controller on 127.0.0.1:9092, data in ./data)",
@@ -30,7 +31,11 @@ func newServerCommand() *cobra.Command {
 					overrides = append(overrides, key.Name()+"="+v)
 				}
 			}
-			cfg, err := loadConfig(configFile, overrides)
+			var env []config.EnvSetting
+			if configEnv {
+				env = config.FromEnv(os.Environ())
+			}
+			cfg, err := loadConfigEnv(configFile, env, overrides)
 			if err != nil {
 				return err
 			}
@@ -48,7 +53,8 @@ func newServerCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&configFile, "config", "", "server.properties file (Kafka's key names)")
-	cmd.Flags().StringArrayVar(&overrides, "override", nil, "key=value overriding the config file (repeatable)")
+	cmd.Flags().StringArrayVar(&overrides, "override", nil, "key=value overriding the config file and the environment (repeatable)")
+	cmd.Flags().BoolVar(&configEnv, "config-env", false, "also read keys from KAFKA_* and SLUICE_* environment variables, as Kafka's container image does (KAFKA_LOG_RETENTION_HOURS=5 is log.retention.hours=5, SLUICE_METRICS_LISTENER sets sluice.metrics.listener; _ is a dot, __ an underscore, ___ a dash); they override the file, --override overrides them")
 	cmd.Flags().StringVar(&debugAddr, "debug-addr", "", "host:port of the debug HTTP listener (/metrics, /healthz, /debug/pprof); same as --override "+config.SluiceDebugListener.Name()+"=host:port")
 	cmd.Flags().StringVar(&logFormat, "log-format", "", "log format, text or json; same as --override "+config.SluiceLogFormat.Name()+"=... (default text)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "", "root log level, TRACE, DEBUG, INFO, WARN, ERROR or FATAL, changeable at run time (kafka-configs.sh --entity-type broker-loggers); same as --override "+config.SluiceLogLevel.Name()+"=... (default INFO)")
@@ -70,7 +76,13 @@ func newLogger(cfg *config.Config) (*slog.Logger, error) {
 // loadConfig reads the properties file and applies key=value overrides, as
 // kafka-server-start.sh --override does.
 func loadConfig(path string, overrides []string) (*config.Config, error) {
-	kv := make(map[string]string, len(overrides))
+	return loadConfigEnv(path, nil, overrides)
+}
+
+// loadConfigEnv is loadConfig with the environment's keys (--config-env) between the file
+// and the overrides.
+func loadConfigEnv(path string, env []config.EnvSetting, overrides []string) (*config.Config, error) {
+	kv := config.EnvOverrides(env)
 	for _, o := range overrides {
 		k, v, ok := strings.Cut(o, "=")
 		if !ok || strings.TrimSpace(k) == "" {
@@ -78,9 +90,5 @@ func loadConfig(path string, overrides []string) (*config.Config, error) {
 		}
 		kv[strings.TrimSpace(k)] = v
 	}
-	cfg, err := config.Load(path, kv)
-	if err != nil {
-		return nil, fmt.Errorf("configuration: %w", err)
-	}
-	return cfg, nil
+	return config.Load(path, kv) // its errors name the file or the key
 }

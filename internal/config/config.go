@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"slices"
@@ -72,7 +73,11 @@ func Load(path string, overrides map[string]string) (*Config, error) {
 	if path != "" {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("config: reading %s: %w", path, err)
+			// The path error names the file again; one name is enough.
+			if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("config file %s: %w", path, err)
 		}
 		text = string(b)
 	}
@@ -142,7 +147,7 @@ func parseProperties(text string) (map[string]string, error) {
 	l := &properties.Loader{Encoding: properties.ISO_8859_1, DisableExpansion: true}
 	p, err := l.LoadBytes([]byte(text))
 	if err != nil {
-		return nil, fmt.Errorf("config: parsing properties: %w", err)
+		return nil, fmt.Errorf("parsing properties: %w", err)
 	}
 	out := make(map[string]string, p.Len())
 	for _, k := range p.Keys() {
