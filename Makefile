@@ -7,6 +7,12 @@ GO ?= go
 build:
 	$(GO) build -o bin/sluice ./cmd/sluice
 
+# The README's first command: bin/sluice built (its progress shown), then
+# make's shell replaced by the server (exec), so Ctrl-C reaches the server
+# and the pid it prints is the server's. make run ARGS='--override k=v'.
+run: build
+	exec bin/sluice server $(ARGS)
+
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1)
 	$(GO) vet ./...
