@@ -232,7 +232,7 @@ func (m *Manager) loadDir(dir string) error {
 	for tp, l := range loaded {
 		m.mu.logs[tp], m.mu.dirOf[tp] = l, dir
 	}
-	m.logger.Info("loaded log dir", "dir", dir, "logs", len(m.mu.logs), "clean_shutdown", clean)
+	m.logLoaded(dir, len(loaded), clean)
 	return nil
 }
 
@@ -448,4 +448,18 @@ func (m *Manager) removeRetiredLogs(now time.Time, force bool) error {
 		errs = append(errs, l.Delete())
 	}
 	return errors.Join(errs...)
+}
+
+// logLoaded says how a log dir was loaded. Whether the last stop was clean
+// matters only for logs that were there to recover: a new dir says nothing
+// of it, and a dir recovered after an unclean stop says so.
+func (m *Manager) logLoaded(dir string, logs int, clean bool) {
+	switch {
+	case logs == 0:
+		m.logger.Info("loaded log dir", "dir", dir, "logs", 0)
+	case clean:
+		m.logger.Info("loaded log dir", "dir", dir, "logs", logs, "clean_shutdown", true)
+	default:
+		m.logger.Warn("loaded log dir after an unclean shutdown: logs recovered from their recovery points", "dir", dir, "logs", logs, "clean_shutdown", false)
+	}
 }

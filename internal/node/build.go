@@ -20,13 +20,19 @@ import (
 func (n *Node) build() error {
 	metaDir := metadataLogDir(n.cfg)
 	dirs := logdir.AllDirs(n.cfg.LogDirs(), metaDir)
+	n.logStarting(dirs)
+	if err := checkListeners(n.cfg.Listeners()); err != nil {
+		return err
+	}
 	var err error
 	if n.locks, err = logdir.Lock(dirs); err != nil {
 		return err
 	}
-	if n.clusterID, err = logdir.EnsureFormatted(n.fsys, dirs, n.cfg.NodeID(), n.cfg.SingleNode()); err != nil {
+	var formatted []string
+	if n.clusterID, formatted, err = logdir.EnsureFormatted(n.fsys, dirs, n.cfg.NodeID(), n.cfg.SingleNode()); err != nil {
 		return err
 	}
+	n.logFormatted(formatted)
 	if n.tls, err = n.newTLS(); err != nil {
 		return err
 	}
@@ -61,7 +67,7 @@ func (n *Node) build() error {
 			return err
 		}
 	}
-	if n.meta.raft != nil {
+	if n.meta.driver != nil {
 		if err := n.newControllerServer(); err != nil {
 			return err
 		}

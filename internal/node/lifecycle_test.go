@@ -16,9 +16,8 @@ import (
 func testConfig(t *testing.T, dir string, overrides map[string]string) *config.Config {
 	t.Helper()
 	kv := map[string]string{
-		"log.dirs":                 dir,
-		"listeners":                "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:19093",
-		"controller.quorum.voters": "1@127.0.0.1:19093",
+		"log.dirs":  dir,
+		"listeners": "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
 	}
 	for k, v := range overrides {
 		kv[k] = v

@@ -42,15 +42,20 @@ func (n *Node) newBrokerServer() error {
 	return nil
 }
 
-// newControllerServer serves the CONTROLLER listeners of a quorum of
-// several voters: the controller's request handlers, with raft connections
-// diverted to the raft transport.
+// newControllerServer serves a voter's CONTROLLER listeners: the
+// controller's request handlers (DescribeQuorum, the admin requests), with,
+// among several voters, raft connections diverted to the raft transport. A
+// single voter binds them too, as Kafka's combined mode does, so
+// --bootstrap-controller reaches it.
 func (n *Node) newControllerServer() error {
 	registry, err := n.controllerRegistry()
 	if err != nil {
 		return fmt.Errorf("controller request handlers: %w", err)
 	}
-	divert := &server.Divert{PrefixLen: 8, Match: quorum.IsRPCPrefix, Serve: n.meta.raft.ServeConn}
+	var divert *server.Divert
+	if n.meta.raft != nil {
+		divert = &server.Divert{PrefixLen: 8, Match: quorum.IsRPCPrefix, Serve: n.meta.raft.ServeConn}
+	}
 	var listeners []server.Listener
 	for _, l := range n.cfg.Listeners() {
 		if isControllerListener(n.cfg, l.Name) {
@@ -60,7 +65,7 @@ func (n *Node) newControllerServer() error {
 		}
 	}
 	if len(listeners) == 0 {
-		return fmt.Errorf("no listener named in controller.listener.names %v: a controller of a multi-voter quorum needs one", n.cfg.ControllerListenerNames())
+		return fmt.Errorf("no listener named in controller.listener.names %v: a controller needs one", n.cfg.ControllerListenerNames())
 	}
 	budget, err := server.RequestMemoryBudget(n.cfg.Raw(config.SluiceQueuedMaxRequestBytes))
 	if err != nil {
@@ -92,8 +97,7 @@ func (n *Node) newControllerServer() error {
 }
 
 // brokerListeners are the listeners clients use: every listener but the
-// controller's. A single voter needs no controller listener, so it is not
-// bound until the quorum has other voters to talk to.
+// controller's, which the controller server binds.
 func (n *Node) brokerListeners() []server.Listener {
 	var out []server.Listener
 	for _, l := range n.cfg.Listeners() {

@@ -153,10 +153,16 @@ func (n *Node) Run(ctx context.Context) error {
 		return errors.Join(err, n.Close())
 	}
 	close(n.ready)
-	n.logger.Info("node started", "node_id", n.cfg.NodeID(), "cluster_id", n.clusterID)
+	n.logStarted()
 	failure := errors.Join(n.awaitStopOrFailure(ctx), n.refusal.Err())
-	n.logger.Info("node stopping")
-	return errors.Join(failure, n.Close())
+	n.logger.Info("node stopping", "node_id", n.cfg.NodeID())
+	if err := n.Close(); err != nil {
+		n.logger.Error("shut down with errors", "node_id", n.cfg.NodeID(), "err", err)
+		return errors.Join(failure, err)
+	}
+	// Kafka's last line of a graceful stop.
+	n.logger.Info("shut down completed", "node_id", n.cfg.NodeID())
+	return failure
 }
 
 // awaitStopOrFailure waits for ctx to end, or for the metadata quorum (or

@@ -26,9 +26,8 @@ import (
 func startNode(t *testing.T, dir string) (n *Node, addr string, stop func()) {
 	t.Helper()
 	cfg, err := config.Parse("", map[string]string{
-		"log.dirs":                 dir,
-		"listeners":                "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:19093",
-		"controller.quorum.voters": "1@127.0.0.1:19093",
+		"log.dirs":  dir,
+		"listeners": "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -62,6 +62,11 @@ func (n *Node) startVoter(ctx context.Context) error {
 		if err := n.ctrl.Bootstrap(ctx, n.clusterID, records); err != nil {
 			return err
 		}
+		// A single voter's CONTROLLER listener carries no raft: it opens
+		// once the controller leads and the cluster is bootstrapped.
+		if err := n.ctrlServer.Start(); err != nil {
+			return err
+		}
 	} else if err := n.ctrl.AwaitBootstrap(ctx, n.clusterID, records); err != nil {
 		return err
 	}

@@ -69,8 +69,7 @@ func TestWebConsoleOverSSL(t *testing.T) {
 // naming the key: the console has no certificate of its own.
 func TestWebConsoleRefusesClientAuthRequired(t *testing.T) {
 	props := sslProps(t, "required")
-	props["listeners"] = "SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:19099"
-	props["controller.quorum.voters"] = "1@127.0.0.1:19099"
+	props["listeners"] = "SSL://127.0.0.1:0,CONTROLLER://127.0.0.1:0"
 	props["log.dirs"] = t.TempDir()
 	props["sluice.console.listener"] = "127.0.0.1:0"
 	cfg, err := config.Parse("", props)

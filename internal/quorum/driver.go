@@ -321,13 +321,13 @@ func (d *Driver) Latencies() *RaftLatencies { return d.voter.latencies }
 // voter and proposals (only the local leader proposes) are dropped too.
 func (d *Driver) Step(msg *raftpb.Message) {
 	if msg.GetTo() != RaftID(d.opts.NodeID) || msg.GetType() == raftpb.MsgProp {
-		d.log.Debug("raft message refused", "type", msg.GetType().String(), "from", msg.GetFrom(), "to", msg.GetTo())
+		d.log.Debug("raft message refused", "type", msg.GetType().String(), "from", NodeID(msg.GetFrom()), "to", NodeID(msg.GetTo()))
 		return
 	}
 	select {
 	case d.recvc <- msg:
 	default:
-		d.log.Debug("raft inbox full, message dropped", "type", msg.GetType().String(), "from", msg.GetFrom())
+		d.log.Debug("raft inbox full, message dropped", "type", msg.GetType().String(), "from", NodeID(msg.GetFrom()))
 	}
 }
 
@@ -420,7 +420,7 @@ func (d *Driver) run() {
 			d.voter.Tick()
 		case m := <-d.recvc:
 			if err := d.voter.Step(m); err != nil {
-				d.log.Debug("raft refused a message", "type", m.GetType().String(), "from", m.GetFrom(), "err", err)
+				d.log.Debug("raft refused a message", "type", m.GetType().String(), "from", NodeID(m.GetFrom()), "err", err)
 			}
 		case r := <-d.reportc:
 			if r.snapshot {

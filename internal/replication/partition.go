@@ -201,7 +201,7 @@ func (p *Partition) applyState(st metadata.PartitionState) (bool, error) {
 	p.mu.leaderEpoch = st.LeaderEpoch
 	if st.Leader != p.brokerID {
 		if p.mu.role != RoleFollower || newEpoch {
-			p.logger.Info("became follower", "leader", st.Leader, "leader_epoch", st.LeaderEpoch)
+			p.logger.Debug("became follower", "leader", st.Leader, "leader_epoch", st.LeaderEpoch)
 		}
 		p.mu.role = RoleFollower
 		p.mu.followers = make(map[int32]*followerState)
@@ -217,7 +217,7 @@ func (p *Partition) applyState(st metadata.PartitionState) (bool, error) {
 		p.mu.leaderEpochStartOffset = leo
 		p.mu.followers = make(map[int32]*followerState)
 		p.mu.pendingISR = nil
-		p.logger.Info("became leader", "leader_epoch", st.LeaderEpoch, "log_end_offset", leo, "isr", p.mu.isr)
+		p.logger.Debug("became leader", "leader_epoch", st.LeaderEpoch, "log_end_offset", leo, "isr", p.mu.isr)
 	}
 	for _, r := range p.mu.replicas {
 		if _, ok := p.mu.followers[r]; !ok && r != p.brokerID {

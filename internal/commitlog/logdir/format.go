@@ -36,7 +36,7 @@ func Format(fsys vfs.FS, dirs []string, clusterID string, nodeID int32, ignoreFo
 		case err == nil:
 			return fmt.Errorf("%s: %w (use --ignore-formatted to skip it)", dir, ErrAlreadyFormatted)
 		case !vfs.IsNotExist(err):
-			return fmt.Errorf("read %s: %w", path, err)
+			return err
 		}
 		if err := writeMetaProperties(fsys, dir, clusterID, nodeID); err != nil {
 			return err
@@ -61,13 +61,12 @@ func writeMetaProperties(fsys vfs.FS, dir, clusterID string, nodeID int32) error
 }
 
 // EnsureFormatted checks the directories' meta.properties at start-up and
-// returns the cluster id they agree on. Directories of another cluster or
-// node are refused. Unformatted directories are formatted with the cluster's
+// returns the cluster id they agree on and the directories it formatted.
+// Directories of another cluster or node are refused. Unformatted directories are formatted with the cluster's
 // id; when none is formatted, autoFormat (a single-voter combined node)
 // formats them all with a new cluster id, otherwise start-up stops and asks
 // for `sluice storage format`, as Kafka does.
-func EnsureFormatted(fsys vfs.FS, dirs []string, nodeID int32, autoFormat bool) (string, error) {
-	clusterID := ""
+func EnsureFormatted(fsys vfs.FS, dirs []string, nodeID int32, autoFormat bool) (clusterID string, formatted []string, err error) {
 	var unformatted []string
 	for _, dir := range dirs {
 		path := filepath.Join(dir, metafile.MetaPropertiesFile)
@@ -77,35 +76,35 @@ func EnsureFormatted(fsys vfs.FS, dirs []string, nodeID int32, autoFormat bool) 
 			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("read %s: %w", path, err)
+			return "", nil, err // it names the file
 		}
 		if m.Version != metafile.MetaPropertiesV1 {
-			return "", fmt.Errorf("%s: version %d is not a KRaft meta.properties", path, m.Version)
+			return "", nil, fmt.Errorf("%s: version %d is not a KRaft meta.properties", path, m.Version)
 		}
 		if clusterID != "" && m.ClusterID != clusterID {
-			return "", fmt.Errorf("%s: cluster id %s does not match %s of the other log dirs", path, m.ClusterID, clusterID)
+			return "", nil, fmt.Errorf("%s: cluster id %s does not match %s of the other log dirs", path, m.ClusterID, clusterID)
 		}
 		if m.NodeID != nodeID {
-			return "", fmt.Errorf("%s: node id %d does not match node.id %d", path, m.NodeID, nodeID)
+			return "", nil, fmt.Errorf("%s: node id %d does not match node.id %d", path, m.NodeID, nodeID)
 		}
 		clusterID = m.ClusterID
 	}
 	if clusterID == "" {
 		if !autoFormat {
-			return "", fmt.Errorf("log dirs %v are not formatted: run `sluice storage format --cluster-id ID --config FILE`", dirs)
+			return "", nil, fmt.Errorf("log dirs %v are not formatted: run `sluice storage format --cluster-id ID --config FILE`", dirs)
 		}
 		id, err := kafka.RandomUUID()
 		if err != nil {
-			return "", fmt.Errorf("draw a cluster id: %w", err)
+			return "", nil, fmt.Errorf("draw a cluster id: %w", err)
 		}
 		clusterID = id.String()
 	}
 	for _, dir := range unformatted {
 		if err := writeMetaProperties(fsys, dir, clusterID, nodeID); err != nil {
-			return "", err
+			return "", nil, err
 		}
 	}
-	return clusterID, nil
+	return clusterID, unformatted, nil
 }
 
 // AllDirs is log.dirs plus the metadata log dir when it is separate.

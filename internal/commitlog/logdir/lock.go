@@ -25,13 +25,13 @@ func Lock(dirs []string) (*Locks, error) {
 	for _, dir := range dirs {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			l.Release()
-			return nil, fmt.Errorf("create log dir %s: %w", dir, err)
+			return nil, fmt.Errorf("create log dir: %w", err) // names the dir
 		}
 		path := filepath.Join(dir, lockFileName)
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 		if err != nil {
 			l.Release()
-			return nil, fmt.Errorf("open %s: %w", path, err)
+			return nil, fmt.Errorf("lock log dir: %w", err) // names the file
 		}
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 			f.Close()

@@ -1,7 +1,9 @@
 package metafile
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
 
@@ -92,6 +94,10 @@ func WriteMetaProperties(fsys vfs.FS, path string, m MetaProperties) error {
 // error satisfying vfs.IsNotExist (an unformatted directory).
 func ReadMetaProperties(fsys vfs.FS, path string) (MetaProperties, error) {
 	data, err := vfs.ReadFile(fsys, path)
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		return MetaProperties{}, err // it names the file already
+	}
 	if err != nil {
 		return MetaProperties{}, fmt.Errorf("read %s: %w", path, err)
 	}

@@ -93,7 +93,7 @@ func (m *Manager) TakeSnapshot() error {
 	if err := vfs.WriteFileAtomic(m.fs, path, EncodeSnapshot(entries)); err != nil {
 		return fmt.Errorf("write producer snapshot %s: %w", path, err)
 	}
-	m.log.Info("wrote producer snapshot", "offset", m.mapEndOffset, "producers", len(entries))
+	m.log.Debug("wrote producer snapshot", "offset", m.mapEndOffset, "producers", len(entries))
 	m.lastSnapOffset = m.mapEndOffset
 	return nil
 }
@@ -156,7 +156,7 @@ func (m *Manager) LoadLatest(logStartOffset int64) (int64, error) {
 				m.loadEntry(e)
 			}
 		}
-		m.log.Info("loaded producer snapshot", "offset", off, "producers", len(m.producers))
+		m.log.Debug("loaded producer snapshot", "offset", off, "producers", len(m.producers))
 		m.lastSnapOffset, m.mapEndOffset = off, off
 		return off, nil
 	}

@@ -84,7 +84,7 @@ func (s *shard[S]) run() {
 		return
 	}
 	s.loaded.Store(true)
-	s.log.Info(s.opts.Name+" partition loaded", sh.Loaded(s.opts.Clock.Now())...)
+	s.log.Debug(s.opts.Name+" partition loaded", sh.Loaded(s.opts.Clock.Now())...)
 	// The loop wakes as often as the Shard's NextTick asks (every
 	// TickInterval while timers run), so idle partitions cost nothing.
 	timer := s.opts.Clock.NewTimer(s.opts.TickInterval)

@@ -1,0 +1,59 @@
+package node
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/version"
+)
+
+// The start-up story at INFO is short: what starts (version, node, roles,
+// pid), where its data is (and whether it was formatted now), the
+// listeners bound, and the line saying it serves. Per-partition lines are
+// DEBUG.
+
+// logStarting is the first line of a start.
+func (n *Node) logStarting(dirs []string) {
+	n.logger.Info("starting node", "version", version.Version(), "node_id", n.cfg.NodeID(),
+		"roles", strings.Join(n.cfg.ProcessRoles(), ","), "log_dirs", strings.Join(dirs, ","), "pid", os.Getpid())
+}
+
+// logFormatted names the log dirs this start formatted.
+func (n *Node) logFormatted(formatted []string) {
+	for _, dir := range formatted {
+		n.logger.Info(fmt.Sprintf("formatted %s with cluster id %s", dir, n.clusterID), "node_id", n.cfg.NodeID())
+	}
+}
+
+// logStarted says the node serves: its listeners are bound and, on a
+// broker, it is registered.
+func (n *Node) logStarted() {
+	var bound []string
+	for _, l := range n.cfg.Listeners() {
+		if a := n.Addr(l.Name); a != nil {
+			bound = append(bound, l.Name+"://"+a.String())
+		}
+	}
+	n.logger.Info("node started", "node_id", n.cfg.NodeID(), "cluster_id", n.clusterID,
+		"listeners", strings.Join(bound, ","), "version", version.Version(), "pid", os.Getpid())
+}
+
+// checkListeners binds each listener with a fixed port and lets it go
+// again, so a start whose port is taken fails before it creates or formats
+// a log dir. The server binds them for good later.
+func checkListeners(listeners []config.Listener) error {
+	for _, l := range listeners {
+		if l.Port == 0 {
+			continue
+		}
+		ln, err := net.Listen("tcp", l.Addr())
+		if err != nil {
+			return fmt.Errorf("listener %s: %w", l.Name, err)
+		}
+		ln.Close()
+	}
+	return nil
+}
