@@ -28,6 +28,7 @@ func newRootCommand() *cobra.Command {
 	}
 	root.AddCommand(newServerCommand(), newStorageCommand(), newVersionCommand())
 	root.AddCommand(newDevCommand())
+	root.AddCommand(newHealthcheckCommand())
 	cli.AddCommands(root)
 	return root
 }

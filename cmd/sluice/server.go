@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-io/sluice/internal/config"
 	"github.com/sluice-io/sluice/internal/logging"
 	"github.com/sluice-io/sluice/internal/node"
+	"github.com/sluice-io/sluice/internal/vfs"
 )
 
 func newServerCommand() *cobra.Command {
@@ -43,6 +44,11 @@ func newServerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if configEnv {
+				if err := formatFromEnv(vfs.Default, cfg, os.LookupEnv, logger); err != nil {
+					return err
+				}
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()
 			n, err := node.New(cfg, logger, prometheus.NewRegistry())
@@ -54,7 +60,7 @@ func newServerCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&configFile, "config", "", "server.properties file (Kafka's key names)")
 	cmd.Flags().StringArrayVar(&overrides, "override", nil, "key=value overriding the config file and the environment (repeatable)")
-	cmd.Flags().BoolVar(&configEnv, "config-env", false, "also read keys from KAFKA_* and SLUICE_* environment variables, as Kafka's container image does (KAFKA_LOG_RETENTION_HOURS=5 is log.retention.hours=5, SLUICE_METRICS_LISTENER sets sluice.metrics.listener; _ is a dot, __ an underscore, ___ a dash); they override the file, --override overrides them")
+	cmd.Flags().BoolVar(&configEnv, "config-env", false, "also read keys from KAFKA_* and SLUICE_* environment variables, as Kafka's container image does (KAFKA_LOG_RETENTION_HOURS=5 is log.retention.hours=5, SLUICE_METRICS_LISTENER sets sluice.metrics.listener; _ is a dot, __ an underscore, ___ a dash); they override the file, --override overrides them; CLUSTER_ID formats unformatted log dirs with that cluster id, as Kafka's image does")
 	cmd.Flags().StringVar(&debugAddr, "debug-addr", "", "host:port of the debug HTTP listener (/metrics, /healthz, /debug/pprof); same as --override "+config.SluiceDebugListener.Name()+"=host:port")
 	cmd.Flags().StringVar(&logFormat, "log-format", "", "log format, text or json; same as --override "+config.SluiceLogFormat.Name()+"=... (default text)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "", "root log level, TRACE, DEBUG, INFO, WARN, ERROR or FATAL, changeable at run time (kafka-configs.sh --entity-type broker-loggers); same as --override "+config.SluiceLogLevel.Name()+"=... (default INFO)")
