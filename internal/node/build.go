@@ -73,6 +73,7 @@ func (n *Node) build() error {
 		}
 	}
 	n.registerControlMetrics()
+	n.registerBuildInfo()
 	return n.newConsole()
 }
 
