@@ -2,11 +2,13 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-io/sluice/internal/cli"
 	"github.com/sluice-io/sluice/internal/commitlog/logdir"
+	"github.com/sluice-io/sluice/internal/commitlog/metafile"
 	"github.com/sluice-io/sluice/internal/config"
 	"github.com/sluice-io/sluice/internal/kafka"
 	"github.com/sluice-io/sluice/internal/metadata"
@@ -49,6 +51,9 @@ func newFormatCommand() *cobra.Command {
 			if cfg.IsSet(config.MetadataLogDir) {
 				dirs = append(dirs, cfg.String(config.MetadataLogDir))
 			}
+			// Format leaves a formatted dir as it is when told to ignore it:
+			// note which ones, so the output does not claim to format them.
+			skipped := formattedDirs(vfs.Default, dirs)
 			if err := logdir.Format(vfs.Default, dirs, clusterID, cfg.NodeID(), ignoreFormatted); err != nil {
 				return err
 			}
@@ -58,12 +63,16 @@ func newFormatCommand() *cobra.Command {
 				}
 			}
 			for _, d := range dirs {
+				if m, ok := skipped[d]; ok {
+					fmt.Fprintf(cmd.OutOrStdout(), "Skipping %s: already formatted with cluster id %s and node id %d\n", d, m.ClusterID, m.NodeID)
+					continue
+				}
 				fmt.Fprintf(cmd.OutOrStdout(), "Formatting %s with cluster id %s and node id %d\n", d, clusterID, cfg.NodeID())
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&clusterID, "cluster-id", "t", "", "the cluster id (see `sluice storage random-uuid`)")
+	cmd.Flags().StringVarP(&clusterID, "cluster-id", "t", "", "the cluster id (make one with 'sluice storage random-uuid')")
 	cmd.Flags().StringVarP(&configFile, "config", "c", "", "server.properties file")
 	cmd.Flags().StringArrayVar(&overrides, "override", nil, "key=value overriding the config file (repeatable)")
 	cmd.Flags().BoolVarP(&ignoreFormatted, "ignore-formatted", "g", false, "skip directories that are already formatted")
@@ -72,6 +81,17 @@ func newFormatCommand() *cobra.Command {
 	cmd.MarkFlagRequired("cluster-id")
 	cmd.MarkFlagRequired("config")
 	return cmd
+}
+
+// formattedDirs are the dirs that hold a meta.properties already.
+func formattedDirs(fsys vfs.FS, dirs []string) map[string]metafile.MetaProperties {
+	out := map[string]metafile.MetaProperties{}
+	for _, d := range dirs {
+		if m, err := metafile.ReadMetaProperties(fsys, filepath.Join(d, metafile.MetaPropertiesFile)); err == nil {
+			out[d] = m
+		}
+	}
+	return out
 }
 
 func newRandomUUIDCommand() *cobra.Command {
