@@ -25,7 +25,10 @@ func newRootCommand() *cobra.Command {
 		Short:         "Sluice, a Kafka-compatible streaming broker",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version prints the line `sluice version` prints.
+		Version: versionText(),
 	}
+	root.SetVersionTemplate("{{.Name}} {{.Version}}\n")
 	root.AddCommand(newServerCommand(), newStorageCommand(), newVersionCommand())
 	root.AddCommand(newDevCommand())
 	root.AddCommand(newHealthcheckCommand())
