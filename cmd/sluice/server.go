@@ -21,7 +21,7 @@ func newServerCommand() *cobra.Command {
 	var configFile string
 	var overrides []string
 	var debugAddr, logFormat, logLevel string
-	var configEnv bool
+	var configEnv, strictConfig bool
 	cmd := &cobra.Command{
 		Use:   "server",
 		Short: "Run a node (with no flags: a combined broker and controller on 127.0.0.1:9092, data in ./data)",
@@ -40,10 +40,15 @@ func newServerCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			keys := cfg.CheckKeys(env)
+			if err := keys.Err(); strictConfig && err != nil {
+				return err // before anything is formatted or bound
+			}
 			logger, err := newLogger(cfg)
 			if err != nil {
 				return err
 			}
+			keys.Log(logger.With("component", "config"))
 			if configEnv {
 				if err := formatFromEnv(vfs.Default, cfg, os.LookupEnv, logger); err != nil {
 					return err
@@ -61,6 +66,7 @@ func newServerCommand() *cobra.Command {
 	cmd.Flags().StringVar(&configFile, "config", "", "server.properties file (Kafka's key names)")
 	cmd.Flags().StringArrayVar(&overrides, "override", nil, "key=value overriding the config file and the environment (repeatable)")
 	cmd.Flags().BoolVar(&configEnv, "config-env", false, "also read keys from KAFKA_* and SLUICE_* environment variables, as Kafka's container image does (KAFKA_LOG_RETENTION_HOURS=5 is log.retention.hours=5, SLUICE_METRICS_LISTENER sets sluice.metrics.listener; _ is a dot, __ an underscore, ___ a dash); they override the file, --override overrides them; CLUSTER_ID formats unformatted log dirs with that cluster id, as Kafka's image does")
+	cmd.Flags().BoolVar(&strictConfig, "strict-config", false, "refuse to start when a configuration key is unknown (misspelt, or not one of Kafka's or Sluice's keys), listing them all; without it each is logged as a warning")
 	cmd.Flags().StringVar(&debugAddr, "debug-addr", "", "host:port of the debug HTTP listener (/metrics, /healthz, /debug/pprof); same as --override "+config.SluiceDebugListener.Name()+"=host:port")
 	cmd.Flags().StringVar(&logFormat, "log-format", "", "log format, text or json; same as --override "+config.SluiceLogFormat.Name()+"=... (default text)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "", "root log level, TRACE, DEBUG, INFO, WARN, ERROR or FATAL, changeable at run time (kafka-configs.sh --entity-type broker-loggers); same as --override "+config.SluiceLogLevel.Name()+"=... (default INFO)")

@@ -87,6 +87,17 @@ var SluiceConsoleListener = SluiceKey{"sluice.console.listener"}
 // and altering topics, producing, resetting offsets). Unset, false.
 var SluiceConsoleReadOnly = SluiceKey{"sluice.console.read.only"}
 
+// sluiceKeyNames are Sluice's own keys above, the ones a start-up check knows (CheckKeys);
+// TestSluiceKeyNamesListsEveryKey keeps the list whole.
+func sluiceKeyNames() []string {
+	return []string{
+		SluiceDebugListener.name, SluiceDebugListenerUsers.name, SluiceMetricsListener.name,
+		SluiceMetricsListenerUsers.name, SluiceLogFormat.name, SluiceLogLevel.name,
+		SluiceDecompressionMaxInflightBytes.name, SluiceQueuedMaxRequestBytes.name,
+		SluiceConsoleListener.name, SluiceConsoleReadOnly.name,
+	}
+}
+
 // Name returns the key as written in server.properties.
 func (k BoolKey) Name() string { return k.name }
 
