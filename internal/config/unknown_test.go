@@ -210,3 +210,22 @@ func TestSluiceKeyNamesListsEveryKey(t *testing.T) {
 		t.Fatalf("declared %v, listed %v", declared, listed)
 	}
 }
+
+// docs/configuration.md's hand-written table of Sluice-only keys lists exactly the keys
+// sluiceKeyNames knows.
+func TestSluiceKeysDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `(sluice\\.[a-z.]+)` \\|").FindAllStringSubmatch(string(doc), -1) {
+		documented = append(documented, m[1])
+	}
+	listed := sluiceKeyNames()
+	slices.Sort(documented)
+	slices.Sort(listed)
+	if !reflect.DeepEqual(documented, listed) {
+		t.Fatalf("docs/configuration.md documents %v, sluiceKeyNames lists %v", documented, listed)
+	}
+}
