@@ -129,8 +129,13 @@ func (c *Config) classifyListenerKey(k, rest string) (known, enforced bool, u Un
 		}
 	}
 	u = UnknownKey{Key: k}
+	prefix := "listener.name." + listener + "."
 	if s := nearest(key, c.knownKeyNames()); s != "" {
-		u.Suggestion = "listener.name." + listener + "." + s
+		u.Suggestion = prefix + s
+	} else if mech, base, ok := strings.Cut(key, "."); ok && mech != "" {
+		if s := nearest(base, c.knownKeyNames()); s != "" {
+			u.Suggestion = prefix + mech + "." + s // a misspelt per-mechanism key
+		}
 	}
 	return false, false, u
 }

@@ -38,6 +38,7 @@ func TestUnknownKeysSuggestNearMisses(t *testing.T) {
 		{"sluice.metrics.listner", "sluice.metrics.listner (did you mean sluice.metrics.listener?)"},
 		{"super.user", "super.user (did you mean super.users?)"},
 		{"listener.name.internal.ssl.keystore.locaton", "listener.name.internal.ssl.keystore.locaton (did you mean listener.name.internal.ssl.keystore.location?)"},
+		{"listener.name.sasl_ssl.plain.sasl.jaas.confg", "listener.name.sasl_ssl.plain.sasl.jaas.confg (did you mean listener.name.sasl_ssl.plain.sasl.jaas.config?)"},
 		// topic keys belong to topics; the broker's default is the synonym
 		{"retention.ms", "retention.ms (a topic key; did you mean log.retention.ms?)"},
 		{"cleanup.policy", "cleanup.policy (a topic key; did you mean log.cleanup.policy?)"},
