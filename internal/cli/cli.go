@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -16,6 +17,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/internal/version"
 )
 
 // DefaultBrokers is the bootstrap address used when neither --brokers nor
@@ -49,6 +52,9 @@ type connection struct {
 	// commandConfig is a Kafka client properties file with the security
 	// settings (--command-config, as Kafka's tools).
 	commandConfig string
+	// wrapConn, when set, wraps every connection the client dials (produce
+	// reads the server's error messages kgo drops through it).
+	wrapConn func(net.Conn) net.Conn
 }
 
 // addConnectionFlags binds the shared flags as persistent flags of a
@@ -91,14 +97,31 @@ func (c *connection) client(cmd *cobra.Command, opts ...kgo.Opt) (*kgo.Client, e
 	base := []kgo.Opt{
 		kgo.SeedBrokers(seeds...),
 		kgo.ClientID("sluice-cli"),
+		softwareNameAndVersion(),
 		kgo.DialTimeout(min(c.timeout, 10*time.Second)),
 		kgo.RetryTimeout(c.timeout),
 	}
-	security, err := c.securityOpts()
+	security, dial, err := c.securityParts()
 	if err != nil {
 		return nil, err
 	}
 	base = append(base, security...)
+	if c.wrapConn != nil {
+		if dial == nil {
+			dial = (&net.Dialer{Timeout: min(c.timeout, 10*time.Second)}).DialContext
+		}
+		inner := dial
+		dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			conn, err := inner(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return c.wrapConn(conn), nil
+		}
+	}
+	if dial != nil {
+		base = append(base, kgo.Dialer(dial))
+	}
 	cl, err := kgo.NewClient(append(base, opts...)...)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", strings.Join(seeds, ","), err)
@@ -113,6 +136,14 @@ func (c *connection) securityOpts() ([]kgo.Opt, error) {
 		return nil, nil
 	}
 	return commandConfigOpts(c.commandConfig)
+}
+
+// securityParts is securityOpts with the TLS dialer apart (nil when none).
+func (c *connection) securityParts() ([]kgo.Opt, dialFunc, error) {
+	if c.commandConfig == "" {
+		return nil, nil, nil
+	}
+	return commandConfigParts(c.commandConfig)
 }
 
 // admin builds an admin client and checks the cluster answers, so that an
@@ -205,4 +236,32 @@ func completeTopics(conn *connection, single bool) func(*cobra.Command, []string
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// softwareNameAndVersion names the CLI's clients in ApiVersions as Sluice
+// of this release, so a broker's logs and metrics tell them apart.
+func softwareNameAndVersion() kgo.Opt {
+	return kgo.SoftwareNameAndVersion("sluice", softwareVersion(version.Version()))
+}
+
+// softwareVersion fits v to the client software version Kafka accepts in
+// ApiVersions ([a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?; a broker
+// refuses the request otherwise): other characters (a build's "+meta")
+// become '-', and the ends are trimmed to a letter or digit.
+func softwareVersion(v string) string {
+	b := []byte(v)
+	for i, c := range b {
+		if !isAlnum(c) && c != '-' && c != '.' {
+			b[i] = '-'
+		}
+	}
+	s := strings.TrimFunc(string(b), func(r rune) bool { return r > 127 || !isAlnum(byte(r)) })
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }

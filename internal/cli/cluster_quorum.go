@@ -184,7 +184,8 @@ func describeQuorumOnce(ctx context.Context, timeout time.Duration, addr string,
 // requestOne sends req to the node at addr itself (not to whichever node a
 // client's metadata would pick), with --command-config's security options.
 func requestOne(ctx context.Context, timeout time.Duration, addr string, req kmsg.Request, security []kgo.Opt) (kmsg.Response, error) {
-	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID("sluice-cli"), kgo.DialTimeout(min(timeout, 10*time.Second))}
+	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID("sluice-cli"), softwareNameAndVersion(),
+		kgo.DialTimeout(min(timeout, 10*time.Second))}
 	cl, err := kgo.NewClient(append(opts, security...)...)
 	if err != nil {
 		return nil, fmt.Errorf("client for %s: %w", addr, err)

@@ -28,20 +28,38 @@ import (
 // security key is refused (checkCommandConfigKeys). Errors name keys,
 // never values.
 func commandConfigOpts(path string) ([]kgo.Opt, error) {
+	opts, dial, err := commandConfigParts(path)
+	if err != nil {
+		return nil, err
+	}
+	if dial != nil {
+		opts = append(opts, kgo.Dialer(dial))
+	}
+	return opts, nil
+}
+
+// dialFunc dials a broker, as net.Dialer's DialContext.
+type dialFunc = func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// commandConfigParts is commandConfigOpts with the TLS dialer (nil for
+// PLAINTEXT and SASL_PLAINTEXT) apart from the other options, so a caller
+// can wrap the connections it makes.
+func commandConfigParts(path string) ([]kgo.Opt, dialFunc, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--command-config: %w", err)
+		return nil, nil, fmt.Errorf("--command-config: %w", err)
 	}
 	l := &properties.Loader{Encoding: properties.ISO_8859_1, DisableExpansion: true}
 	p, err := l.LoadBytes(data)
 	if err != nil {
-		return nil, fmt.Errorf("--command-config %s: %w", path, err)
+		return nil, nil, fmt.Errorf("--command-config %s: %w", path, err)
 	}
 	if err := checkCommandConfigKeys(p); err != nil {
-		return nil, fmt.Errorf("--command-config %s: %w", path, err)
+		return nil, nil, fmt.Errorf("--command-config %s: %w", path, err)
 	}
 	protocol := strings.ToUpper(strings.TrimSpace(p.GetString("security.protocol", "PLAINTEXT")))
 	var opts []kgo.Opt
+	var dial dialFunc
 	switch protocol {
 	case "PLAINTEXT", "SASL_PLAINTEXT":
 	case "SSL", "SASL_SSL":
@@ -50,20 +68,20 @@ func commandConfigOpts(path string) ([]kgo.Opt, error) {
 			return inlinePEM(key, v), key, ok
 		}})
 		if err != nil {
-			return nil, fmt.Errorf("--command-config %s: %w", path, err)
+			return nil, nil, fmt.Errorf("--command-config %s: %w", path, err)
 		}
-		opts = append(opts, kgo.Dialer(st.Dial(&net.Dialer{})))
+		dial = st.Dial(&net.Dialer{})
 	default:
-		return nil, fmt.Errorf("--command-config %s: security.protocol %s is not PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", path, protocol)
+		return nil, nil, fmt.Errorf("--command-config %s: security.protocol %s is not PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", path, protocol)
 	}
 	if strings.HasPrefix(protocol, "SASL_") {
 		m, err := clientMechanism(p)
 		if err != nil {
-			return nil, fmt.Errorf("--command-config %s: %w", path, err)
+			return nil, nil, fmt.Errorf("--command-config %s: %w", path, err)
 		}
 		opts = append(opts, kgo.SASL(m))
 	}
-	return opts, nil
+	return opts, dial, nil
 }
 
 // clientMechanism is sasl.mechanism logged in with sasl.jaas.config's one

@@ -18,11 +18,28 @@ type kafkaError struct {
 }
 
 func (e *kafkaError) Error() string {
+	d := strings.TrimSpace(e.detail)
+	if d != "" && specificDescription(e.err) {
+		// The canned text names one cause; the server's names the real one.
+		return e.err.Message + ": " + d
+	}
 	s := e.err.Message + ": " + e.err.Description
-	if d := strings.TrimSpace(e.detail); d != "" && d != e.err.Description {
+	if d != "" && d != e.err.Description {
 		s += " (server: " + d + ")"
 	}
 	return s
+}
+
+// specificDescription reports whether Kafka's canned description of the
+// code claims one particular cause ("Number of partitions is below 1."
+// for INVALID_PARTITIONS, whatever was wrong with the partitions), so
+// that beside the server's own message it would mislead.
+func specificDescription(err *kerr.Error) bool {
+	switch err {
+	case kerr.InvalidPartitions, kerr.InvalidReplicationFactor:
+		return true
+	}
+	return false
 }
 
 func (e *kafkaError) Unwrap() error { return e.err }

@@ -171,6 +171,10 @@ func resetOffsets(ctx context.Context, cmd *cobra.Command, adm *kadm.Client, gro
 		if err := resp.Error(); err != nil {
 			return fmt.Errorf("commit offsets of group %s: %w", group, describe(err))
 		}
+		// stdout is Kafka's table of the committed offsets; stderr says
+		// they were committed, as the dry run says nothing was.
+		plan = resp.Offsets()
+		fmt.Fprintf(cmd.ErrOrStderr(), "committed the new offsets of group %s for %d partition(s)\n", group, countOffsets(plan))
 	} else {
 		fmt.Fprintln(cmd.ErrOrStderr(), "dry run: nothing was changed; add --execute to commit these offsets")
 	}
@@ -392,4 +396,11 @@ func printPlan(out io.Writer, group string, plan kadm.Offsets) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\n", group, r.Topic, r.Partition, r.At)
 	}
 	return tw.Flush()
+}
+
+// countOffsets is the number of partitions in offsets.
+func countOffsets(offsets kadm.Offsets) int {
+	n := 0
+	offsets.Each(func(kadm.Offset) { n++ })
+	return n
 }

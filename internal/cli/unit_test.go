@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -179,5 +180,32 @@ func TestMissingGroupAPIIsNamed(t *testing.T) {
 	want := "--group: broker 3 does not serve consumer groups (it does not advertise FindCoordinator, API key 10)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("got %v, want %q", err, want)
+	}
+}
+
+func TestSoftwareVersionFitsKafkasPattern(t *testing.T) {
+	pattern := regexp.MustCompile(`^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$`)
+	for in, want := range map[string]string{
+		"0.2.0": "0.2.0", "0.2.0-dev": "0.2.0-dev", "0.2.0+abc.1": "0.2.0-abc.1",
+		"v1.0.0-": "v1.0.0", "-x_y-": "x-y", "": "unknown", "+++": "unknown", "1.0é": "1.0",
+	} {
+		got := softwareVersion(in)
+		if got != want || !pattern.MatchString(got) {
+			t.Errorf("softwareVersion(%q) = %q, want %q matching Kafka's pattern", in, got, want)
+		}
+	}
+}
+
+func TestKafkaErrorPrefersTheServersReasonOverAMisleadingOne(t *testing.T) {
+	got := serverError(kerr.InvalidPartitions, "cannot create more than 9999 partitions in one request").Error()
+	if want := "INVALID_PARTITIONS: cannot create more than 9999 partitions in one request"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if got := serverError(kerr.InvalidPartitions, "").Error(); got != "INVALID_PARTITIONS: "+kerr.InvalidPartitions.Description {
+		t.Fatalf("without a server message got %q", got)
+	}
+	got = serverError(kerr.TopicAlreadyExists, "Topic 'x' already exists.").Error()
+	if want := "TOPIC_ALREADY_EXISTS: " + kerr.TopicAlreadyExists.Description + " (server: Topic 'x' already exists.)"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }
