@@ -267,8 +267,9 @@ func convertUnit(v string, u Unit) string {
 	return strconv.FormatInt(n*factor, 10)
 }
 
-// UnknownKeys lists the keys Kafka does not define that the file or overrides set. They are
-// kept and can be read with Raw, as Kafka keeps and logs them as unused.
+// UnknownKeys lists the keys Kafka does not define that the file or overrides (the
+// environment's included) set, Sluice's own among them. They are kept and can be read with
+// Raw, as Kafka keeps them; CheckKeys tells Sluice's keys from unknown ones.
 func (c *Config) UnknownKeys() []string { return slices.Clone(c.unknownKeys) }
 
 // SingleNode reports whether the configuration can only form a one-broker cluster (combined
