@@ -163,18 +163,23 @@ func (n *Node) loopbackAddr(listener string) (string, error) {
 	if a == nil {
 		return "", errors.New("listener " + listener + " is not bound yet")
 	}
+	return loopbackOf(a), nil
+}
+
+// loopbackOf is a bound address with a wildcard host replaced by 127.0.0.1.
+// A wildcard is 127.0.0.1 even when Go reports it as [::]: Go binds
+// 0.0.0.0 as a dual-stack [::] socket, and ::1 does not exist where IPv6 is
+// off (a Docker container's default), while 127.0.0.1 reaches either.
+func loopbackOf(a net.Addr) string {
 	tcp, ok := a.(*net.TCPAddr)
 	if !ok {
-		return a.String(), nil
+		return a.String()
 	}
 	ip := tcp.IP
-	switch {
-	case ip == nil || ip.IsUnspecified() && ip.To4() != nil:
+	if ip == nil || ip.IsUnspecified() {
 		ip = net.IPv4(127, 0, 0, 1)
-	case ip.IsUnspecified():
-		ip = net.IPv6loopback
 	}
-	return net.JoinHostPort(ip.String(), fmt.Sprint(tcp.Port)), nil
+	return net.JoinHostPort(ip.String(), fmt.Sprint(tcp.Port))
 }
 
 // sluiceVersion is what `sluice version` prints.
