@@ -213,6 +213,8 @@ func (r *replicaRuntime) runISRSender() {
 	defer r.wg.Done()
 	var failed []isrChangeItem
 	var failedErrs []error
+	// Failures not of the expected kinds, logged at WARN once a round.
+	unexpected, lastTP, lastErr := 0, "", error(nil)
 	for {
 		select {
 		case <-r.ctx.Done():
@@ -236,17 +238,27 @@ func (r *replicaRuntime) runISRSender() {
 			case err == nil:
 				item.p.isrChangeDone(item.change, epoch, nil)
 				continue
-			case errors.Is(err, kerr.IneligibleReplica):
+			case errors.Is(err, kerr.IneligibleReplica), errors.Is(err, kerr.FencedLeaderEpoch), errors.Is(err, kerr.InvalidUpdateVersion):
 				// A follower catching up while still fenced (restarting):
-				// expected until the controller unfences it.
+				// expected until the controller unfences it. A stale
+				// leader or partition epoch (leadership moved, as a
+				// controlled shutdown moves it) waits for newer metadata:
+				// Kafka logs both at DEBUG.
 				r.rm.logger.Debug("ISR change not made yet", "partition", item.change.TP.String(), "isr", item.change.NewISR, "err", err)
 			default:
-				r.rm.logger.Warn("ISR change not made", "partition", item.change.TP.String(), "isr", item.change.NewISR, "err", err)
+				r.rm.logger.Debug("ISR change not made", "partition", item.change.TP.String(), "isr", item.change.NewISR, "err", err)
+				unexpected, lastTP, lastErr = unexpected+1, item.change.TP.String(), err
 			}
 			failed, failedErrs = append(failed, item), append(failedErrs, err)
 		}
 		if len(failed) == 0 {
 			continue
+		}
+		if unexpected > 0 {
+			// One line per round, not per partition: a controller that
+			// is gone fails every partition's change alike.
+			r.rm.logger.Warn("ISR changes not made", "changes", unexpected, "last_partition", lastTP, "last_err", lastErr)
+			unexpected = 0
 		}
 		sleep(r.ctx, r.clk, nil, isrRetryBackoff)
 		for i, item := range failed {
