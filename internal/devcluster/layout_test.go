@@ -1,6 +1,7 @@
 package devcluster
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,5 +108,22 @@ func TestPrepareKeepsClusterID(t *testing.T) {
 	}
 	if !slices.Equal(names, []string{"node-1", "node-2", "node-3"}) {
 		t.Fatalf("data dir holds %v", names)
+	}
+}
+
+func TestCheckPortsNamesTheTakenAddress(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	taken := l.Addr().(*net.TCPAddr).Port
+	nodes, err := plan(Options{Nodes: 1, BasePort: taken, MetricsBasePort: taken + 1, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = checkPorts(nodes, "")
+	if err == nil || !strings.Contains(err.Error(), l.Addr().String()+" is not free") {
+		t.Fatalf("checkPorts with %s taken: %v", l.Addr(), err)
 	}
 }
