@@ -23,6 +23,7 @@ type options struct {
 	topic          string
 	partitions     int
 	every          time.Duration // between two produced records
+	reverse        bool          // a rolling downgrade: from -new to -old
 }
 
 func main() {
@@ -33,6 +34,7 @@ func main() {
 	flag.StringVar(&o.topic, "topic", "upgrade", "the test topic")
 	flag.IntVar(&o.partitions, "partitions", 6, "partitions of the test topic")
 	flag.DurationVar(&o.every, "every", 4*time.Millisecond, "time between two produced records")
+	flag.BoolVar(&o.reverse, "reverse", false, "roll back instead: start on the new binary and move to the old one")
 	flag.Parse()
 	if o.oldBin == "" || o.newBin == "" || o.dir == "" {
 		fmt.Fprintln(os.Stderr, "usage: upgrade -old BIN -new BIN -dir DIR")
@@ -57,6 +59,10 @@ func run(ctx context.Context, o options) error {
 	}
 	if o.newBin, err = filepath.Abs(o.newBin); err != nil {
 		return err
+	}
+	if o.reverse {
+		o.oldBin, o.newBin = o.newBin, o.oldBin
+		fmt.Println("rolling downgrade: the cluster starts on the new binary and moves to the old one")
 	}
 	vers, err := binaryVersions(o.oldBin, o.newBin)
 	if err != nil {
