@@ -265,3 +265,12 @@ func softwareVersion(v string) string {
 func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
+
+// hideEmptyDefault keeps pflag from printing "(default [])" after a list
+// flag whose usage already says what no value means: pflag counts an empty
+// list as a zero value for string lists only.
+func hideEmptyDefault(cmd *cobra.Command, name string) {
+	if f := cmd.Flags().Lookup(name); f != nil && f.DefValue == "[]" {
+		f.DefValue = ""
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -146,12 +147,16 @@ func newClusterConfigSetCommand(conn *connection) *cobra.Command {
 			defer done()
 			resp, err := adm.AlterBrokerConfigs(ctx, alters, brokers...)
 			if err != nil {
+				if len(brokers) > 0 {
+					return fmt.Errorf("alter configs of broker %s: %w", joinInt32s(brokers), describe(err))
+				}
 				return fmt.Errorf("alter broker configs: %w", describe(err))
 			}
 			return reportAlterations(cmd.OutOrStdout(), "broker", resp)
 		},
 	}
-	cmd.Flags().Int32SliceVar(&brokers, "broker", nil, "broker ids to change (default: the cluster-wide default)")
+	cmd.Flags().Int32SliceVar(&brokers, "broker", nil, "broker ids to change; without it the cluster-wide default")
+	hideEmptyDefault(cmd, "broker")
 	cmd.Flags().StringArrayVar(&deletes, "delete", nil, "config key to remove (repeatable)")
 	return cmd
 }
@@ -183,4 +188,13 @@ func missingKey(found []kadm.Config, keys []string) string {
 		}
 	}
 	return ""
+}
+
+// joinInt32s is ids comma-separated.
+func joinInt32s(ids []int32) string {
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = strconv.Itoa(int(id))
+	}
+	return strings.Join(parts, ",")
 }

@@ -52,10 +52,11 @@ func newConsumeCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVarP(&o.offset, "offset", "o", "start", "where to begin in each partition: start, end, N (an offset) or -N (N before the end)")
 	f.StringVar(&o.timestamp, "timestamp", "", "begin at the first record at or after this time (Unix ms or RFC 3339); overrides --offset")
-	f.Int32SliceVarP(&o.partitions, "partitions", "p", nil, "partitions to read (default: all)")
+	f.Int32SliceVarP(&o.partitions, "partitions", "p", nil, "partitions to read; without it all")
+	hideEmptyDefault(cmd, "partitions")
 	f.IntVarP(&o.count, "count", "n", 0, "exit after this many records (0: no limit)")
 	f.StringVarP(&o.group, "group", "g", "", "consume as a member of this consumer group, committing what was printed")
-	f.StringVarP(&o.format, "format", "f", `%v\n`, "output format per record")
+	f.StringVarP(&o.format, "format", "f", "%v\n", "output format per record")
 	f.BoolVar(&o.json, "json", false, "print one JSON object per record (topic, partition, offset, timestamp, key, value, headers)")
 	f.BoolVarP(&o.exitAtEnd, "exit", "e", false, "exit at the end of the partitions as they were at start instead of following")
 	return cmd

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -49,6 +51,9 @@ func (e *kafkaError) Unwrap() error { return e.err }
 func describe(err error) error {
 	if err == nil {
 		return nil
+	}
+	if se, ok := errors.AsType[*kadm.ShardErrors](err); ok && len(se.Errs) > 0 {
+		return shardErrors(se)
 	}
 	var ke *kerr.Error
 	if errors.As(err, &ke) {
@@ -97,4 +102,20 @@ func errorName(err error) string {
 		return ke.Message
 	}
 	return "error"
+}
+
+// shardErrors says which broker failed and why, instead of kadm's "request
+// X has N separate shard errors, first: ...".
+func shardErrors(se *kadm.ShardErrors) error {
+	parts := make([]string, 0, len(se.Errs))
+	for _, e := range se.Errs {
+		msg := describe(e.Err).Error()
+		if e.Broker.NodeID >= 0 {
+			msg = fmt.Sprintf("broker %d: %s", e.Broker.NodeID, msg)
+		}
+		if !slices.Contains(parts, msg) {
+			parts = append(parts, msg)
+		}
+	}
+	return errors.New(strings.Join(parts, "; "))
 }

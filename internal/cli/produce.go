@@ -49,7 +49,7 @@ func newProduceCommand() *cobra.Command {
 	}
 	addConnectionFlags(cmd, conn)
 	f := cmd.Flags()
-	f.StringVar(&pf.delimiter, "delimiter", `\n`, `record delimiter in the input (escapes \n \t \r \0)`)
+	f.StringVar(&pf.delimiter, "delimiter", "\n", `record delimiter in the input (escapes \n \t \r \0)`)
 	f.StringVarP(&pf.keySeparator, "key-separator", "k", "", "split each record into KEY<sep>VALUE at the first separator")
 	f.StringArrayVarP(&pf.headers, "header", "H", nil, "header key=value added to every record (repeatable)")
 	f.Int32VarP(&pf.partition, "partition", "p", -1, "partition to write to (-1: the default partitioner, murmur2 on the key)")

@@ -81,6 +81,7 @@ what is still moving. --cancel reverts a move in progress.`,
 	}
 	cmd.Flags().Int32VarP(&partition, "partition", "p", 0, "the partition to move")
 	cmd.Flags().Int32SliceVar(&replicas, "replicas", nil, "the target broker ids, comma-separated; the first is the preferred leader")
+	hideEmptyDefault(cmd, "replicas")
 	cmd.Flags().BoolVar(&cancel, "cancel", false, "revert the partition's reassignment in progress")
 	cmd.Flags().BoolVar(&list, "list", false, "list the reassignments in progress (of TOPIC, or of every topic)")
 	return cmd

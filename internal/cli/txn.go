@@ -220,6 +220,7 @@ func newTxnListCommand(conn *connection) *cobra.Command {
 	fl.StringArrayVar(&f.states, "state", nil, "only transactions in this state (Empty, Ongoing, PrepareCommit, PrepareAbort, "+
 		"CompleteCommit, CompleteAbort, PrepareEpochFence; repeatable)")
 	fl.Int64SliceVar(&f.producerIDs, "producer-id", nil, "only transactions of this producer id (repeatable, or comma-separated)")
+	hideEmptyDefault(cmd, "producer-id")
 	fl.Int64Var(&f.durationMs, "duration-ms", -1, "only transactions whose current (or last) transaction started more than this many ms ago (-1: all)")
 	fl.Int64Var(&f.durationMs, "duration-filter", -1, "kafka-transactions' name for --duration-ms")
 	fl.StringVar(&f.pattern, "transactional-id-pattern", "", "only transactional ids matching this regular expression (re2, whole id; Kafka 4.1+)")

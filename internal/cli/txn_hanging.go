@@ -67,6 +67,7 @@ func newTxnFindHangingCommand(conn *connection) *cobra.Command {
 	fl := cmd.Flags()
 	fl.StringVar(&o.topic, "topic", "", "search only this topic")
 	fl.Int32SliceVarP(&o.partitions, "partition", "p", nil, "search only these partitions of --topic (repeatable, or comma-separated)")
+	hideEmptyDefault(cmd, "partition")
 	fl.Int32Var(&o.brokerID, "broker-id", -1, "search only partitions with a replica on this broker, asking it")
 	fl.IntVar(&o.maxTimeoutMin, "max-transaction-timeout-minutes", 15, "only transactions whose producer wrote nothing for longer than this "+
 		"(the largest transaction.timeout.ms in use; Kafka's default 15)")

@@ -79,7 +79,8 @@ func newTxnDescribeProducersCommand(conn *connection) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.Int32SliceVarP(&partitions, "partition", "p", nil, "only these partitions (repeatable, or comma-separated; default all)")
+	fl.Int32SliceVarP(&partitions, "partition", "p", nil, "only these partitions (repeatable, or comma-separated); without it all")
+	hideEmptyDefault(cmd, "partition")
 	fl.Int32Var(&brokerID, "broker-id", -1, "ask this broker (a replica) instead of each partition's leader")
 	fl.BoolVar(&asJSON, "json", false, "print a JSON array of producers")
 	return cmd

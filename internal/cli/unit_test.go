@@ -2,11 +2,13 @@ package cli
 
 import (
 	"bufio"
+	"errors"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -206,6 +208,18 @@ func TestKafkaErrorPrefersTheServersReasonOverAMisleadingOne(t *testing.T) {
 	}
 	got = serverError(kerr.TopicAlreadyExists, "Topic 'x' already exists.").Error()
 	if want := "TOPIC_ALREADY_EXISTS: " + kerr.TopicAlreadyExists.Description + " (server: Topic 'x' already exists.)"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func TestShardErrorsNameTheBroker(t *testing.T) {
+	se := &kadm.ShardErrors{Name: "IncrementalAlterConfigs", Errs: []kadm.ShardError{
+		{Err: kerr.InvalidRequest, Broker: kadm.BrokerDetail{NodeID: 2}},
+		{Err: errors.New("unknown broker"), Broker: kadm.BrokerDetail{NodeID: -1}},
+	}}
+	got := describe(se).Error()
+	want := "broker 2: INVALID_REQUEST: " + kerr.InvalidRequest.Description + "; unknown broker"
+	if got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }
