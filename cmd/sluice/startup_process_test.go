@@ -158,22 +158,29 @@ func stopGracefully(t *testing.T, s *testbin.Server) {
 	}
 }
 
-// TestBusyPortLeavesNoDataDir: a second server whose client port is taken
-// fails naming the listener and leaves its (new) data dir uncreated.
+// TestBusyPortLeavesNoDataDir: a second server whose client port (or
+// debug listener's) is taken fails naming the listener and leaves its (new)
+// data dir uncreated.
 func TestBusyPortLeavesNoDataDir(t *testing.T) {
 	bin := testbin.Build(t)
 	first := testbin.StartServer(t, bin, testbin.ServerConfig{DataDir: t.TempDir()})
-	second := filepath.Join(t.TempDir(), "second")
-	cmd := exec.Command(bin, "server", "--override", "log.dirs="+second,
-		"--override", fmt.Sprintf("listeners=PLAINTEXT://%s,CONTROLLER://127.0.0.1:%d", first.Addr(), testbin.FreePort(t)))
-	out, err := cmd.CombinedOutput()
-	if err == nil {
-		t.Fatalf("a second server on %s started:\n%s", first.Addr(), out)
-	}
-	if !strings.Contains(string(out), "listener PLAINTEXT: listen tcp "+first.Addr()) || !strings.Contains(string(out), "address already in use") {
-		t.Errorf("the refusal does not name the busy listener:\n%s", out)
-	}
-	if _, err := os.Stat(second); !os.IsNotExist(err) {
-		t.Errorf("the failed start left %s (stat: %v)", second, err)
+	free := func() string { return "127.0.0.1:" + strconv.Itoa(testbin.FreePort(t)) }
+	for _, c := range []struct{ name, client, debug string }{
+		{"PLAINTEXT", first.Addr(), free()},
+		{"sluice.debug.listener", free(), first.Addr()},
+	} {
+		second := filepath.Join(t.TempDir(), "second")
+		cmd := exec.Command(bin, "server", "--override", "log.dirs="+second, "--debug-addr", c.debug,
+			"--override", fmt.Sprintf("listeners=PLAINTEXT://%s,CONTROLLER://%s", c.client, free()))
+		out, err := cmd.CombinedOutput()
+		if err == nil {
+			t.Fatalf("a second server with %s on %s started:\n%s", c.name, first.Addr(), out)
+		}
+		if !strings.Contains(string(out), "listener "+c.name+": listen tcp "+first.Addr()) || !strings.Contains(string(out), "address already in use") {
+			t.Errorf("the refusal does not name the busy listener %s:\n%s", c.name, out)
+		}
+		if _, err := os.Stat(second); !os.IsNotExist(err) {
+			t.Errorf("the failed start (%s busy) left %s (stat: %v)", c.name, second, err)
+		}
 	}
 }

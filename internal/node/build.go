@@ -21,7 +21,7 @@ func (n *Node) build() error {
 	metaDir := metadataLogDir(n.cfg)
 	dirs := logdir.AllDirs(n.cfg.LogDirs(), metaDir)
 	n.logStarting(dirs)
-	if err := checkListeners(n.cfg.Listeners()); err != nil {
+	if err := checkListeners(n.cfg); err != nil {
 		return err
 	}
 	var err error

@@ -41,19 +41,34 @@ func (n *Node) logStarted() {
 		"listeners", strings.Join(bound, ","), "version", version.Version(), "pid", os.Getpid())
 }
 
-// checkListeners binds each listener with a fixed port and lets it go
-// again, so a start whose port is taken fails before it creates or formats
-// a log dir. The server binds them for good later.
-func checkListeners(listeners []config.Listener) error {
-	for _, l := range listeners {
-		if l.Port == 0 {
-			continue
+// checkListeners binds each listener with a fixed port (Kafka's and the
+// HTTP ones) and lets it go again, so a start whose port is taken fails
+// before it creates or formats a log dir. They are bound for good later.
+func checkListeners(cfg *config.Config) error {
+	checked := map[string]bool{}
+	check := func(name, addr string) error {
+		_, port, err := net.SplitHostPort(addr)
+		if err != nil || port == "0" || checked[addr] {
+			return nil // a malformed address is refused where it is used
 		}
-		ln, err := net.Listen("tcp", l.Addr())
+		checked[addr] = true
+		ln, err := net.Listen("tcp", addr)
 		if err != nil {
-			return fmt.Errorf("listener %s: %w", l.Name, err)
+			return fmt.Errorf("listener %s: %w", name, err)
 		}
-		ln.Close()
+		return ln.Close()
+	}
+	for _, l := range cfg.Listeners() {
+		if err := check(l.Name, l.Addr()); err != nil {
+			return err
+		}
+	}
+	for _, key := range []config.SluiceKey{config.SluiceDebugListener, config.SluiceMetricsListener, config.SluiceConsoleListener} {
+		if addr, ok := cfg.Raw(key); ok && strings.TrimSpace(addr) != "" {
+			if err := check(key.Name(), strings.TrimSpace(addr)); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
