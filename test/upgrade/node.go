@@ -53,6 +53,9 @@ func (n *node) writeConfig(voters string) error {
 		"default.replication.factor=3",
 		"min.insync.replicas=2",
 		"sluice.metrics.listener=" + n.metrics(),
+		// Metadata snapshots every second (with something applied), so
+		// the new binary starts from a snapshot the old one wrote.
+		"metadata.log.max.snapshot.interval.ms=1000",
 	}, "\n") + "\n"
 	if err := os.WriteFile(n.config(), []byte(props), 0o644); err != nil {
 		return fmt.Errorf("node %d: %w", n.id, err)
@@ -181,4 +184,17 @@ func httpGet(ctx context.Context, url string) (int, string, error) {
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	return resp.StatusCode, string(body), err
+}
+
+// metadataSnapshots lists the metadata snapshot files in the node's
+// __cluster_metadata-0 directory.
+func (n *node) metadataSnapshots() ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(n.dir, "data", "__cluster_metadata-0", "*.checkpoint"))
+	if err != nil {
+		return nil, fmt.Errorf("node %d: %w", n.id, err)
+	}
+	for i, f := range files {
+		files[i] = filepath.Base(f)
+	}
+	return files, nil
 }

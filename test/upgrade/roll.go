@@ -78,7 +78,14 @@ func (c *cluster) runUpgrade(ctx context.Context, v versions) (*summary, error) 
 // and caught up in the quorum, then for the producer to go on.
 func (c *cluster) roll(ctx context.Context, n *node) (rollTime, error) {
 	rt := rollTime{id: n.id, ackedBefore: c.prod.ackedCount()}
-	fmt.Printf("node %d: SIGTERM (pid %d, %s)\n", n.id, n.pid(), n.bin)
+	snaps, err := n.metadataSnapshots()
+	if err != nil {
+		return rt, err
+	}
+	if len(snaps) == 0 {
+		return rt, fmt.Errorf("node %d has no metadata snapshot for the new binary to load", n.id)
+	}
+	fmt.Printf("node %d: SIGTERM (pid %d, %s; metadata snapshot %s)\n", n.id, n.pid(), n.bin, snaps[len(snaps)-1])
 	t := time.Now()
 	if err := n.stop(60 * time.Second); err != nil {
 		return rt, err
