@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -64,7 +66,8 @@ func infoLevel(format string) slog.Level {
 }
 
 // nodeIDsf formats a raft log line with every %x argument, which raft uses
-// for raft ids only, printed as the node id it stands for.
+// for raft ids only, printed as the node id it stands for, as are the id
+// lists of its configuration ("voters=(2 3)") and peers ("[2,3]") lines.
 func nodeIDsf(format string, v []any) string {
 	var b strings.Builder
 	arg := 0
@@ -94,6 +97,8 @@ func nodeIDsf(format string, v []any) string {
 		}
 		if id, ok := v[arg].(uint64); ok && spec == "%x" {
 			writeNodeID(&b, id)
+		} else if spec == "%s" && idListBefore(format[:i-1]) {
+			b.WriteString(idList.ReplaceAllStringFunc(fmt.Sprint(v[arg]), hexToNodeID))
 		} else {
 			fmt.Fprintf(&b, spec, v[arg])
 		}
@@ -110,4 +115,21 @@ func writeNodeID(b *strings.Builder, id uint64) {
 		return
 	}
 	fmt.Fprintf(b, "%d", NodeID(id))
+}
+
+// idList matches one raft id of a list raft prints in hex.
+var idList = regexp.MustCompile(`\b[0-9a-f]+\b`)
+
+// idListBefore reports whether the %s that follows prefix is a list of raft
+// ids: the peers of newRaft's line or a configuration.
+func idListBefore(prefix string) bool {
+	return strings.HasSuffix(prefix, "peers: [") || strings.HasSuffix(prefix, "configuration ")
+}
+
+func hexToNodeID(hex string) string {
+	id, err := strconv.ParseUint(hex, 16, 64)
+	if err != nil || id == 0 {
+		return hex
+	}
+	return strconv.Itoa(int(NodeID(id)))
 }

@@ -28,6 +28,12 @@ func TestRaftLoggerNamesNodeIDs(t *testing.T) {
 	if msg := nodeIDsf("%x [logterm: %d, index: %d, vote: %x] cast %s for %x", []any{RaftID(0), uint64(1), uint64(2), uint64(0), "MsgVote", RaftID(16)}); msg != "0 [logterm: 1, index: 2, vote: none] cast MsgVote for 16" {
 		t.Errorf("vote line %q", msg)
 	}
+	if msg := nodeIDsf("newRaft %x [peers: [%s], term: %d]", []any{RaftID(1), "2,11", uint64(0)}); msg != "newRaft 1 [peers: [1,16], term: 0]" {
+		t.Errorf("newRaft line %q", msg)
+	}
+	if msg := nodeIDsf("%x switched to configuration %s", []any{RaftID(1), "voters=(2 3 11) learners=(5) autoleave"}); msg != "1 switched to configuration voters=(1 2 16) learners=(4) autoleave" {
+		t.Errorf("configuration line %q", msg)
+	}
 	if msg := nodeIDsf("%x missing %d", []any{RaftID(2)}); msg != "2 missing %d(MISSING)" {
 		t.Errorf("missing argument %q", msg)
 	}
