@@ -59,6 +59,7 @@ type want struct {
 	clientPort, ctrlPort  int32
 	metricsPort           int32
 	storage, sluice, work string
+	plan                  string
 }
 
 // report prints each check as it is made and remembers the failures.
@@ -89,6 +90,7 @@ func main() {
 	flag.StringVar(&w.storage, "storage", "10Gi", "each pod's volume size")
 	flag.StringVar(&w.sluice, "sluice", "", "a sluice binary: run every pod's init container command line with it")
 	flag.StringVar(&w.work, "work", os.TempDir(), "where the -sluice runs put their files")
+	flag.StringVar(&w.plan, "plan", "", "write each pod's command lines and environment under this directory (test/helm/cluster runs them)")
 	cp, kp, mp := flag.Int("client-port", 9092, ""), flag.Int("controller-port", 9093, ""), flag.Int("metrics-port", 9644, "")
 	flag.Parse()
 	w.clientPort, w.ctrlPort, w.metricsPort = int32(*cp), int32(*kp), int32(*mp)
@@ -112,6 +114,9 @@ func main() {
 	checkCluster(&r, objs, w)
 	if w.sluice != "" {
 		checkFormat(&r, objs, w)
+	}
+	if w.plan != "" {
+		r.check(writePlans(objs, w, w.plan) == nil, "pods' plans written to %s", w.plan)
 	}
 	if len(r.failures) > 0 {
 		fmt.Printf("%d of %d checks failed:\n  %s\n", len(r.failures), r.checks, strings.Join(r.failures, "\n  "))
