@@ -93,7 +93,7 @@ func runProduce(cmd *cobra.Command, conn *connection, topic string, pf *produceF
 	if pf.partition >= 0 {
 		opts = append(opts, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	}
-	messages := newProduceMessages()
+	messages := newProduceMessages(tracker.notePartition)
 	conn.wrapConn = messages.wrap
 	cl, err := conn.client(cmd, opts...)
 	if err != nil {

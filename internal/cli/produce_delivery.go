@@ -28,7 +28,12 @@ type deliveryTracker struct {
 	partition map[*kgo.Record]int32
 	next      uint64 // sequence number of the next record
 	oldest    uint64 // no record below it is unacknowledged
-	cause     error  // last connection, write or read error
+	// brokerErr is each broker's last connection, write or read error,
+	// dropped once a request to it goes through; partitionErr is each
+	// partition's last error in a Produce response (retriable ones such
+	// as NOT_ENOUGH_REPLICAS keep records waiting), dropped on success.
+	brokerErr    map[int32]timedError
+	partitionErr map[int32]error
 	// failed counts the records whose promise failed, failedIn their
 	// partitions: kgo fails a whole partition's records at once.
 	failed   int
@@ -41,6 +46,9 @@ func newDeliveryTracker() *deliveryTracker {
 		seqOf:     make(map[*kgo.Record]uint64),
 		partition: make(map[*kgo.Record]int32),
 		failedIn:  make(map[int32]bool),
+
+		brokerErr:    make(map[int32]timedError),
+		partitionErr: make(map[int32]error),
 	}
 }
 
@@ -128,38 +136,75 @@ func (d *deliveryTracker) notDeliveredLocked(timeout time.Duration) error {
 		}
 		where = " to partitions " + strings.Join(names, ", ")
 	}
-	cause := d.cause
+	cause := d.causeLocked(parts)
 	if cause == nil {
 		cause = errors.New("no acknowledgement from the partition leader")
 	}
 	return fmt.Errorf("%d %s not delivered%s within %s: %w", n, noun, where, timeout, cause)
 }
 
-// noteCause keeps err as the latest explanation of a delay.
-func (d *deliveryTracker) noteCause(err error) {
+// timedError is an error and when it happened.
+type timedError struct {
+	err error
+	at  time.Time
+}
+
+// causeLocked explains why records of parts wait: a partition's error
+// from its leader first, else the latest error of a broker.
+func (d *deliveryTracker) causeLocked(parts []int32) error {
+	for _, p := range parts {
+		if err := d.partitionErr[p]; err != nil {
+			return err
+		}
+	}
+	var latest timedError
+	for _, e := range d.brokerErr {
+		if latest.err == nil || e.at.After(latest.at) {
+			latest = e
+		}
+	}
+	return latest.err
+}
+
+// noteBroker keeps err (nil: a request went through) as the broker's
+// state.
+func (d *deliveryTracker) noteBroker(node int32, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if err == nil {
+		delete(d.brokerErr, node)
 		return
 	}
+	d.brokerErr[node] = timedError{err: err, at: time.Now()}
+}
+
+// notePartition keeps the error of a partition's last Produce response
+// (nil: it was accepted).
+func (d *deliveryTracker) notePartition(partition int32, err error) {
 	d.mu.Lock()
-	d.cause = err
-	d.mu.Unlock()
+	defer d.mu.Unlock()
+	if err == nil {
+		delete(d.partitionErr, partition)
+		return
+	}
+	d.partitionErr[partition] = err
 }
 
 // OnBrokerConnect implements kgo.HookBrokerConnect: a failed dial is the
 // usual reason records wait (the broker is down).
-func (d *deliveryTracker) OnBrokerConnect(_ kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
-	d.noteCause(err)
+func (d *deliveryTracker) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _ net.Conn, err error) {
+	d.noteBroker(meta.NodeID, err)
 }
 
 // OnBrokerWrite implements kgo.HookBrokerWrite.
-func (d *deliveryTracker) OnBrokerWrite(_ kgo.BrokerMetadata, _ int16, _ int, _, _ time.Duration, err error) {
-	d.noteCause(err)
+func (d *deliveryTracker) OnBrokerWrite(meta kgo.BrokerMetadata, _ int16, _ int, _, _ time.Duration, err error) {
+	d.noteBroker(meta.NodeID, err)
 }
 
 // OnBrokerRead implements kgo.HookBrokerRead: a broker that died with a
 // request in flight shows here (EOF, connection reset).
-func (d *deliveryTracker) OnBrokerRead(_ kgo.BrokerMetadata, _ int16, _ int, _, _ time.Duration, err error) {
-	d.noteCause(err)
+func (d *deliveryTracker) OnBrokerRead(meta kgo.BrokerMetadata, _ int16, _ int, _, _ time.Duration, err error) {
+	d.noteBroker(meta.NodeID, err)
 }
 
 // OnProduceRecordPartitioned implements kgo.HookProduceRecordPartitioned:

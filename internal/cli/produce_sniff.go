@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -21,12 +22,16 @@ const maxSniffedResponse = 1 << 20
 // and those responses in full. It only reads; a stream it cannot follow
 // is left alone.
 type produceMessages struct {
+	// observe is told each partition's outcome in a response: nil, or
+	// its error with the server's message.
+	observe func(partition int32, err error)
+
 	mu     sync.Mutex
 	byCode map[int16]string // the last message the server gave with a code
 }
 
-func newProduceMessages() *produceMessages {
-	return &produceMessages{byCode: make(map[int16]string)}
+func newProduceMessages(observe func(partition int32, err error)) *produceMessages {
+	return &produceMessages{observe: observe, byCode: make(map[int16]string)}
 }
 
 // message is the server's last message for the error code, "" if none.
@@ -99,16 +104,19 @@ func (m *produceMessages) readResponse(version int16, body []byte) {
 	if resp.ReadFrom(body) != nil {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	for _, t := range resp.Topics {
 		for _, p := range t.Partitions {
 			if p.ErrorCode == 0 {
+				m.observe(p.Partition, nil)
 				continue
 			}
-			if msg := partitionMessage(&p); msg != "" {
+			msg := partitionMessage(&p)
+			if msg != "" {
+				m.mu.Lock()
 				m.byCode[p.ErrorCode] = msg
+				m.mu.Unlock()
 			}
+			m.observe(p.Partition, serverError(kerr.ErrorForCode(p.ErrorCode), msg))
 		}
 	}
 }
