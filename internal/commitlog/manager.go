@@ -162,7 +162,7 @@ func (m *Manager) readCheckpoint(dir, name string) (map[kafka.TopicPartition]int
 
 func (m *Manager) loadDir(dir string) error {
 	if err := m.fsys.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create log dir %s: %w", dir, err)
+		return fmt.Errorf("create log dir: %w", err) // names the dir
 	}
 	if err := m.fsys.SyncDir(filepath.Dir(dir)); err != nil {
 		return fmt.Errorf("sync parent of log dir %s: %w", dir, err)

@@ -52,7 +52,7 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 	l.mu.highWatermark = -1
 	l.mu.lastFlush = clk.Now()
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create log dir %s: %w", dir, err)
+		return nil, fmt.Errorf("create log dir: %w", err) // names the dir
 	}
 	// The partition directory's entry must survive a crash like its files.
 	if err := fsys.SyncDir(filepath.Dir(dir)); err != nil {

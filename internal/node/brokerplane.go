@@ -264,6 +264,21 @@ func (n *Node) registrationListeners() []kmsg.BrokerRegistrationRequestListener 
 // shards and marker channel) and the verifier, which write and ask through
 // the replica manager and the peers, then the replica manager (fetchers,
 // ISR loops and purgatories, waking parked requests).
+// stopServing ends the broker's client side. Parked JoinGroup and
+// SyncGroup requests are answered (NOT_COORDINATOR) before the listeners
+// drain; the controller moves this broker's leadership away before it
+// goes. A broker whose build failed half way has only some of them.
+func (b *brokerPlane) stopServing() error {
+	if b.groups != nil {
+		b.groups.Close()
+	}
+	if b.lifecycle != nil {
+		b.lifecycle.ControlledShutdown(shutdownGrace / 2)
+		b.lifecycle.Stop()
+	}
+	return shutdownServer(b.server)
+}
+
 func (b *brokerPlane) close() {
 	b.publisher.Stop()
 	if b.txns != nil {

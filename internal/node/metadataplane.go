@@ -70,7 +70,7 @@ func (m *metadataPlane) apply(c quorum.Committed) error {
 func (n *Node) openVoter(m *metadataPlane, dir string) error {
 	var err error
 	if m.store, err = quorum.OpenLogEntryStore(n.fsys, dir, n.clk, n.logger.With("component", "metadata-log")); err != nil {
-		return fmt.Errorf("open metadata log: %w", err)
+		return err // "quorum: open metadata log DIR: ..."
 	}
 	if !n.cfg.SingleNode() {
 		m.raft, err = quorum.NewTCPTransport(quorum.TCPOptions{

@@ -197,13 +197,7 @@ func (n *Node) close() error {
 		}
 	}
 	if n.broker != nil {
-		// Parked JoinGroup and SyncGroup requests are answered
-		// (NOT_COORDINATOR) before the listeners drain; the controller
-		// moves this broker's leadership away before it goes.
-		n.broker.groups.Close()
-		n.broker.lifecycle.ControlledShutdown(shutdownGrace / 2)
-		n.broker.lifecycle.Stop()
-		add("stop listeners", shutdownServer(n.broker.server))
+		add("stop listeners", n.broker.stopServing())
 	}
 	add("stop controller listeners", shutdownServer(n.ctrlServer))
 	if n.meta != nil {
@@ -224,7 +218,7 @@ func (n *Node) close() error {
 	if n.storage != nil {
 		add("close logs", n.storage.close())
 	}
-	if len(errs) == 0 && n.broker != nil {
+	if len(errs) == 0 && n.broker != nil && n.broker.lifecycle != nil {
 		// Everything stopped cleanly: the next process may take over
 		// this broker's registration at once.
 		add("record clean stop", n.broker.lifecycle.RecordCleanStop())

@@ -51,7 +51,7 @@ func writeMetaProperties(fsys vfs.FS, dir, clusterID string, nodeID int32) error
 		return fmt.Errorf("draw a directory id: %w", err)
 	}
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create log dir %s: %w", dir, err)
+		return fmt.Errorf("create log dir: %w", err) // names the dir
 	}
 	m := metafile.MetaProperties{Version: metafile.MetaPropertiesV1, ClusterID: clusterID, NodeID: nodeID, DirectoryID: dirID}
 	if err := metafile.WriteMetaProperties(fsys, filepath.Join(dir, metafile.MetaPropertiesFile), m); err != nil {

@@ -93,13 +93,9 @@ func WriteMetaProperties(fsys vfs.FS, path string, m MetaProperties) error {
 // ReadMetaProperties reads meta.properties at path. A missing file is an
 // error satisfying vfs.IsNotExist (an unformatted directory).
 func ReadMetaProperties(fsys vfs.FS, path string) (MetaProperties, error) {
-	data, err := vfs.ReadFile(fsys, path)
-	var pathErr *fs.PathError
-	if errors.As(err, &pathErr) {
-		return MetaProperties{}, err // it names the file already
-	}
+	data, err := readFile(fsys, path)
 	if err != nil {
-		return MetaProperties{}, fmt.Errorf("read %s: %w", path, err)
+		return MetaProperties{}, err
 	}
 	return ParseMetaProperties(path, data)
 }
@@ -155,4 +151,15 @@ func ParseMetaProperties(name string, data []byte) (MetaProperties, error) {
 		}
 	}
 	return m, nil
+}
+
+// readFile reads a whole file; its error names the path once (the file
+// system's own errors name it already).
+func readFile(fsys vfs.FS, path string) ([]byte, error) {
+	data, err := vfs.ReadFile(fsys, path)
+	var pathErr *fs.PathError
+	if err != nil && !errors.As(err, &pathErr) {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return data, err
 }

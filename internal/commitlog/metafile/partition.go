@@ -44,9 +44,9 @@ func WritePartitionMetadata(fsys vfs.FS, path string, topicID kafka.UUID) error 
 // ReadPartitionMetadata reads the topic id from partition.metadata at path.
 // A missing file is an error satisfying vfs.IsNotExist.
 func ReadPartitionMetadata(fsys vfs.FS, path string) (kafka.UUID, error) {
-	data, err := vfs.ReadFile(fsys, path)
+	data, err := readFile(fsys, path)
 	if err != nil {
-		return kafka.UUID{}, fmt.Errorf("read %s: %w", path, err)
+		return kafka.UUID{}, err
 	}
 	return ParsePartitionMetadata(path, data)
 }
