@@ -63,7 +63,7 @@ func checkHeadless(r *report, objs *rendered, w want) {
 	if !r.check(svc != nil, "headless Service %s rendered", w.headless) {
 		return
 	}
-	r.check(svc.Spec.ClusterIP == corev1.ClusterIPNone, "%s: clusterIP None (headless), got %q", svc.Name, svc.Spec.ClusterIP)
+	r.check(svc.Spec.ClusterIP == corev1.ClusterIPNone, "%s: clusterIP None (headless)%s", svc.Name, unless(svc.Spec.ClusterIP == corev1.ClusterIPNone, svc.Spec.ClusterIP))
 	r.check(svc.Spec.PublishNotReadyAddresses, "%s: publishNotReadyAddresses (voters resolve each other before the quorum, hence readiness, exists)", svc.Name)
 	for _, p := range w.pools {
 		if sts := findSTS(objs, p.sts); sts != nil {
@@ -99,9 +99,10 @@ func checkStatefulSet(r *report, objs *rendered, w want, p poolWant, sts *appsv1
 	if spec.Ordinals != nil {
 		start = spec.Ordinals.Start
 	}
-	r.check(start == p.start, "%s: ordinals start at %d (the pool's first node id), got %d", sts.Name, p.start, start)
+	r.check(start == p.start, "%s: ordinals start at %d (the pool's first node id)%s", sts.Name, start, unless(start == p.start, p.start))
 	r.check(spec.ServiceName == w.headless, "%s: serviceName %s (the headless Service)", sts.Name, w.headless)
-	r.check(spec.PodManagementPolicy == appsv1.ParallelPodManagement, "%s: podManagementPolicy Parallel, got %q", sts.Name, spec.PodManagementPolicy)
+	r.check(spec.PodManagementPolicy == appsv1.ParallelPodManagement, "%s: podManagementPolicy %s%s", sts.Name, spec.PodManagementPolicy,
+		unless(spec.PodManagementPolicy == appsv1.ParallelPodManagement, appsv1.ParallelPodManagement))
 	ru := spec.UpdateStrategy.RollingUpdate
 	r.check(spec.UpdateStrategy.Type == appsv1.RollingUpdateStatefulSetStrategyType &&
 		(ru == nil || ((ru.Partition == nil || *ru.Partition == 0) && ru.MaxUnavailable == nil)),
@@ -174,8 +175,8 @@ func checkVolumes(r *report, objs *rendered, w want, sts *appsv1.StatefulSet) {
 	}
 	if r.check(claim != nil, "%s: a volumeClaimTemplate data (a volume per pod)", sts.Name) {
 		size := claim.Spec.Resources.Requests[corev1.ResourceStorage]
-		r.check(size.Cmp(resource.MustParse(w.storage)) == 0 && slices.Equal(claim.Spec.AccessModes, []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}),
-			"%s: data claims %s ReadWriteOnce, got %s %v", sts.Name, w.storage, size.String(), claim.Spec.AccessModes)
+		ok := size.Cmp(resource.MustParse(w.storage)) == 0 && slices.Equal(claim.Spec.AccessModes, []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce})
+		r.check(ok, "%s: data claims %s %v%s", sts.Name, size.String(), claim.Spec.AccessModes, unless(ok, w.storage+" [ReadWriteOnce]"))
 		_, shadowed := vols["data"]
 		r.check(!shadowed, "%s: no pod volume shadows the data claim", sts.Name)
 	}
@@ -227,8 +228,8 @@ func checkProbe(r *report, w want, sts, kind string, pr *corev1.Probe, path stri
 			}
 		}
 	}
-	r.check(pr.HTTPGet.Path == path && port == w.metricsPort, "%s: %s probe GET %s on port %d, got %s on %d",
-		sts, kind, path, w.metricsPort, pr.HTTPGet.Path, port)
+	ok := pr.HTTPGet.Path == path && port == w.metricsPort
+	r.check(ok, "%s: %s probe GET %s on port %d (the metrics listener)%s", sts, kind, pr.HTTPGet.Path, port, unless(ok, fmt.Sprint(path, " on ", w.metricsPort)))
 }
 
 func checkPDB(r *report, objs *rendered, p poolWant, sts *appsv1.StatefulSet) {

@@ -2,8 +2,8 @@
 // manifest strictly into Kubernetes' API types and checks what a Sluice cluster needs of
 // them: the pools' StatefulSets, the headless and client Services, the disruption
 // budgets, probes, volumes, a non-root user, distinct node ids and one voter set. With
-// -sluice it also runs each pod's init container command line (sluice storage format)
-// with the real binary. It prints every check and exits 1 if any failed.
+// -sluice it also checks the pods' command lines against that binary's flags. It prints
+// every check and exits 1 if any failed.
 package main
 
 import (
@@ -58,8 +58,7 @@ type want struct {
 	headless, client      string
 	clientPort, ctrlPort  int32
 	metricsPort           int32
-	storage, sluice, work string
-	plan                  string
+	storage, sluice, plan string
 }
 
 // report prints each check as it is made and remembers the failures.
@@ -88,8 +87,7 @@ func main() {
 	flag.StringVar(&w.headless, "headless", "", "the headless Service's name")
 	flag.StringVar(&w.client, "client", "", "the client Service's name")
 	flag.StringVar(&w.storage, "storage", "10Gi", "each pod's volume size")
-	flag.StringVar(&w.sluice, "sluice", "", "a sluice binary: run every pod's init container command line with it")
-	flag.StringVar(&w.work, "work", os.TempDir(), "where the -sluice runs put their files")
+	flag.StringVar(&w.sluice, "sluice", "", "a sluice binary whose server flags the pods' command lines must use")
 	flag.StringVar(&w.plan, "plan", "", "write each pod's command lines and environment under this directory (test/helm/cluster runs them)")
 	cp, kp, mp := flag.Int("client-port", 9092, ""), flag.Int("controller-port", 9093, ""), flag.Int("metrics-port", 9644, "")
 	flag.Parse()
@@ -113,7 +111,7 @@ func main() {
 	}
 	checkCluster(&r, objs, w)
 	if w.sluice != "" {
-		checkFormat(&r, objs, w)
+		checkFlags(&r, objs, w)
 	}
 	if w.plan != "" {
 		r.check(writePlans(objs, w, w.plan) == nil, "pods' plans written to %s", w.plan)

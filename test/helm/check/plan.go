@@ -8,7 +8,7 @@ import (
 )
 
 // writePlans writes, for test/helm/cluster, what the kubelet would run for each pod:
-// DIR/<pod>/{init,server}.{args,env} (NUL-separated, the binary's path first in args),
+// DIR/<pod>/server.{args,env} (NUL-separated, the binary's path first in args),
 // DIR/<pod>/etc/server.properties (the ConfigMap's) and DIR/<pod>/host (its DNS name),
 // with /etc/sluice and /var/lib/sluice moved under DIR/<pod>; DIR/pods lists the pods
 // in the order of the StatefulSets and ordinals.
@@ -35,17 +35,15 @@ func writePlan(objs *rendered, dir string, pd pod) error {
 	props, _ := objs.configMapKey(pd.template.Spec.Volumes[0].ConfigMap.Name, "server.properties")
 	move := strings.NewReplacer("/etc/sluice", etc, "/var/lib/sluice", data)
 	files := map[string]string{"etc/server.properties": props, "host": pd.host + "\n"}
-	for name, c := range map[string]resolved{"init": pd.init, "server": pd.server} {
-		var args, env []string
-		for _, a := range c.args {
-			args = append(args, move.Replace(a))
-		}
-		for _, e := range c.env {
-			env = append(env, e.Name+"="+move.Replace(e.Value))
-		}
-		files[name+".args"] = strings.Join(args, "\x00") + "\x00"
-		files[name+".env"] = strings.Join(env, "\x00") + "\x00"
+	var args, env []string
+	for _, a := range pd.server.args {
+		args = append(args, move.Replace(a))
 	}
+	for _, e := range pd.server.env {
+		env = append(env, e.Name+"="+move.Replace(e.Value))
+	}
+	files["server.args"] = strings.Join(args, "\x00") + "\x00"
+	files["server.env"] = strings.Join(env, "\x00") + "\x00"
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
 			return err

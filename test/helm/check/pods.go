@@ -20,7 +20,6 @@ type pod struct {
 	pool     poolWant
 	host     string // its name under the headless Service
 	server   resolved
-	init     resolved
 	template *corev1.PodTemplateSpec
 }
 
@@ -89,9 +88,6 @@ func podsOf(r *report, objs *rendered, w want, p poolWant, sts *appsv1.StatefulS
 		pd.host = fmt.Sprintf("%s.%s.%s.svc.%s", pd.name, sts.Spec.ServiceName, w.namespace, w.domain)
 		if c := container(sts.Spec.Template.Spec.Containers, "sluice"); c != nil {
 			pd.server = resolve(r, objs, pd, c)
-		}
-		if c := container(sts.Spec.Template.Spec.InitContainers, "format"); r.check(c != nil, "%s: an init container format", sts.Name) {
-			pd.init = resolve(r, objs, pd, c)
 		}
 		pods = append(pods, pd)
 	}
@@ -165,31 +161,28 @@ func checkPods(r *report, w want, pods []pod) {
 	r.check(len(ids) == len(pods), "%d pods, %d distinct node ids", len(pods), len(ids))
 	for _, pd := range pods {
 		got := strings.Split(pd.server.keys()["controller.quorum.voters"], ",")
-		r.check(slices.Equal(got, wantVoters), "%s: controller.quorum.voters %v, want the controller pods %v", pd.name, got, wantVoters)
+		ok := slices.Equal(got, wantVoters)
+		r.check(ok, "%s: controller.quorum.voters names the controller pods: %s%s", pd.name, strings.Join(got, ","), unless(ok, wantVoters))
 	}
 }
 
 // checkPod checks one pod and returns its node id.
 func checkPod(r *report, w want, pd pod) int32 {
-	srv, ini := pd.server.overrides(), pd.init.overrides()
+	srv := pd.server.overrides()
 	id, err := strconv.Atoi(srv["node.id"])
-	r.check(err == nil && int32(id) == pd.ordinal && ini["node.id"] == srv["node.id"],
-		"%s: node.id %s (its ordinal), the same in its init container (%s)", pd.name, srv["node.id"], ini["node.id"])
+	r.check(err == nil && int32(id) == pd.ordinal, "%s: node.id %s (its ordinal)", pd.name, srv["node.id"])
 	var unresolved []string
-	for _, c := range []resolved{pd.server, pd.init} {
-		for _, s := range append(slices.Clone(c.args), c.values()...) {
-			if strings.Contains(s, "$(") {
-				unresolved = append(unresolved, s)
-			}
+	for _, s := range append(slices.Clone(pd.server.args), pd.server.values()...) {
+		if strings.Contains(s, "$(") {
+			unresolved = append(unresolved, s)
 		}
 	}
-	r.check(len(unresolved) == 0, "%s: every $(VAR) in its containers' args and env resolves %q", pd.name, unresolved)
+	r.check(len(unresolved) == 0, "%s: every $(VAR) in the container's args and env resolves %q", pd.name, unresolved)
 	r.check(slices.Contains(pd.server.args, "--config-env") && pd.server.args[1] == "server", "%s: runs sluice server --config-env", pd.name)
+	clusterID, _ := pd.server.value("CLUSTER_ID")
+	r.check(validUUID(clusterID), "%s: CLUSTER_ID %s (formats an empty volume) a Kafka UUID", pd.name, clusterID)
 	keys := pd.server.keys()
 	r.check(keys["process.roles"] == pd.pool.roles(), "%s: process.roles %s, want %s", pd.name, keys["process.roles"], pd.pool.roles())
-	for k, v := range keys {
-		r.check(ini[k] == v, "%s: init container formats with %s=%s as the server runs with", pd.name, k, v)
-	}
 	wantAdv := []string{}
 	if pd.pool.broker() {
 		wantAdv = append(wantAdv, fmt.Sprintf("PLAINTEXT://%s:%d", pd.host, w.clientPort))
@@ -198,7 +191,8 @@ func checkPod(r *report, w want, pd pod) int32 {
 		wantAdv = append(wantAdv, fmt.Sprintf("CONTROLLER://%s:%d", pd.host, w.ctrlPort))
 	}
 	adv := strings.Split(keys["advertised.listeners"], ",")
-	r.check(slices.Equal(adv, wantAdv), "%s: advertised.listeners %v, want %v", pd.name, adv, wantAdv)
+	ok := slices.Equal(adv, wantAdv)
+	r.check(ok, "%s: advertised.listeners its pod's name: %s%s", pd.name, strings.Join(adv, ","), unless(ok, wantAdv))
 	r.check(strings.Contains(keys["listeners"], "CONTROLLER://") == pd.pool.controller() &&
 		strings.Contains(keys["listeners"], fmt.Sprintf("PLAINTEXT://:%d", w.clientPort)) == pd.pool.broker(),
 		"%s: listeners %s for roles %s", pd.name, keys["listeners"], pd.pool.roles())
@@ -220,4 +214,12 @@ func (c resolved) values() []string {
 func validUUID(s string) bool {
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	return err == nil && len(b) == 16 && !strings.HasPrefix(s, "-")
+}
+
+// unless is ", want W" for a failed comparison, nothing for a passed one.
+func unless(ok bool, want any) string {
+	if ok {
+		return ""
+	}
+	return fmt.Sprintf(", want %v", want)
 }

@@ -132,8 +132,9 @@ KAFKA_ (SLUICE_ for sluice.* keys), upper case, "-" as "___", "_" as "__", "." a
 {{- printf "%s%s" $prefix ($k | replace "_" "__" | replace "-" "___" | replace "." "_" | upper) -}}
 {{- end -}}
 
-{{/* The environment both containers share: the pod's name and index (downward API), the
-cluster id and the pool's settings as KAFKA_* and SLUICE_* variables. */}}
+{{/* The server's environment: the pod's name and index (downward API), the cluster id
+(which formats an empty volume) and the pool's settings as KAFKA_* and SLUICE_* variables
+for --config-env. */}}
 {{- define "sluice.env" -}}
 {{- $root := index . 0 -}}
 {{- $pool := index . 1 -}}
