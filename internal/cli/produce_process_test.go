@@ -79,8 +79,9 @@ func (p *produceProcess) waitExit(t *testing.T, limit time.Duration) (error, tim
 // TestProduceFailsWhenTheBrokerDies kills -9 the only broker under a
 // running `sluice produce` and wants the command to fail within --timeout
 // with a message naming the topic and the cause, both while stdin keeps
-// bringing records and while it is idle (the records in flight are then
-// the only ones waiting).
+// bringing records and while it is idle (one record written after the
+// kill is then the only one waiting, and the command must not sit in its
+// read of stdin).
 func TestProduceFailsWhenTheBrokerDies(t *testing.T) {
 	bin := testbin.Build(t)
 	for _, idle := range []bool{false, true} {
@@ -114,10 +115,14 @@ func TestProduceFailsWhenTheBrokerDies(t *testing.T) {
 			if idle {
 				close(stopWriting)
 				<-writes
-				fmt.Fprintln(p.stdin, "last") // then nothing more: stdin stays open
 			}
 			if err := srv.Kill(); err != nil {
 				t.Fatalf("kill -9 the broker: %v", err)
+			}
+			if idle {
+				// One record after the kill, so one surely waits; then
+				// nothing more, with stdin left open.
+				fmt.Fprintln(p.stdin, "last")
 			}
 			err, took := p.waitExit(t, produceTimeout+produceMargin)
 			if err == nil {
