@@ -23,8 +23,8 @@ func (s *storage) describe(dirs []string) []api.LogDirDescription {
 		}
 		var st syscall.Statfs_t
 		if err := syscall.Statfs(d, &st); err == nil {
-			desc.TotalBytes = int64(st.Blocks) * st.Bsize
-			desc.UsableBytes = int64(st.Bavail) * st.Bsize
+			desc.TotalBytes = int64(st.Blocks) * int64(st.Bsize) // Bsize is uint32 on darwin
+			desc.UsableBytes = int64(st.Bavail) * int64(st.Bsize)
 		}
 		index[filepath.Clean(d)] = len(out)
 		out = append(out, desc)
