@@ -1,8 +1,14 @@
 package node
 
 import (
+	"io"
 	"net"
+	"net/http"
+	"strconv"
+	"strings"
 	"testing"
+
+	"github.com/sluice-io/sluice/internal/testbin"
 )
 
 func TestLoopbackOfWildcard(t *testing.T) {
@@ -31,4 +37,27 @@ func TestLoopbackOfWildcard(t *testing.T) {
 		t.Fatalf("dial %s for %v: %v", loopbackOf(ln.Addr()), ln.Addr(), err)
 	}
 	c.Close()
+}
+
+// A node advertising an address it cannot reach itself (a container
+// publishing another host port) still serves console pages: the console
+// dials its own advertised address at loopback.
+func TestConsoleDialsItsOwnAdvertisedAddressAtLoopback(t *testing.T) {
+	port, unreachable := testbin.FreePort(t), testbin.FreePort(t)
+	_, base := consoleNode(t, map[string]string{
+		"listeners":            "PLAINTEXT://0.0.0.0:" + strconv.Itoa(port) + ",CONTROLLER://127.0.0.1:{ctrl}",
+		"advertised.listeners": "PLAINTEXT://127.0.0.1:" + strconv.Itoa(unreachable),
+	})
+	resp, err := http.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK || strings.Contains(string(body), "unable to dial") {
+		t.Fatalf("overview: %s, unable to dial the advertised address: %t", resp.Status, strings.Contains(string(body), "unable to dial"))
+	}
 }

@@ -44,6 +44,7 @@ func (n *Node) appendWebConsole(listeners *[]console.Listener) error {
 	}
 	wc, err := web.New(web.Options{
 		BootstrapFunc:  func() (string, error) { return n.loopbackAddr(listener) },
+		DialAddr:       n.consoleDialAddr(listener),
 		TLS:            tlsCfg,
 		SASLMechanisms: mechs,
 		ReadOnly:       readOnly,
@@ -164,6 +165,29 @@ func (n *Node) loopbackAddr(listener string) (string, error) {
 		return "", errors.New("listener " + listener + " is not bound yet")
 	}
 	return loopbackOf(a), nil
+}
+
+// consoleDialAddr sends the console's dials of this node's advertised
+// address for listener to its loopback address: in a container publishing
+// another port (-p 19092:9092, advertised 127.0.0.1:19092) the advertised
+// address is the host's and does not reach the node from inside, so every
+// page that followed the metadata to it failed.
+func (n *Node) consoleDialAddr(listener string) func(string) string {
+	var self string
+	for _, l := range n.cfg.AdvertisedListeners() {
+		if l.Name == listener && l.Port != 0 {
+			self = l.Addr()
+		}
+	}
+	return func(addr string) string {
+		if self == "" || addr != self {
+			return addr
+		}
+		if lb, err := n.loopbackAddr(listener); err == nil {
+			return lb
+		}
+		return addr
+	}
 }
 
 // loopbackOf is a bound address with a wildcard host replaced by 127.0.0.1.

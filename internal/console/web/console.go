@@ -38,6 +38,9 @@ type Options struct {
 	BootstrapFunc func() (string, error)
 	// TLS, when set, is used to dial Bootstrap (a TLS-only listener).
 	TLS *tls.Config
+	// DialAddr, when set, maps each broker address the console's clients
+	// dial (the seed and the metadata's) to the address to connect to.
+	DialAddr func(addr string) string
 	// SASLMechanisms, when not empty, are the mechanisms the listener
 	// enables (SCRAM-SHA-512, SCRAM-SHA-256, PLAIN), in order of
 	// preference: the console then requires a login, and each session's
@@ -152,7 +155,10 @@ func (c *Console) newClient(opts ...kgo.Opt) (*kgo.Client, error) {
 		// console shows a topic created or deleted a moment ago.
 		kgo.MetadataMinAge(250 * time.Millisecond),
 	}
-	if c.opts.TLS != nil {
+	switch {
+	case c.opts.DialAddr != nil:
+		base = append(base, kgo.Dialer(c.dial)) // it dials TLS too: kgo takes one or the other
+	case c.opts.TLS != nil:
 		base = append(base, kgo.DialTLSConfig(c.opts.TLS.Clone()))
 	}
 	cl, err := kgo.NewClient(append(base, opts...)...)
