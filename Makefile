@@ -1,17 +1,37 @@
 # The README's commands. `make test` is what .ci/run runs first.
 GO ?= go
 
+# The release version (the VERSION file, semantic versioning) and the git
+# revision stamped into the binary by make build and make release
+# (docs/releases.md). Unstamped builds (go build, go run) say VERSION-dev.
+VERSION := $(shell cat VERSION)
+REVISION := $(shell sh tools/release/revision.sh)
+LDFLAGS := -X github.com/sluice-io/sluice/internal/version.version=$(VERSION) \
+	-X github.com/sluice-io/sluice/internal/version.revision=$(REVISION)
+# Where make release puts its artifacts.
+DIST ?= dist
+
 .PHONY: test build run release vet interop interop-heavy faults quota-long bench fuzz console-test prometheus-test \
 	firsthour-test release-test container-test helm-test upgrade-test
 
+# A static binary (no cgo: the race tests alone need it), stamped. go
+# build -v names each package as it compiles it, so a cold first build
+# shows its progress and a warm one names only what changed.
 build:
-	$(GO) build -o bin/sluice ./cmd/sluice
+	@echo "building bin/sluice $(VERSION) (revision $(REVISION)); the first build compiles the dependencies: a minute or two"
+	@CGO_ENABLED=0 $(GO) build -v -ldflags '$(LDFLAGS)' -o bin/sluice ./cmd/sluice
 
 # The README's first command: bin/sluice built (its progress shown), then
 # make's shell replaced by the server (exec), so Ctrl-C reaches the server
 # and the pid it prints is the server's. make run ARGS='--override k=v'.
 run: build
 	exec bin/sluice server $(ARGS)
+
+# Static, stamped binaries for linux and darwin on amd64 and arm64 packed
+# as tar.gz, a CycloneDX SBOM for each and SHA256SUMS, into $(DIST)
+# (tools/release/release.sh; docs/releases.md).
+release:
+	@VERSION='$(VERSION)' REVISION='$(REVISION)' LDFLAGS='$(LDFLAGS)' DIST='$(DIST)' GO='$(GO)' bash tools/release/release.sh
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1)
