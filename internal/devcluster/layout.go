@@ -7,12 +7,14 @@
 package devcluster
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sluice-io/sluice/internal/clock"
@@ -177,8 +179,11 @@ func checkPorts(nodes []Node, console string) error {
 	}
 	for _, a := range addrs {
 		l, err := net.Listen("tcp", a)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%s is not free (another sluice or Kafka running?)", a)
+		}
 		if err != nil {
-			return fmt.Errorf("%s is not free (another sluice or Kafka running?): %w", a, err)
+			return err // net's error names the address
 		}
 		_ = l.Close()
 	}
