@@ -28,7 +28,7 @@ import (
 )
 
 // modulePath is the Go module whose packages constants may come from.
-const modulePath = "sluice"
+const modulePath = "github.com/sluice-io/sluice"
 
 // HandlerRange is one handler's own version range, before clipping to the
 // release's, and the file that defines it.

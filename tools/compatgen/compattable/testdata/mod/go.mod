@@ -1,1 +1,1 @@
-module sluice
+module github.com/sluice-io/sluice

@@ -1,6 +1,6 @@
 package api
 
-import w "sluice/internal/wire"
+import w "github.com/sluice-io/sluice/internal/wire"
 
 func newFetchHandler(d *DataPlaneDeps) Handler {
 	return Handler{
