@@ -50,6 +50,10 @@ func newServerCommand() *cobra.Command {
 			}
 			keys.Log(logger.With("component", "config"))
 			if configEnv {
+				// A busy port must fail the start before $CLUSTER_ID formats anything.
+				if err := node.CheckListeners(cfg); err != nil {
+					return err
+				}
 				if err := formatFromEnv(vfs.Default, cfg, os.LookupEnv, logger); err != nil {
 					return err
 				}

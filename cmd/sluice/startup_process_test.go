@@ -165,13 +165,21 @@ func TestBusyPortLeavesNoDataDir(t *testing.T) {
 	bin := testbin.Build(t)
 	first := testbin.StartServer(t, bin, testbin.ServerConfig{DataDir: t.TempDir()})
 	free := func() string { return "127.0.0.1:" + strconv.Itoa(testbin.FreePort(t)) }
-	for _, c := range []struct{ name, client, debug string }{
-		{"PLAINTEXT", first.Addr(), free()},
-		{"sluice.debug.listener", free(), first.Addr()},
+	for _, c := range []struct {
+		name, client, debug string
+		clusterIDEnv        bool // --config-env with $CLUSTER_ID, which formats before the node is built
+	}{
+		{"PLAINTEXT", first.Addr(), free(), false},
+		{"sluice.debug.listener", free(), first.Addr(), false},
+		{"PLAINTEXT", first.Addr(), free(), true},
 	} {
 		second := filepath.Join(t.TempDir(), "second")
 		cmd := exec.Command(bin, "server", "--override", "log.dirs="+second, "--debug-addr", c.debug,
 			"--override", fmt.Sprintf("listeners=PLAINTEXT://%s,CONTROLLER://%s", c.client, free()))
+		if c.clusterIDEnv {
+			cmd.Args = append(cmd.Args, "--config-env")
+			cmd.Env = append(os.Environ(), "CLUSTER_ID=MkU3OEVBNTcwNTJENDM2Qg")
+		}
 		out, err := cmd.CombinedOutput()
 		if err == nil {
 			t.Fatalf("a second server with %s on %s started:\n%s", c.name, first.Addr(), out)

@@ -41,6 +41,11 @@ func (n *Node) logStarted() {
 		"listeners", strings.Join(bound, ","), "version", version.Version(), "pid", os.Getpid())
 }
 
+// CheckListeners is the bind check New makes, for a caller that writes to
+// the log dirs before New (sluice server --config-env formatting from
+// $CLUSTER_ID) and must fail on a busy port first too.
+func CheckListeners(cfg *config.Config) error { return checkListeners(cfg) }
+
 // checkListeners binds each listener with a fixed port (Kafka's and the
 // HTTP ones) and lets it go again, so a start whose port is taken fails
 // before it creates or formats a log dir. They are bound for good later.
