@@ -60,6 +60,15 @@ func (c *Controller) CreateTopics(im *metadata.Image, req *kmsg.CreateTopicsRequ
 	for _, name := range im.TopicNames() {
 		collisions[collisionKey(name)] = name
 	}
+	if tooManyPartitions(req, c.opts.NumPartitions) {
+		for _, t := range req.Topics {
+			rt := kmsg.NewCreateTopicsResponseTopic()
+			rt.Topic, rt.NumPartitions, rt.ReplicationFactor = t.Topic, -1, -1
+			rt.ErrorCode, rt.ErrorMessage = errMessage(kerr.PolicyViolation, "Excessively large number of partitions per request.")
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return nil, resp
+	}
 	var records []metadata.Record
 	total := 0 // records of the accepted topics, counted with validate_only too
 	limit := c.partitionLimit(im)
@@ -93,6 +102,31 @@ func (c *Controller) CreateTopics(im *metadata.Image, req *kmsg.CreateTopicsRequ
 		}
 	}
 	return records, resp
+}
+
+// maxPartitionsPerRequest is Kafka's bound on the partitions one
+// CreateTopics request may ask for, over all its topics.
+const maxPartitionsPerRequest = 10000
+
+// tooManyPartitions is Kafka's check of the request as a whole, made before
+// any topic is looked at: over the bound, every topic fails with
+// POLICY_VIOLATION (kafka-topics --partitions 1000000 shows its text).
+func tooManyPartitions(req *kmsg.CreateTopicsRequest, defaultPartitions int32) bool {
+	var total int64
+	for _, t := range req.Topics {
+		switch {
+		case len(t.ReplicaAssignment) > 0:
+			total += int64(len(t.ReplicaAssignment))
+		case t.NumPartitions == -1:
+			total += int64(defaultPartitions)
+		case t.NumPartitions > 0:
+			total += int64(t.NumPartitions)
+		}
+		if total > maxPartitionsPerRequest {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Controller) createTopic(im *metadata.Image, t kmsg.CreateTopicsRequestTopic, collisions map[string]string, rt *kmsg.CreateTopicsResponseTopic) []metadata.Record {
