@@ -14,6 +14,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/internal/version"
 )
 
 // ErrClosed is returned by a closed pool.
@@ -77,7 +79,10 @@ func (p *Pool) client(addr string) (*kgo.Client, error) {
 	if cl, ok := p.clients[addr]; ok {
 		return cl, nil
 	}
-	opts := append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(p.clientID)}, p.opts...)
+	// Peers see Sluice's name and version in ApiVersions (a semantic
+	// version always matches Kafka's client software version pattern).
+	opts := append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.ClientID(p.clientID),
+		kgo.SoftwareNameAndVersion("sluice", version.Version())}, p.opts...)
 	if p.peerOpts != nil {
 		opts = append(opts, p.peerOpts(addr)...)
 	}
