@@ -161,8 +161,10 @@ func TestObserverRaftMetrics(t *testing.T) {
 	}
 	o.Start()
 	t.Cleanup(o.Stop)
-	vs := d.Status()
 	testutil.EventuallyNoError(t, 10*time.Second, func() error {
+		// The voter's status is read each time: its commit offset can move
+		// after Propose returns (seen: the observer at 4, a stale 3 wanted).
+		vs := d.Status()
 		got := scrapeRaft(t, reg)
 		want := map[string]float64{"state": stateCode(StateObserver), "current_vote": -1, "current_leader": float64(vs.Leader),
 			"current_epoch": float64(vs.Epoch), "high_watermark": float64(vs.CommitOffset + 1),
