@@ -11,7 +11,7 @@ LDFLAGS := -X github.com/sluice-io/sluice/internal/version.version=$(VERSION) \
 # Where make release puts its artifacts.
 DIST ?= dist
 
-.PHONY: test build run release vet interop interop-heavy faults quota-long bench fuzz console-test prometheus-test \
+.PHONY: ecosystem test build run release vet interop interop-heavy faults quota-long bench fuzz console-test prometheus-test \
 	firsthour-test release-test container-test helm-test upgrade-test
 
 # A static binary (no cgo: the race tests alone need it), stamped. go
@@ -73,6 +73,14 @@ prometheus-test:
 # WordCount killed with kill -9 ten times mid-stream (the suite kills it twice).
 interop-heavy:
 	INTEROP_TESTS=streams_eos_test.sh STREAMS_KILLS=10 bash test/interop/run
+
+# The ecosystem suite (test/ecosystem/run, issue 20): Kafka Streams, Kafka
+# Connect with Debezium and PostgreSQL, MirrorMaker 2, Flink and a schema
+# registry against real sluice processes, each scenario then against the
+# pinned Kafka. ECOSYSTEM_TESTS picks scenarios, ECOSYSTEM_BROKERS=sluice
+# skips the Kafka runs. docs/ecosystem.md has the versions and timings.
+ecosystem:
+	bash test/ecosystem/run
 
 # The client quota tests over Kafka's default quota windows: a producer and a
 # consumer limited to 1 MB/s measured over 36 s (make test runs them over 8 s
