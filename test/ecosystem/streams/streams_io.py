@@ -10,10 +10,11 @@
       DEADLINE_S, then 2 s more. eos (read_committed): per word the counts rise strictly
       and end exact. alos: no word short (a lost record), no word the input lacks, and
       the words counted twice (replays after a failure) at most MAX_EXCESS in total.
-  streams_io.py BOOTSTRAP events TOPIC BASE_MS COUNT
-      Windowed input: event i has key s{i % 5} and timestamp BASE_MS + (i * 7919) % 60000
-      (6 windows of 10 s from BASE_MS, out of order); prints the expected windowed counts
-      as "KEY WINDOW_START COUNT" lines (window of 10 s, aligned to the epoch).
+  streams_io.py BOOTSTRAP events TOPIC BASE_MS FIRST COUNT
+      Windowed input: events FIRST .. FIRST+COUNT-1, event i with key s{i % 5} and
+      timestamp BASE_MS + (i * 7919) % 60000 (out of order, in the 10 s windows from
+      BASE_MS to BASE_MS + 60 s); prints the expected counts of events 0 .. FIRST+COUNT-1
+      per key and window as "KEY WINDOW_START COUNT" lines (windows aligned to the epoch).
   streams_io.py BOOTSTRAP kv TOPIC KEY=VALUE|KEY ...
       Records with Java's partitioner (murmur2), so they co-partition with Streams'; a
       bare KEY is a tombstone (null value). Timestamps are now.
@@ -153,18 +154,21 @@ def wordcount(bootstrap, output, nlines, mode, deadline_s, max_excess=0):
             raise CheckFailed(f"counts over the exact ones (got, want): {dict(list(over.items())[:5])}")
         say(f"{len(want)} words, total {sum(want.values())}, {reads} committed updates, all exact and strictly rising "
             f"(reached after {reached - started:.1f}s)")
+        say(f"reached-at-ms {int((time.time() - (time.monotonic() - reached)) * 1000)}")
         return
     excess = sum(last[w] - n for w, n in want.items())
     if excess > max_excess:
         raise CheckFailed(f"{excess} words counted twice, more than the {max_excess} the failures could replay")
     say(f"{len(want)} words, total {sum(want.values())}, {reads} updates, none short, "
         f"{excess} counted twice (at most {max_excess} allowed) (reached after {reached - started:.1f}s)")
+    say(f"reached-at-ms {int((time.time() - (time.monotonic() - reached)) * 1000)}")
 
 
-def events(bootstrap, topic, base_ms, count):
-    recs = [(topic, f"s{i % 5}", f"e{i}", base_ms + (i * 7919) % 60000) for i in range(count)]
-    send_all(bootstrap, recs)
-    want = Counter((k, ts - ts % WINDOW_MS) for _, k, _, ts in recs)
+def events(bootstrap, topic, base_ms, first, count):
+    def event(i):
+        return (topic, f"s{i % 5}", f"e{i}", base_ms + (i * 7919) % 60000)
+    send_all(bootstrap, [event(i) for i in range(first, first + count)])
+    want = Counter((k, ts - ts % WINDOW_MS) for _, k, _, ts in map(event, range(first + count)))
     for (k, start), n in sorted(want.items()):
         print(f"{k} {start} {n}")
 
@@ -212,8 +216,8 @@ if __name__ == "__main__":
             lines(a[0], a[2], int(a[3]), int(a[4]), float(a[5]) if len(a) == 6 else 0)
         elif len(a) in (6, 7) and a[1] == "wordcount" and a[4] in ("eos", "alos"):
             wordcount(a[0], a[2], int(a[3]), a[4], float(a[5]), int(a[6]) if len(a) == 7 else 0)
-        elif len(a) == 5 and a[1] == "events":
-            events(a[0], a[2], int(a[3]), int(a[4]))
+        elif len(a) == 6 and a[1] == "events":
+            events(a[0], a[2], int(a[3]), int(a[4]), int(a[5]))
         elif len(a) >= 4 and a[1] == "kv":
             kv(a[0], a[2], a[3:])
         elif len(a) == 5 and a[1] == "read":

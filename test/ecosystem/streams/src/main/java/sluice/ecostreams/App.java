@@ -27,7 +27,8 @@ import org.apache.kafka.streams.processor.StateRestoreListener;
  * group.protocol, ...). Without settings: Streams' defaults except a 6 s consumer session
  * (a killed instance leaves the group in seconds rather than 45 s).
  *
- * Prints "state A -> B" on every change, "RUNNING" once it processes, "restored STORE
+ * Prints "state A -> B" on every change, "RUNNING" and "running-at-ms EPOCH_MS" (for the
+ * benchmark) once it processes, "restored STORE
  * PARTITION N" when a store's restore ends and "restored-total N" with the sum so far, so
  * a scenario sees a restore from the changelog happen. SIGTERM closes it ("closed true in
  * state NOT_RUNNING"); an exception reaching a stream thread shuts the client down with
@@ -71,6 +72,7 @@ public final class App {
             System.out.println("state " + before + " -> " + now);
             if (now == KafkaStreams.State.RUNNING) {
                 System.out.println("RUNNING");
+                System.out.println("running-at-ms " + System.currentTimeMillis());
             }
             if (now == KafkaStreams.State.ERROR || now == KafkaStreams.State.NOT_RUNNING) {
                 done.countDown();
