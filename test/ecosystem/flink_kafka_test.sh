@@ -16,9 +16,14 @@
 #     began every key at the count its checkpoint held plus one (not from zero), as the job
 #     itself printed; the killed runs' open transactions were aborted (records that
 #     read_uncommitted sees and read_committed does not, more than zero of them).
+# FLINK_TXN_NAMING picks the sink's TransactionNamingStrategy (default DEFAULT, which is
+# INCREMENTING; flink_pooling_test.sh runs this with POOLING, whose restore finds the open
+# transactions through ListTransactions and DescribeTransactions).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../interop/sluice_lib.sh"
-sluice_init flink_kafka
+naming="${FLINK_TXN_NAMING:-DEFAULT}"
+export FLINK_TXN_NAMING="$naming"
+sluice_init "flink_kafka_${naming,,}"
 flink="$repo/test/ecosystem/flink"
 kills="${FLINK_KILLS:-2}"
 first_records=3000

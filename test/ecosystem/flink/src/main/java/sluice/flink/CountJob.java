@@ -14,6 +14,7 @@ import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
 import org.apache.flink.connector.kafka.sink.KafkaSink;
+import org.apache.flink.connector.kafka.sink.TransactionNamingStrategy;
 import org.apache.flink.connector.kafka.source.KafkaSource;
 import org.apache.flink.connector.kafka.source.enumerator.initializer.OffsetsInitializer;
 import org.apache.flink.core.execution.JobClient;
@@ -31,6 +32,11 @@ import org.apache.flink.util.Collector;
  * so a later run restores from one with RESTORE_PATH (execution.state-recovery.path).
  *
  * usage: CountJob BOOTSTRAP INPUT OUTPUT CHECKPOINT_DIR TXN_PREFIX RUN [RESTORE_PATH]
+ *
+ * The sink's TransactionNamingStrategy is the environment's FLINK_TXN_NAMING (DEFAULT,
+ * INCREMENTING: ids PREFIX-SUBTASK-CHECKPOINT, the ones after the checkpoint aborted on
+ * restore by InitProducerId; POOLING: ids reused, open ones found through ListTransactions
+ * and DescribeTransactions and aborted on restore).
  *
  * Prints "job ID" once submitted, "checkpoint N complete" as checkpoints complete (subtask
  * 0 of the count), "first KEY COUNT" for the first record of each key that a run sees
@@ -77,6 +83,9 @@ public final class CountJob {
         .setValueOnlyDeserializer(new SimpleStringSchema())
         .build();
 
+    TransactionNamingStrategy naming =
+        TransactionNamingStrategy.valueOf(System.getenv().getOrDefault("FLINK_TXN_NAMING", "DEFAULT"));
+    System.out.println("naming " + naming);
     KafkaSink<String> sink = KafkaSink.<String>builder()
         .setBootstrapServers(bootstrap)
         .setRecordSerializer(KafkaRecordSerializationSchema.<String>builder()
@@ -87,6 +96,7 @@ public final class CountJob {
             .build())
         .setDeliveryGuarantee(DeliveryGuarantee.EXACTLY_ONCE)
         .setTransactionalIdPrefix(txnPrefix)
+        .setTransactionNamingStrategy(naming)
         // Below the broker's transaction.max.timeout.ms (15 min) and well above the
         // scenario's deadlines: a transaction of a killed run that nobody aborts holds the
         // read_committed reader back long enough to fail the check.
