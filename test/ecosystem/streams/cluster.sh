@@ -11,19 +11,19 @@
 #   cluster3_wait_isr TOPIC  waits until every partition of TOPIC has 3 replicas in sync
 #
 # Both brokers get a 3 s broker session (a killed node is fenced, and its partitions
-# move, in seconds) and replication factor 3 with min.insync.replicas 2 for the offsets
-# and transaction logs.
+# move, in seconds), replication factor 3 with min.insync.replicas 2 for the offsets
+# and transaction logs, and no initial rebalance delay (bench/kafka-ref's setting).
 
 declare -A cluster3_pid
 cluster3_common=(broker.session.timeout.ms=3000 broker.heartbeat.interval.ms=500
   offsets.topic.replication.factor=3 transaction.state.log.replication.factor=3
-  transaction.state.log.min.isr=2)
+  transaction.state.log.min.isr=2 group.initial.rebalance.delay.ms=0)
 
 cluster3_start() {
   command -v kcat > /dev/null || fail "kcat not installed (test/interop/setup.sh installs it)"
   if against_kafka_ref; then
     export KAFKA_REF_STATE="$work/kafka-ref-state"
-    printf '%s\n' "${cluster3_common[@]}" group.initial.rebalance.delay.ms=0 > "$work/cluster3.properties"
+    printf '%s\n' "${cluster3_common[@]}" > "$work/cluster3.properties"
     CLUSTER_BOOTSTRAP="$("$ref" start --nodes 3 --config "$work/cluster3.properties" | tail -n 1)" \
       || fail "bench/kafka-ref start --nodes 3"
     cluster3_rundir="$(cat "$KAFKA_REF_STATE/rundir")"
