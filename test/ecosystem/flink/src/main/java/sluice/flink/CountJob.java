@@ -1,15 +1,21 @@
 package sluice.flink;
 
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
-import java.nio.charset.StandardCharsets;
 import org.apache.flink.api.common.JobStatus;
 import org.apache.flink.api.common.eventtime.WatermarkStrategy;
 import org.apache.flink.api.common.serialization.SimpleStringSchema;
 import org.apache.flink.api.common.state.CheckpointListener;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.functions.MapFunction;
 import org.apache.flink.api.common.functions.OpenContext;
+import org.apache.flink.runtime.state.FunctionInitializationContext;
+import org.apache.flink.runtime.state.FunctionSnapshotContext;
+import org.apache.flink.streaming.api.checkpoint.CheckpointedFunction;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.base.DeliveryGuarantee;
 import org.apache.flink.connector.kafka.sink.KafkaRecordSerializationSchema;
@@ -42,6 +48,13 @@ import org.apache.flink.util.Collector;
  * 0 of the count), "first KEY COUNT" for the first record of each key that a run sees
  * after a restore (the count restored from the checkpoint plus one), and the job's
  * final status if it ends.
+ *
+ * When the file CHECKPOINT_DIR/halt exists, the next checkpoint's count task, once it has
+ * taken its snapshot, blocks on its next record, so it cannot hear that the checkpoint
+ * completed and its sink cannot commit that checkpoint's transactions; the source's task
+ * hears it and halts the JVM (as a kill -9 does: no shutdown hook, no flush). The job
+ * restored from that checkpoint must commit those transactions (resuming each by its
+ * producer id and epoch) or lose their records.
  */
 public final class CountJob {
   public static void main(String[] args) throws Exception {
@@ -72,6 +85,9 @@ public final class CountJob {
     StreamExecutionEnvironment env =
         StreamExecutionEnvironment.getExecutionEnvironment(Configuration.fromMap(settings));
     env.setParallelism(2);
+    // Records leave a task within 10 ms (not the default 100): after a barrier the next
+    // record reaches the count soon, which the halt above waits for.
+    env.setBufferTimeout(10);
 
     KafkaSource<String> source = KafkaSource.<String>builder()
         .setBootstrapServers(bootstrap)
@@ -83,8 +99,10 @@ public final class CountJob {
         .setValueOnlyDeserializer(new SimpleStringSchema())
         .build();
 
-    TransactionNamingStrategy naming =
-        TransactionNamingStrategy.valueOf(System.getenv().getOrDefault("FLINK_TXN_NAMING", "DEFAULT"));
+    // DEFAULT is an alias field of the enum (INCREMENTING), not a constant valueOf knows.
+    String namingName = System.getenv().getOrDefault("FLINK_TXN_NAMING", "DEFAULT");
+    TransactionNamingStrategy naming = namingName.equals("DEFAULT")
+        ? TransactionNamingStrategy.DEFAULT : TransactionNamingStrategy.valueOf(namingName);
     System.out.println("naming " + naming);
     KafkaSink<String> sink = KafkaSink.<String>builder()
         .setBootstrapServers(bootstrap)
@@ -104,8 +122,10 @@ public final class CountJob {
         .build();
 
     env.fromSource(source, WatermarkStrategy.noWatermarks(), "kafka-input")
+        .map(new HaltAfterCheckpoint())
+        .name("halt-after-checkpoint")
         .keyBy(v -> v.substring(0, v.indexOf(' ')))
-        .process(new RunningCount(run))
+        .process(new RunningCount(run, checkpoints + "/halt"))
         .name("running-count")
         .sinkTo(sink)
         .name("kafka-output");
@@ -126,15 +146,50 @@ public final class CountJob {
     System.exit(status == JobStatus.FINISHED ? 0 : 1);
   }
 
+  /** The checkpoint after which the count blocks (and the JVM halts); -1: not asked. */
+  static volatile long blockedAfter = -1;
+
+  /** Passes records through; halts the JVM when the checkpoint the count blocked after completes. */
+  static final class HaltAfterCheckpoint implements MapFunction<String, String>, CheckpointListener {
+    @Override
+    public String map(String value) {
+      return value;
+    }
+
+    @Override
+    public void notifyCheckpointComplete(long checkpointId) {
+      long blocked = blockedAfter;
+      if (blocked > 0 && checkpointId >= blocked) {
+        System.out.println("halt after checkpoint " + checkpointId);
+        System.out.flush();
+        Runtime.getRuntime().halt(137);
+      }
+    }
+  }
+
   /** The running count per key, in keyed ValueState (what a checkpoint carries). */
   static final class RunningCount extends KeyedProcessFunction<String, String, String>
-      implements CheckpointListener {
+      implements CheckpointListener, CheckpointedFunction {
     private final String run;
+    private final String trigger;
+    private boolean block;
     private transient ValueState<Long> count;
     private transient Map<String, Boolean> seen;
 
-    RunningCount(String run) {
+    RunningCount(String run, String trigger) {
       this.run = run;
+      this.trigger = trigger;
+    }
+
+    @Override
+    public void initializeState(FunctionInitializationContext ctx) {}
+
+    @Override
+    public void snapshotState(FunctionSnapshotContext ctx) {
+      if (Files.exists(Path.of(trigger))) {
+        blockedAfter = ctx.getCheckpointId();
+        block = true;
+      }
     }
 
     @Override
@@ -145,6 +200,9 @@ public final class CountJob {
 
     @Override
     public void processElement(String value, Context ctx, Collector<String> out) throws Exception {
+      while (block) {
+        Thread.sleep(1000); // until the halt
+      }
       String[] parts = value.split(" ");
       Long c = count.value();
       long next = (c == null ? 0 : c) + 1;
