@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
-# Kafka Connect in distributed mode (connect-runtime at the pinned release) with Debezium's
-# PostgreSQL connector 3.6.1.Final (pgoutput) against a real PostgreSQL from Debian's
-# packages, on a 1-node Sluice (SLUICE_INTEROP_BROKER=kafka-ref: the pinned Kafka):
+# Kafka Connect in distributed mode (connect-runtime 4.3.2, the Kafka line Debezium 3.6.1
+# is built on: see connect/run) with Debezium's PostgreSQL connector 3.6.1.Final
+# (pgoutput) against a real PostgreSQL from Debian's packages, on a 1-node Sluice
+# (SLUICE_INTEROP_BROKER=kafka-ref: the pinned Kafka):
 #   - the snapshot, then inserts, updates and deletes of two tables arrive as change events
 #     (op r, c, u, d with their before and after rows; a tombstone after each delete), every
 #     change exactly present (test/ecosystem/connect/changes.py says what a replay is);
 #   - a worker stopped, more changes made meanwhile, the worker started again: it resumes
 #     without losing any;
-#   - a second worker joins the group; the one running Debezium's task is kill -9ed, more
+#   - a second worker joins the group; the one running Debezium's task is kill -9ed (its
+#     last source offsets maybe not committed: replays allowed, checked by LSN), more
 #     changes are made, and the survivor takes the task over and delivers them;
 #   - a sink connector (connect/sink: Debezium's JDBC sink is not served here) applies the
 #     customers stream to another database's table, which ends equal to the source table;
 #   - a second Connect cluster with exactly.once.source.support=enabled runs Debezium with
 #     exactly.once.support=required (transactional producers, zombie fencing through the
-#     Admin API's fenceProducers, offsets in the transactions): 600 inserts arrive one by
-#     one, the worker running the task is kill -9ed mid-stream, and a read_committed
-#     consumer sees every insert exactly once, in order.
+#     Admin API's fenceProducers, offsets in the transactions, one every 2 s): 600 inserts
+#     arrive one by one, the worker running the task is kill -9ed mid-stream, inside an
+#     open transaction, and a read_committed consumer sees every insert exactly once, in
+#     order (read_uncommitted also sees the aborted transaction's records; printed).
 # Connect's config, offset and status topics live on the broker (replication factor 1).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../interop/sluice_lib.sh"
@@ -29,6 +32,8 @@ pgdir=""
 stop_all() {
   local pid
   for pid in "${worker_pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  # CONNECT_KEEP_LOGS=DIR keeps the workers' logs and configs (the work dir) for reading.
+  [[ -n "${CONNECT_KEEP_LOGS:-}" && -n "${work:-}" ]] && cp -r "$work" "$CONNECT_KEEP_LOGS"
   [[ -n "$pgdir" ]] && { as_pg "$pg_bin/pg_ctl" -D "$pgdir/data" -m immediate stop > /dev/null 2>&1 || true; rm -rf "$pgdir"; }
   sluice_cleanup
 }
@@ -110,7 +115,9 @@ plugin.discovery=service_load
 listeners=http://127.0.0.1:$port
 rest.advertised.host.name=127.0.0.1
 rest.advertised.port=$port
-offset.flush.interval.ms=2000
+# Connect's default: a worker killed with kill -9 loses up to a minute of source offsets,
+# so whoever takes its task over sends those changes again (changes.py's replays).
+offset.flush.interval.ms=60000
 # A lost worker's tasks move after this delay (default 5 minutes, waiting for it to return).
 scheduled.rebalance.max.delay.ms=3000
 # The sink task's consumer group notices a killed worker in 10 s rather than 45.
@@ -244,10 +251,12 @@ if [[ "$at" == "127.0.0.1:$rest1" ]]; then
 else
   victim=$a2_pid; survivor=$rest1
 fi
+# Batch 5 is delivered before the kill, its offsets not yet committed; batch 6 comes after.
+apply_batch 5
+changes check "$b" alo 5 90 || fail "change events of batches 0..5"
 kill -9 "$victim"
 wait "$victim" 2>/dev/null || true
 step "kill -9 of the worker at $at (pid $victim), which ran Debezium's task"
-apply_batch 5
 apply_batch 6
 wait_task "$survivor" alo "127.0.0.1:$survivor" 120
 changes check "$b" alo 6 90 || fail "change events of batches 0..6 after the kill -9"
@@ -256,6 +265,10 @@ step "the sink's table equals the source's"
 for pid in "$a1_pid" "$a2_pid"; do kill -TERM "$pid" 2>/dev/null || true; done
 for pid in "$a1_pid" "$a2_pid"; do timeout 60 tail --pid="$pid" -f /dev/null || true; done
 step "the at-least-once cluster stopped"
+if [[ -n "${CONNECT_KEEP_LOGS:-}" ]]; then
+  "$ref" tool console-consumer --bootstrap-server "$b" --topic connect-alo-offsets --from-beginning \
+    --property print.timestamp=true --property print.key=true --property print.partition=true --property print.offset=true --timeout-ms 5000 > "$work/alo-offsets.txt" 2>&1 || true
+fi
 
 # ---------------------------------------------------------------- exactly-once cluster
 check "exactly.once.source.support=enabled; Debezium with exactly.once.support=required; kill -9 mid-stream"
@@ -263,7 +276,10 @@ start_worker e1 connect-eos "$rest3" eos
 e1_pid=$worker_pid
 start_worker e2 connect-eos "$rest4" eos
 e2_pid=$worker_pid
-put_connector "$rest3" eos "$(debezium_json eos public.ticks ', "exactly.once.support": "required", "transaction.boundary": "poll"')"
+# A transaction every 2 s: the kill -9 lands in an open one, which the survivor's fencing
+# aborts; read_committed must not see its records, and the survivor sends them again.
+put_connector "$rest3" eos "$(debezium_json eos public.ticks ', "exactly.once.support": "required",
+  "transaction.boundary": "interval", "transaction.boundary.interval.ms": "2000"')"
 wait_task "$rest3" eos
 ticks=600
 changes ticks-sql 1 "$ticks" | psql_db app > /dev/null &
