@@ -13,6 +13,7 @@
 #   wait_for SECONDS DESCRIPTION CMD...   runs CMD every second until it succeeds
 #   record_count BOOTSTRAP TOPIC          the sum of the topic's partitions' end offsets
 #   has_records BOOTSTRAP TOPIC N         whether record_count is N (for wait_for)
+# MM2_KEEP=DIR keeps a run's files (MirrorMaker's log, the tool's outputs) in DIR.
 mm2_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 mm2_pid=""
 mm2_ref_states=()
