@@ -11,7 +11,7 @@ LDFLAGS := -X github.com/sluice-io/sluice/internal/version.version=$(VERSION) \
 # Where make release puts its artifacts.
 DIST ?= dist
 
-.PHONY: ecosystem test build run release vet interop interop-heavy faults quota-long bench fuzz console-test prometheus-test \
+.PHONY: ecosystem ecosystem-ci bench-ecosystem test build run release vet interop interop-heavy faults quota-long bench fuzz console-test prometheus-test \
 	firsthour-test release-test container-test helm-test upgrade-test
 
 # A static binary (no cgo: the race tests alone need it), stamped. go
@@ -81,6 +81,19 @@ interop-heavy:
 # skips the Kafka runs. docs/ecosystem.md has the versions and timings.
 ecosystem:
 	bash test/ecosystem/run
+
+# The part of it .ci/run runs (budget: 6 minutes): a Kafka Streams
+# stream-table join and the Kafka-to-Sluice migration with MirrorMaker 2,
+# on Sluice only.
+ecosystem-ci:
+	ECOSYSTEM_BROKERS=sluice ECOSYSTEM_TESTS="streams_join_test.sh mm2_kafka_to_sluice_test.sh" bash test/ecosystem/run
+
+# The ecosystem benchmarks beside the pinned Kafka, one after another
+# (bench/results/ecosystem-*.md): Kafka Streams WordCount records/s with
+# at_least_once and exactly_once_v2, MirrorMaker 2 replication records/s.
+bench-ecosystem:
+	bash bench/ecosystem/streams-wordcount
+	bash bench/ecosystem/mm2-throughput
 
 # The client quota tests over Kafka's default quota windows: a producer and a
 # consumer limited to 1 MB/s measured over 36 s (make test runs them over 8 s
