@@ -26,6 +26,8 @@ var coordinatorImports = map[string][]string{
 	"coordinator/groupcoord":          {"coordinator/group", "coordinator/runtime"},
 	"coordinator/txn":                 nil,
 	"coordinator/txncoord":            {"coordinator/txn", "coordinator/runtime"},
+	"coordinator/share":               nil,
+	"coordinator/sharecoord":          {"coordinator/share", "coordinator/runtime"},
 }
 
 func TestCoordinatorLayers(t *testing.T) {

@@ -34,6 +34,7 @@ var pureCores = []pureCore{
 	{dir: "coordinator/group", forbid: []string{"sync/...", "log/slog", "github.com/sluice-io/sluice/internal/coordinator/..."},
 		allow: []string{"github.com/sluice-io/sluice/internal/coordinator/group/assignor", "github.com/sluice-io/sluice/internal/coordinator/group/consumerrec"}},
 	{dir: "coordinator/txn", forbid: []string{"sync/...", "log/slog", "github.com/sluice-io/sluice/internal/coordinator/..."}},
+	{dir: "coordinator/share", forbid: []string{"sync/...", "log/slog", "github.com/sluice-io/sluice/internal/coordinator/..."}},
 	// Loader publishes its image through an atomic.Pointer and logs a
 	// subscriber's failure; it holds no lock.
 	{dir: "metadata", forbid: []string{"sync"}},
