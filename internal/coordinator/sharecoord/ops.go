@@ -40,7 +40,9 @@ func (c *ShareCoordinator) InitializeState(ctx context.Context, req *kmsg.Initia
 		}
 	}
 	results := c.results(ctx, keysOf(reqs, func(r share.InitializeRequest) share.Key { return r.Key }),
-		func(now time.Time, m *share.Manager, i int, reply func(share.Result)) { m.Initialize(now, reqs[i], reply) })
+		func(now time.Time, m *share.Manager, i int, reply func(share.Result)) {
+			m.Initialize(now, reqs[i], reply)
+		})
 	i := 0
 	for _, t := range req.Topics {
 		rt := kmsg.NewInitializeShareGroupStateResponseTopic()

@@ -41,7 +41,9 @@ func (c *ShareCoordinator) ReadState(ctx context.Context, req *kmsg.ReadShareGro
 		}
 	} else {
 		results = each(ctx, c, keysOf(reqs, func(r share.ReadRequest) share.Key { return r.Key }),
-			func(now time.Time, m *share.Manager, i int, reply func(share.ReadResult)) { m.Read(now, reqs[i], reply) }, fail)
+			func(now time.Time, m *share.Manager, i int, reply func(share.ReadResult)) {
+				m.Read(now, reqs[i], reply)
+			}, fail)
 	}
 	i := 0
 	for _, t := range req.Topics {
@@ -92,7 +94,9 @@ func (c *ShareCoordinator) ReadStateSummary(ctx context.Context, req *kmsg.ReadS
 		}
 	} else {
 		results = each(ctx, c, keysOf(reqs, func(r share.ReadRequest) share.Key { return r.Key }),
-			func(_ time.Time, m *share.Manager, i int, reply func(share.SummaryResult)) { reply(m.ReadSummary(reqs[i])) }, fail)
+			func(_ time.Time, m *share.Manager, i int, reply func(share.SummaryResult)) {
+				reply(m.ReadSummary(reqs[i]))
+			}, fail)
 	}
 	i := 0
 	for _, t := range req.Topics {
