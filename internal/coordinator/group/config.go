@@ -49,6 +49,8 @@ type Config struct {
 	ConsumerMigrationPolicy string
 	// Topics returns the cluster's topics; nil knows none.
 	Topics func() Topics
+	// Share holds the group.share.* settings (share groups, KIP-932).
+	Share ShareConfig
 	// MaxRecordBytes bounds one consumer-group record (a member's
 	// subscription); 0 is 512 KiB, well inside the offsets partition's
 	// message.max.bytes and the coordinator's batch.

@@ -140,6 +140,9 @@ func (m *Manager) consumerHeartbeat(now time.Time, req ConsumerHeartbeatRequest)
 // create is set. An empty classic group is replaced by a consumer group; a
 // classic group with members is not a consumer group (GROUP_ID_NOT_FOUND).
 func (m *Manager) consumerGroupFor(now time.Time, id string, create bool) (*Group, error) {
+	if m.IsShareGroup(id) {
+		return nil, hbErr(kerr.GroupIDNotFound.Code, "Group %s is not a consumer group.", id)
+	}
 	g, ok := m.groups[id]
 	switch {
 	case ok && g.cg != nil:

@@ -20,6 +20,11 @@ func (m *Manager) Join(now time.Time, req JoinRequest, reply func(JoinResult)) {
 		fail(kerr.InvalidSessionTimeout.Code)
 		return
 	}
+	if m.IsShareGroup(req.GroupID) {
+		// Not a classic group: Kafka answers UNKNOWN_MEMBER_ID.
+		fail(kerr.UnknownMemberID.Code)
+		return
+	}
 	g, ok := m.groups[req.GroupID]
 	if ok && g.cg != nil {
 		if len(g.cg.members) > 0 {

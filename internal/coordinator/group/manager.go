@@ -54,6 +54,9 @@ type Manager struct {
 	canDescribe func(string) bool
 	// counters are the live operations' counts (metrics.go).
 	counters Counters
+	// share holds the share groups (share_*.go), by id. Invariant: an id
+	// is never both here and in groups.
+	share map[string]*shareGroup
 }
 
 // NewManager returns an empty manager.
@@ -114,6 +117,9 @@ func (m *Manager) Tick(now time.Time) {
 			g.tick(now)
 		}
 	}
+	if next := m.shareNextDeadline(); !next.IsZero() && !now.Before(next) {
+		m.tickShare(now)
+	}
 	if m.cfg.OffsetsRetentionCheckInterval > 0 && now.Sub(m.lastExpiry) >= m.cfg.OffsetsRetentionCheckInterval {
 		m.lastExpiry = now
 		m.ExpireOffsets(now)
@@ -123,6 +129,9 @@ func (m *Manager) Tick(now time.Time) {
 // HasTimers reports whether some group has a timer running: a member
 // session, a join or sync deadline, a pending member id.
 func (m *Manager) HasTimers() bool {
+	if !m.shareNextDeadline().IsZero() {
+		return true
+	}
 	for _, g := range m.groups {
 		if g.cg != nil && len(g.cg.members) > 0 {
 			return true
@@ -136,7 +145,7 @@ func (m *Manager) HasTimers() bool {
 
 // NextDeadline returns the earliest timer of any group, or zero if none.
 func (m *Manager) NextDeadline() time.Time {
-	var next time.Time
+	next := m.shareNextDeadline()
 	for _, g := range m.groups {
 		if t := g.nextDeadline(); !t.IsZero() && (next.IsZero() || t.Before(next)) {
 			next = t
@@ -202,12 +211,16 @@ func (m *Manager) List() []Listing {
 			out = append(out, Listing{GroupID: id, ProtocolType: g.protocolType, State: g.state.String(), Type: g.Type()})
 		}
 	}
-	return out
+	return append(out, m.shareListings()...)
 }
 
 // Delete removes an empty group and its offsets (DeleteGroups); reply gets
 // the group's error code once the tombstones are durable.
 func (m *Manager) Delete(now time.Time, id string, reply func(int16)) {
+	if m.IsShareGroup(id) {
+		m.deleteShare(id, reply)
+		return
+	}
 	g, ok := m.groups[id]
 	switch {
 	case !ok || g.state == Dead:

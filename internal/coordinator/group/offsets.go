@@ -23,6 +23,10 @@ func (m *Manager) CommitOffsets(now time.Time, req CommitRequest, reply func(Com
 		}
 		reply(res)
 	}
+	if m.IsShareGroup(req.GroupID) {
+		all(kerr.GroupIDNotFound.Code) // share groups keep no offsets here
+		return
+	}
 	g, ok := m.groups[req.GroupID]
 	if !ok {
 		if req.GenerationID >= 0 || req.MemberID != "" {

@@ -121,6 +121,8 @@ func (m *Manager) Replay(now time.Time, offset, txnProducer int64, key, value []
 		return m.replayGroup(now, k.Group, value)
 	case 3, 4, 5, 6, 7, 8, 16:
 		return m.replayConsumer(now, key, value)
+	case 10, 11, 12, 13, 14, 15:
+		return m.replayShare(now, key, value)
 	default:
 		return nil
 	}
@@ -245,6 +247,7 @@ func (m *Manager) dropIfForgotten(g *Group) {
 // Kafka does.
 func (m *Manager) FinishLoad(now time.Time) {
 	m.lastExpiry = now
+	m.shareFinishLoad(now)
 	for _, id := range m.GroupIDs() {
 		g := m.groups[id]
 		if g.cg != nil {

@@ -116,6 +116,10 @@ func (m *Manager) CommitTransactionalOffsets(now time.Time, req TxnCommitRequest
 		all(kerr.InvalidGroupID.Code)
 		return
 	}
+	if m.IsShareGroup(req.GroupID) {
+		all(kerr.GroupIDNotFound.Code)
+		return
+	}
 	g, ok := m.groups[req.GroupID]
 	if !ok {
 		if req.GenerationID >= 0 {
