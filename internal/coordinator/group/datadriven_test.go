@@ -58,6 +58,9 @@ func TestDataDriven(t *testing.T) {
 		if strings.HasPrefix(path, "testdata/consumer/") {
 			t.Skip("consumer groups: TestConsumerDataDriven")
 		}
+		if strings.HasPrefix(path, "testdata/share/") {
+			t.Skip("share groups: TestShareDataDriven")
+		}
 		h := newDDHarness(t)
 		datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
 			h.out = &strings.Builder{}
