@@ -118,19 +118,22 @@ func (m *Manager) Read(now time.Time, req ReadRequest, reply func(ReadResult)) {
 }
 
 // ReadSummary serves one partition of a ReadShareGroupStateSummary; it
-// writes nothing. An uninitialized partition answers start offset -1 and
-// epochs 0, as Kafka.
+// writes nothing. It reads the durable state, as Kafka runs it as a read
+// operation (on the last committed offset): writes in flight are not seen.
+// An uninitialized partition answers start offset -1 and epochs 0, as
+// Kafka.
 func (m *Manager) ReadSummary(req ReadRequest) SummaryResult {
 	switch {
 	case req.Key.Partition < 0:
 		return SummaryResult{Result: fail(kerr.InvalidRequest.Code, msgNegativePartition)}
 	case !m.knownPartition(req.Key):
 		return SummaryResult{Result: fail(kerr.UnknownTopicOrPartition.Code, "")}
-	case m.restoring(req.Key):
-		return SummaryResult{Result: fail(kerr.CoordinatorNotAvailable.Code, msgRestoring)}
 	}
-	st, ok := m.states[req.Key]
-	if !ok {
+	st := m.states[req.Key]
+	if fl, ok := m.inflight[req.Key]; ok {
+		st = fl.durable
+	}
+	if st == nil {
 		return SummaryResult{StartOffset: -1, DeliveryCompleteCount: noDeliveryCompleteCount}
 	}
 	o := st.offset
