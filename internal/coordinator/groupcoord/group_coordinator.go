@@ -19,6 +19,8 @@ type GroupCoordinator struct {
 	cfg      group.Config
 	// retired holds the counters of shards that stopped (metrics.go).
 	retired *retiredCounters
+	// share is the share groups' link to the share coordinator (share.go).
+	share shareLink
 }
 
 // New returns a coordinator with no shards; ApplyImage starts them.

@@ -133,6 +133,9 @@ func (c *GroupCoordinator) DescribeGroup(ctx context.Context, groupID string) gr
 
 // DeleteGroup serves one group of a DeleteGroups.
 func (c *GroupCoordinator) DeleteGroup(ctx context.Context, groupID string) int16 {
+	if code, done := c.deleteShareGroup(ctx, groupID); done {
+		return code
+	}
 	res, code := call(ctx, c, groupID, func(now time.Time, m *group.Manager, reply func(int16)) {
 		m.Delete(now, groupID, reply)
 	})
