@@ -93,6 +93,8 @@ func (h *ddHarness) run(td *datadriven.TestData) {
 		h.printState(h.mgr)
 	case "replay":
 		h.replay()
+	case "redundant":
+		h.printf("%s\n", redundant(h.mgr))
 	default:
 		h.t.Fatalf("unknown command %q", td.Cmd)
 	}
@@ -154,7 +156,12 @@ func (h *ddHarness) complete(failed bool) {
 			w.Done(kerr.NotEnoughReplicas)
 			continue
 		}
-		h.log = append(h.log, w.Records...)
+		for _, r := range w.Records {
+			// The service reports each appended record's offset, as it
+			// learns it from the append.
+			h.mgr.SnapshotAppended(r.Key, r.Value, int64(len(h.log)))
+			h.log = append(h.log, r)
+		}
 		w.Done(nil)
 	}
 }
@@ -164,7 +171,7 @@ func (h *ddHarness) complete(failed bool) {
 func (h *ddHarness) replay() {
 	m := NewManager(h.cfg, h.now)
 	for i, r := range h.log {
-		if err := m.Replay(r.Key, r.Value); err != nil {
+		if err := m.Replay(int64(i), r.Key, r.Value); err != nil {
 			h.t.Fatalf("replaying record %d: %v", i, err)
 		}
 	}
@@ -175,6 +182,8 @@ func (h *ddHarness) replay() {
 	h.out = loaded
 	h.printState(m)
 	h.out = out
+	fmt.Fprintf(live, "redundant below: %s\n", redundant(h.mgr))
+	fmt.Fprintf(loaded, "redundant below: %s\n", redundant(m))
 	if live.String() != loaded.String() {
 		h.printf("MISMATCH\nlive:\n%sreplayed:\n%s", live, loaded)
 		return
@@ -191,6 +200,14 @@ func (h *ddHarness) printState(m *Manager) {
 			o.DeliveryCompleteCount, o.CreateTimestamp-h.base.UnixMilli(), o.WriteTimestamp-h.base.UnixMilli(),
 			formatBatches(o.StateBatches), st.leaderEpoch, optEpoch(st.stateEpoch, st.hasStateEpoch), st.updates)
 	}
+}
+
+func redundant(m *Manager) string {
+	o, ok := m.LastRedundantOffset()
+	if !ok {
+		return "none"
+	}
+	return strconv.FormatInt(o, 10)
 }
 
 func optEpoch(e int32, ok bool) string {

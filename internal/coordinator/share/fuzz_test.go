@@ -36,7 +36,7 @@ func FuzzReplay(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, key, value []byte) {
 		m := NewManager(DefaultConfig(), time.UnixMilli(0))
-		_ = m.Replay(key, value)
-		_ = m.Replay(key, value)
+		_ = m.Replay(0, key, value)
+		_ = m.Replay(1, key, value)
 	})
 }

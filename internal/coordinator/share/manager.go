@@ -18,6 +18,7 @@ type Manager struct {
 	// Invariant: a key is here exactly while writes of it are pending.
 	inflight      map[Key]*inflight
 	writes        []Write
+	snapshots     snapshotOffsets
 	lastColdCheck time.Time
 	stopped       bool
 }
@@ -35,18 +36,20 @@ type inflight struct {
 
 // NewManager returns an empty Manager.
 func NewManager(cfg Config, now time.Time) *Manager {
-	return &Manager{cfg: cfg, states: make(map[Key]*partitionState), inflight: make(map[Key]*inflight), lastColdCheck: now}
+	return &Manager{cfg: cfg, states: make(map[Key]*partitionState), inflight: make(map[Key]*inflight),
+		snapshots: newSnapshotOffsets(), lastColdCheck: now}
 }
 
-// Replay applies one record read back from the partition (the load). A
-// record of a type this coordinator does not know is skipped, as Kafka
-// skips it; one that does not decode is an error (the runtime logs and
-// skips it).
-func (m *Manager) Replay(key, value []byte) error {
+// Replay applies one record read back from the partition at offset (the
+// load). A record of a type this coordinator does not know is skipped, as
+// Kafka skips it; one that does not decode is an error (the runtime logs
+// and skips it).
+func (m *Manager) Replay(offset int64, key, value []byte) error {
 	r, ok, err := decodeRecord(key, value)
 	if err != nil || !ok {
 		return err
 	}
+	m.SnapshotAppended(key, value, offset)
 	m.set(r.key, apply(m.states[r.key], r, m.cfg.SnapshotUpdateRecordsPerSnapshot))
 	return nil
 }

@@ -20,6 +20,9 @@ type ShareCoordinator struct {
 	opts   Options
 	rt     *runtime.Runtime[*shareShard]
 	closed atomic.Bool
+	// stopPrune ends the prune loop; pruned is closed once it returned.
+	stopPrune context.CancelFunc
+	pruned    chan struct{}
 
 	// topicsMu guards topics, the topic ids of the last image applied,
 	// from which ApplyImage learns which topics were deleted.
@@ -30,15 +33,27 @@ type ShareCoordinator struct {
 // New returns a coordinator with no shards; ApplyImage starts them.
 func New(opts Options) (*ShareCoordinator, error) {
 	opts.withDefaults()
-	c := &ShareCoordinator{opts: opts}
+	if opts.Writer == nil {
+		return nil, fmt.Errorf("share coordinator: no PartitionWriter")
+	}
+	c := &ShareCoordinator{opts: opts, pruned: make(chan struct{})}
+	c.opts.Writer = observingWriter{PartitionWriter: opts.Writer, c: c}
 	cfg := opts.Share
-	rt, err := runtime.New(opts.runtimeOptions(func(_, _ int32, now time.Time) *shareShard {
+	rt, err := runtime.New(c.opts.runtimeOptions(func(_, _ int32, now time.Time) *shareShard {
 		return &shareShard{mgr: share.NewManager(cfg, now)}
 	}))
 	if err != nil {
 		return nil, fmt.Errorf("share coordinator: %w", err)
 	}
 	c.rt = rt
+	ctx, cancel := context.WithCancel(context.Background())
+	c.stopPrune = cancel
+	go func() {
+		defer close(c.pruned)
+		if opts.DeleteRecords != nil {
+			c.pruneLoop(ctx)
+		}
+	}()
 	return c, nil
 }
 
@@ -84,6 +99,8 @@ func (c *ShareCoordinator) deletedTopics(image *metadata.Image) []kafka.UUID {
 // Close stops every shard; later requests answer COORDINATOR_NOT_AVAILABLE.
 func (c *ShareCoordinator) Close() {
 	c.closed.Store(true)
+	c.stopPrune()
+	<-c.pruned
 	c.rt.Close()
 }
 

@@ -8,11 +8,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/sluice-io/sluice/internal/coordinator/runtime"
 	"github.com/sluice-io/sluice/internal/coordinator/share"
+	"github.com/sluice-io/sluice/internal/testutil"
 )
 
 var bg = context.Background()
@@ -153,9 +155,7 @@ func TestTopicDeletion(t *testing.T) {
 	e.c.InitializeState(bg, initReq("g", 0, 5, 0))
 	before := e.log.Appends()
 	e.setCluster(cluster{stateLeader: self, stateEpoch: 1, noDataTopic: true}, e.c)
-	if e.log.Appends() != before+1 {
-		t.Fatalf("%d appends after the deletion, want a tombstone", e.log.Appends()-before)
-	}
+	testutil.Eventually(t, 5*time.Second, func() bool { return e.log.Appends() == before+1 }, "no tombstone appended after the deletion")
 	e.setCluster(cluster{stateLeader: self, stateEpoch: 1}, e.c)
 	if code := e.c.ReadState(bg, readReq("g", 0, 0)).Topics[0].Partitions[0].ErrorCode; code != kerr.InvalidRequest.Code {
 		t.Fatalf("read after the topic's deletion: %v", kerr.ErrorForCode(code))
@@ -224,5 +224,44 @@ func TestPartitionForGolden(t *testing.T) {
 	}
 	if n < 100 {
 		t.Fatalf("only %d keys checked", n)
+	}
+}
+
+// TestPrune: every prune interval the records below the oldest of the
+// share partitions' latest snapshots are deleted, once per new offset;
+// a coordinator loading the log finds the same offset.
+func TestPrune(t *testing.T) {
+	e := newEnv(t, cluster{stateLeader: self, stateEpoch: 1})
+	waitLoaded(t, e.c)
+	// Offsets 0 and 1: the snapshots of partitions 0 and 1; 0 prunes
+	// nothing.
+	e.c.InitializeState(bg, initReq("g", 0, 0, 0))
+	e.c.InitializeState(bg, initReq("g", 0, 0, 1))
+	// Partition 0: updates at 2 and 3, then a snapshot at 4 (two updates
+	// per snapshot here).
+	for range 3 {
+		e.c.WriteState(bg, writeReq(1, "g", 0, 0, 0, 0, sb(0, 1, 2, 1)))
+	}
+	if got := <-e.deleted; got != [2]int64{0, 1} {
+		t.Fatalf("pruned %v, want partition 0 below offset 1", got)
+	}
+	// Partition 1 catches up: a snapshot at 7; partition 0's at 4 holds.
+	for range 3 {
+		e.c.WriteState(bg, writeReq(1, "g", 1, 0, 0, 0, sb(0, 1, 2, 1)))
+	}
+	if got := <-e.deleted; got != [2]int64{0, 4} {
+		t.Fatalf("pruned %v, want partition 0 below offset 4", got)
+	}
+	select {
+	case got := <-e.deleted:
+		t.Fatalf("pruned %v again", got)
+	case <-time.After(50 * time.Millisecond):
+	}
+	e.c.Close()
+	e.setCluster(cluster{stateLeader: self, stateEpoch: 2})
+	c2 := e.newCoordinator()
+	waitLoaded(t, c2)
+	if got := <-e.deleted; got != [2]int64{0, 4} {
+		t.Fatalf("after load, pruned %v, want partition 0 below offset 4", got)
 	}
 }

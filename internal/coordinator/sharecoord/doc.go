@@ -11,8 +11,9 @@
 // part runs on its own shard; the answer gathers them in request order.
 // Replies that wrote wait for the high watermark (the runtime). The topic
 // is created on first lookup with Kafka's share-group state topic configs:
-// cleanup.policy=delete and retention.ms=-1 (Kafka prunes it with
-// DeleteRecords up to the oldest record still needed, which this package
-// does not do yet), the replication factor capped at the unfenced brokers
-// and min.insync.replicas at that factor.
+// cleanup.policy=delete and retention.ms=-1, the replication factor capped
+// at the unfenced brokers and min.insync.replicas at that factor. Instead
+// of retention, every share.coordinator.state.topic.prune.interval.ms the
+// records below the oldest of the share partitions' latest snapshots are
+// deleted (Options.DeleteRecords), as Kafka prunes the topic.
 package sharecoord

@@ -88,6 +88,7 @@ func (c *created) create(_ context.Context, name string, partitions int32, rf in
 // env is a coordinator over an in-memory log.
 type env struct {
 	t       *testing.T
+	deleted chan [2]int64 // DeleteRecords calls: partition, offset
 	log     *runtimetest.MemLog
 	clk     clock.Clock
 	image   atomic.Pointer[metadata.Image]
@@ -97,7 +98,7 @@ type env struct {
 
 func newEnv(t *testing.T, cl cluster) *env {
 	t.Helper()
-	e := &env{t: t, log: runtimetest.NewMemLog(), clk: clock.Real{}, created: &created{}}
+	e := &env{t: t, log: runtimetest.NewMemLog(), clk: clock.Real{}, created: &created{}, deleted: make(chan [2]int64, 100)}
 	e.image.Store(cl.image(t))
 	e.c = e.newCoordinator()
 	return e
@@ -108,7 +109,11 @@ func (e *env) newCoordinator() *ShareCoordinator {
 	cfg := share.DefaultConfig()
 	cfg.SnapshotUpdateRecordsPerSnapshot = 2
 	c, err := New(Options{NodeID: self, Share: cfg, NumPartitions: 1, Writer: e.log, Image: e.image.Load,
-		CreateTopic: e.created.create, Clock: e.clk, TickInterval: time.Millisecond})
+		CreateTopic: e.created.create, Clock: e.clk, TickInterval: time.Millisecond,
+		PruneInterval: 5 * time.Millisecond, DeleteRecords: func(_ context.Context, partition int32, before int64) error {
+			e.deleted <- [2]int64{int64(partition), before}
+			return nil
+		}})
 	if err != nil {
 		e.t.Fatal(err)
 	}

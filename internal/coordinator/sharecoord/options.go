@@ -41,6 +41,14 @@ type Options struct {
 	Image func() *metadata.Image
 	// CreateTopic creates the topic; nil never creates it.
 	CreateTopic runtime.TopicCreator
+	// DeleteRecords raises a partition's log start offset to beforeOffset
+	// (the replica manager's DeleteRecords as the partition's leader); nil
+	// never prunes the topic, which then grows without bound
+	// (cleanup.policy is delete with retention.ms -1, as in Kafka).
+	DeleteRecords func(ctx context.Context, partition int32, beforeOffset int64) error
+	// PruneInterval is share.coordinator.state.topic.prune.interval.ms
+	// (0: Kafka's 5 minutes).
+	PruneInterval time.Duration
 	// Clock drives the state machines and the shards' timers; nil is the
 	// real clock.
 	Clock clock.Clock
@@ -67,6 +75,9 @@ func (o *Options) withDefaults() {
 	}
 	if o.Image == nil {
 		o.Image = metadata.EmptyImage
+	}
+	if o.PruneInterval <= 0 {
+		o.PruneInterval = 5 * time.Minute
 	}
 	if o.Clock == nil {
 		o.Clock = clock.Real{}

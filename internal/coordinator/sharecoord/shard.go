@@ -18,11 +18,11 @@ var _ runtime.Shard = (*shareShard)(nil)
 
 // Replay applies a record. __share_group_state holds no transactions: a
 // control batch there is skipped.
-func (s *shareShard) Replay(_ time.Time, b runtime.ReplayBatch, _ int64, key, value []byte) error {
+func (s *shareShard) Replay(_ time.Time, b runtime.ReplayBatch, offset int64, key, value []byte) error {
 	if b.Control {
 		return nil
 	}
-	return s.mgr.Replay(key, value)
+	return s.mgr.Replay(offset, key, value)
 }
 
 func (s *shareShard) Loaded(now time.Time) []any {
