@@ -90,7 +90,7 @@ func (m *Manager) shareHeartbeat(now time.Time, req ShareHeartbeatRequest) (Shar
 		m.sgDo(sg, opShareMember{updated})
 	}
 	topics := m.topics()
-	if sg.groupEpoch <= sg.assignmentEpoch && sg.initializedPending() {
+	if sg.groupEpoch <= sg.assignmentEpoch && sg.initializedPending(topics) {
 		bump = true
 	}
 	if bump || sg.topicsVersion != topics.Version() {

@@ -74,8 +74,10 @@ func minusPartitions(a, b []int32) []int32 {
 
 // initializedPending reports whether initialized partitions of subscribed
 // topics are not all in the target assignment: the group epoch is bumped
-// to hand them out (Kafka's initializedAssignmentPending).
-func (sg *shareGroup) initializedPending() bool {
+// to hand them out (Kafka's initializedAssignmentPending). Topics the
+// image no longer has are left out: a deleted topic, or one re-created
+// under the same name, must not bump the epoch on every heartbeat.
+func (sg *shareGroup) initializedPending(topics Topics) bool {
 	if len(sg.members) == 0 || sg.state == nil || len(sg.state.initialized) == 0 {
 		return false
 	}
@@ -89,8 +91,9 @@ func (sg *shareGroup) initializedPending() bool {
 			assigned[t] = unionPartitions(assigned[t], parts)
 		}
 	}
-	for id, it := range sg.state.initialized {
-		if subscribed[it.name] && !slices.Equal(it.partitions, assigned[id]) {
+	for id := range sg.state.initialized {
+		t, ok := topics.ByID(id)
+		if ok && subscribed[t.Name] && !slices.Equal(sg.state.initializedBelow(id, t.Partitions), assigned[id]) {
 			return true
 		}
 	}
@@ -219,6 +222,9 @@ func stateTopics(m map[kafka.UUID]shareInitTopic) []ShareStateTopic {
 // returns the request for them, or nil (Kafka's
 // maybeCreateInitializeShareGroupStateRequest).
 func (m *Manager) maybeInitRequest(now time.Time, sg *shareGroup, topics Topics) *ShareStateRequest {
+	if next := sg.state.withoutDeletedTopics(topics); next != nil {
+		m.sgDo(sg, opShareState{next})
+	}
 	changes := sg.state.initChanges(now, m.shareCfg().InitializeRetryInterval, sg.subscribedNames(nil, ""), topics)
 	if len(changes) == 0 {
 		return nil
@@ -266,4 +272,36 @@ func (m *Manager) shareStateChange(now time.Time, groupID string, topics []Share
 		m.sgDo(sg, opShareState{next})
 	}
 	m.cgFlush(done)
+}
+
+// withoutDeletedTopics drops the topics the image no longer has, or nil
+// when there are none: Kafka drops them when it sees the deletion
+// (maybeCleanupShareGroupState); this state machine sees topics only
+// through heartbeats, so the group's next heartbeat drops them.
+func (s *shareStateMeta) withoutDeletedTopics(topics Topics) *shareStateMeta {
+	if s == nil {
+		return nil
+	}
+	gone := func(id kafka.UUID) bool { _, ok := topics.ByID(id); return !ok }
+	var n *shareStateMeta
+	for _, m := range []map[kafka.UUID]shareInitTopic{s.initializing, s.initialized} {
+		for id := range m {
+			if gone(id) && n == nil {
+				n = s.clone()
+			}
+		}
+	}
+	for id := range s.deleting {
+		if gone(id) && n == nil {
+			n = s.clone()
+		}
+	}
+	if n == nil {
+		return nil
+	}
+	for _, m := range []map[kafka.UUID]shareInitTopic{n.initializing, n.initialized} {
+		maps.DeleteFunc(m, func(id kafka.UUID, _ shareInitTopic) bool { return gone(id) })
+	}
+	maps.DeleteFunc(n.deleting, func(id kafka.UUID, _ string) bool { return gone(id) })
+	return n
 }
