@@ -11,13 +11,13 @@
 #   features      share.version finalized at 1 or more (DescribeFeatures)
 #   implicit      10 records on 2 partitions arrive once each (delivery count 1), are
 #                 accepted implicitly; a second poll round and a new member get nothing;
-#                 the share-partition start offsets reach the end
+#                 ListShareGroupOffsets then shows lag 0 on both partitions
 #   explicit      the same with acknowledge(record) and commitSync for each record
 #   five          five consumers on a 2-partition topic all receive records; 400 records
 #                 accepted exactly once each; counts printed
 #   release       a record released by one consumer goes to another (member ids printed)
 #                 with delivery count 2
-#   reject        a rejected record is never redelivered (start offset moves past it)
+#   reject        a rejected record is never redelivered (lag 0: it is archived)
 #   lock-timeout  a record acquired by members that stay silent (no poll, no ack, no
 #                 close: only the lock can free it) comes back after the lock duration
 #                 with the next delivery count, and after share.delivery.count.limit

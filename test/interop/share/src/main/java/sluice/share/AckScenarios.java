@@ -19,7 +19,7 @@ final class AckScenarios {
    * Implicit mode (the default): each poll accepts what the previous one returned, close
    * accepts the last batch. Ten records on two partitions arrive once each with delivery
    * count 1; a second poll round and a new consumer of the group get nothing; the
-   * share-partition start offsets reach the end (every record accepted).
+   * partitions' lag (ListShareGroupOffsets) reaches 0: every record accepted.
    */
   static void implicit(Share s, String topic, String group) {
     prepare(s, topic, group);
@@ -39,7 +39,7 @@ final class AckScenarios {
   /**
    * share.acknowledgement.mode=explicit: every record accepted with acknowledge(record)
    * and commitSync (every partition's result without error); nothing redelivered to the
-   * same consumer or a new one; start offsets at the end.
+   * same consumer or a new one; lag 0 on both partitions.
    */
   static void explicit(Share s, String topic, String group) {
     prepare(s, topic, group);

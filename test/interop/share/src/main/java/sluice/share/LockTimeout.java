@@ -14,7 +14,8 @@ import org.apache.kafka.clients.consumer.KafkaShareConsumer;
  * acknowledges or closes, so nothing but the lock's expiry can free the record (a close
  * or a leave would release it at once). Each next consumer gets it only after the lock
  * duration, with the delivery count one higher. After the LIMIT-th expiry the record is
- * archived: the start offset moves past it and a fresh consumer gets nothing.
+ * archived: a fresh consumer polling past the last lock's expiry gets nothing, and the
+ * partition's lag is 0 although nobody acknowledged the record.
  */
 final class LockTimeout {
   private LockTimeout() {}

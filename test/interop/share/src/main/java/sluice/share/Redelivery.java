@@ -51,7 +51,7 @@ final class Redelivery {
 
   /**
    * Three records; offset 1 is rejected, 0 and 2 accepted. Neither the same consumer
-   * polling on nor a new consumer of the group gets anything; the start offset moves to 3
+   * polling on nor a new consumer of the group gets anything; the partition's lag is 0
    * (the rejected record is archived, not waiting).
    */
   static void reject(Share s, String topic, String group) {
