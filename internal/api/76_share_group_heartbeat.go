@@ -9,7 +9,8 @@ package api
 // Checks as Kafka's KafkaApis, in its order: READ on the group (else
 // GROUP_AUTHORIZATION_FAILED), a member id of 1 to 36 characters (else
 // INVALID_REQUEST), DESCRIBE on every subscribed topic (else
-// TOPIC_AUTHORIZATION_FAILED, without a message). Kafka first answers
+// TOPIC_AUTHORIZATION_FAILED); these answers carry no message, as
+// Kafka's (checked against 4.4.0). Kafka first answers
 // UNSUPPORTED_VERSION while share.version is not enabled: the handler is
 // registered only once share groups work end to end.
 
@@ -41,13 +42,13 @@ func newShareGroupHeartbeatHandler(sc ShareGroupCoordinator) Handler {
 				resp.ErrorCode, resp.ErrorMessage = code, msg
 				return Reply(resp)
 			}
+			// KafkaApis' own refusals carry no message (the request's
+			// getErrorResponse keeps only the code).
 			if !req.authorize(opRead, resGroup, body.GroupID) {
-				msg := kerr.GroupAuthorizationFailed.Description
-				return fail(kerr.GroupAuthorizationFailed.Code, &msg)
+				return fail(kerr.GroupAuthorizationFailed.Code, nil)
 			}
 			if n := len(body.MemberID); n == 0 || n > 36 {
-				msg := "Invalid member id in the request."
-				return fail(kerr.InvalidRequest.Code, &msg)
+				return fail(kerr.InvalidRequest.Code, nil)
 			}
 			if len(body.SubscribedTopicNames) > 0 {
 				ok := req.filterAuthorized(opDescribe, resTopic, body.SubscribedTopicNames)

@@ -59,11 +59,11 @@ func TestShareGroupHeartbeatAuthorization(t *testing.T) {
 	call := func(body *kmsg.ShareGroupHeartbeatRequest) *kmsg.ShareGroupHeartbeatResponse {
 		return h.Handle(t.Context(), &Request{Body: body, Conn: shareConn(), authz: az}).body.(*kmsg.ShareGroupHeartbeatResponse)
 	}
-	if r := call(shareHBBody("m1", "a")); r.ErrorCode != kerr.GroupAuthorizationFailed.Code {
+	if r := call(shareHBBody("m1", "a")); r.ErrorCode != kerr.GroupAuthorizationFailed.Code || r.ErrorMessage != nil {
 		t.Fatalf("without READ on the group: %+v", r)
 	}
 	az[az.key(alice, metadata.ACLOpRead, metadata.ACLResourceGroup, "sg")] = true
-	if r := call(shareHBBody("", "a")); r.ErrorCode != kerr.InvalidRequest.Code || *r.ErrorMessage != "Invalid member id in the request." {
+	if r := call(shareHBBody("", "a")); r.ErrorCode != kerr.InvalidRequest.Code || r.ErrorMessage != nil {
 		t.Fatalf("empty member id: %+v", r)
 	}
 	if r := call(shareHBBody("0123456789012345678901234567890123456", "a")); r.ErrorCode != kerr.InvalidRequest.Code {

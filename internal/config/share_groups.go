@@ -18,6 +18,7 @@ type ShareGroupSettings struct {
 	HeartbeatInterval       time.Duration // group.share.heartbeat.interval.ms
 	MaxSize                 int           // group.share.max.size
 	InitializeRetryInterval time.Duration // group.share.initialize.retry.interval.ms
+	AssignmentInterval      time.Duration // group.share.assignment.interval.ms
 }
 
 // ShareGroups reads the share group keys, failing as Kafka fails to start
@@ -26,6 +27,7 @@ type ShareGroupSettings struct {
 func (c *Config) ShareGroups() (ShareGroupSettings, error) {
 	session, minSession, maxSession := c.Int(GroupShareSessionTimeoutMs), c.Int(GroupShareMinSessionTimeoutMs), c.Int(GroupShareMaxSessionTimeoutMs)
 	hb, minHB, maxHB := c.Int(GroupShareHeartbeatIntervalMs), c.Int(GroupShareMinHeartbeatIntervalMs), c.Int(GroupShareMaxHeartbeatIntervalMs)
+	ai, minAI, maxAI := c.Int(GroupShareAssignmentIntervalMs), c.Int(GroupShareMinAssignmentIntervalMs), c.Int(GroupShareMaxAssignmentIntervalMs)
 	checks := []struct {
 		ok   bool
 		a, b string
@@ -39,14 +41,23 @@ func (c *Config) ShareGroups() (ShareGroupSettings, error) {
 		{session <= maxSession, "group.share.session.timeout.ms", "group.share.max.session.timeout.ms", "less than or equal to"},
 		{hb < session, "group.share.heartbeat.interval.ms", "group.share.session.timeout.ms", "less than"},
 	}
+	assignors := c.List(GroupShareAssignors)
+	if len(assignors) != 1 {
+		return ShareGroupSettings{}, fmt.Errorf("requirement failed: group.share.assignors must contain exactly one assignor, but found %d", len(assignors))
+	}
+	checks = append(checks, []struct {
+		ok   bool
+		a, b string
+		rel  string
+	}{
+		{maxAI >= minAI, "group.share.max.assignment.interval.ms", "group.share.min.assignment.interval.ms", "greater than or equal to"},
+		{ai >= minAI, "group.share.assignment.interval.ms", "group.share.min.assignment.interval.ms", "greater than or equal to"},
+		{ai <= maxAI, "group.share.assignment.interval.ms", "group.share.max.assignment.interval.ms", "less than or equal to"},
+	}...)
 	for _, ch := range checks {
 		if !ch.ok {
 			return ShareGroupSettings{}, fmt.Errorf("requirement failed: %s must be %s %s", ch.a, ch.rel, ch.b)
 		}
-	}
-	assignors := c.List(GroupShareAssignors)
-	if len(assignors) != 1 {
-		return ShareGroupSettings{}, fmt.Errorf("requirement failed: group.share.assignors must contain exactly one assignor, but found %d", len(assignors))
 	}
 	switch a := strings.TrimSpace(assignors[0]); a {
 	case "simple", "org.apache.kafka.coordinator.group.assignor.SimpleAssignor":
@@ -56,6 +67,6 @@ func (c *Config) ShareGroups() (ShareGroupSettings, error) {
 	ms := func(v int32) time.Duration { return time.Duration(v) * time.Millisecond }
 	return ShareGroupSettings{
 		SessionTimeout: ms(session), HeartbeatInterval: ms(hb), MaxSize: int(c.Int(GroupShareMaxSize)),
-		InitializeRetryInterval: ms(c.Int(GroupShareInitializeRetryIntervalMs)),
+		InitializeRetryInterval: ms(c.Int(GroupShareInitializeRetryIntervalMs)), AssignmentInterval: ms(ai),
 	}, nil
 }

@@ -17,7 +17,8 @@ func TestShareGroupsDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ShareGroupSettings{SessionTimeout: 45 * time.Second, HeartbeatInterval: 5 * time.Second, MaxSize: 200, InitializeRetryInterval: 30 * time.Second}
+	want := ShareGroupSettings{SessionTimeout: 45 * time.Second, HeartbeatInterval: 5 * time.Second, MaxSize: 200,
+		InitializeRetryInterval: 30 * time.Second, AssignmentInterval: time.Second}
 	if s != want {
 		t.Fatalf("got %+v, want %+v", s, want)
 	}
@@ -33,6 +34,7 @@ func TestShareGroupsChecks(t *testing.T) {
 		{"group.share.min.session.timeout.ms=5000\ngroup.share.session.timeout.ms=5000\n", "group.share.heartbeat.interval.ms must be less than group.share.session.timeout.ms"},
 		{"group.share.assignors=simple,other\n", "group.share.assignors must contain exactly one assignor, but found 2"},
 		{"group.share.assignors=com.example.Mine\n", "only Kafka's built-in simple assignor"},
+		{"group.share.assignment.interval.ms=16000\n", "group.share.assignment.interval.ms must be less than or equal to group.share.max.assignment.interval.ms"},
 	}
 	for _, tc := range cases {
 		c, err := Parse(tc.props, nil)

@@ -21,8 +21,8 @@ func (m *Manager) Join(now time.Time, req JoinRequest, reply func(JoinResult)) {
 		return
 	}
 	if m.IsShareGroup(req.GroupID) {
-		// Not a classic group: Kafka answers UNKNOWN_MEMBER_ID.
-		fail(kerr.UnknownMemberID.Code)
+		// Not a classic group: Kafka 4.4 answers this.
+		fail(kerr.InconsistentGroupProtocol.Code)
 		return
 	}
 	g, ok := m.groups[req.GroupID]

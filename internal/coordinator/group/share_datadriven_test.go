@@ -41,6 +41,7 @@ func (h *sddHarness) runShare(td *datadriven.TestData) {
 		h.cfg.Share = ShareConfig{
 			SessionTimeout: cddDur(h.t, td, "session"), HeartbeatInterval: cddDur(h.t, td, "interval"),
 			MaxSize: int(cddNum(h.t, td, "max-size", 0)), InitializeRetryInterval: cddDur(h.t, td, "retry"),
+			AssignmentInterval: cddDur(h.t, td, "assign-interval"),
 		}
 		h.mgr = NewManager(h.cfg, h.now)
 	case "topics":

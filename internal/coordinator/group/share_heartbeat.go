@@ -167,9 +167,14 @@ func shareMemberFor(sg *shareGroup, id string, epoch int32, create bool) (*share
 }
 
 // maybeUpdateShareTarget computes a new target assignment when the group
-// epoch has moved past it.
+// epoch has moved past it, at most once per assignment interval (as Kafka
+// 4.4: members meanwhile stay at the previous assignment epoch, a new
+// member with nothing).
 func (m *Manager) maybeUpdateShareTarget(now time.Time, sg *shareGroup, topics Topics) error {
 	if sg.assignmentEpoch >= sg.groupEpoch {
+		return nil
+	}
+	if last := sg.assignmentTimestamp; last > 0 && now.UnixMilli()-last < m.shareCfg().AssignmentInterval.Milliseconds() {
 		return nil
 	}
 	target, err := sg.computeTarget(nil, topics)

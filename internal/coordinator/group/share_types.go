@@ -6,8 +6,10 @@ import (
 	"github.com/sluice-io/sluice/internal/kafka"
 )
 
-// ShareConfig holds the group.share.* settings (KIP-932). A zero field
-// takes Kafka's default.
+// ShareConfig holds the group.share.* settings (KIP-932). A zero
+// ShareConfig is DefaultShareConfig(); otherwise a zero field takes
+// Kafka's default, except AssignmentInterval, whose zero is Kafka's 0
+// (compute at every epoch change).
 type ShareConfig struct {
 	// SessionTimeout is group.share.session.timeout.ms (45 s).
 	SessionTimeout time.Duration
@@ -18,10 +20,23 @@ type ShareConfig struct {
 	// InitializeRetryInterval is group.share.initialize.retry.interval.ms
 	// (30 s): partitions still initializing after it are asked again.
 	InitializeRetryInterval time.Duration
+	// AssignmentInterval is group.share.assignment.interval.ms (1 s): a
+	// new target assignment is computed at most this often, at the first
+	// heartbeat after it (KIP-1263); zero or less computes at once.
+	AssignmentInterval time.Duration
+}
+
+// DefaultShareConfig returns Kafka 4.4's defaults.
+func DefaultShareConfig() ShareConfig {
+	return ShareConfig{SessionTimeout: 45 * time.Second, HeartbeatInterval: 5 * time.Second, MaxSize: 200,
+		InitializeRetryInterval: 30 * time.Second, AssignmentInterval: time.Second}
 }
 
 // withDefaults fills the zero fields with Kafka's defaults.
 func (c ShareConfig) withDefaults() ShareConfig {
+	if c == (ShareConfig{}) {
+		return DefaultShareConfig()
+	}
 	if c.SessionTimeout <= 0 {
 		c.SessionTimeout = 45 * time.Second
 	}
@@ -34,6 +49,7 @@ func (c ShareConfig) withDefaults() ShareConfig {
 	if c.InitializeRetryInterval <= 0 {
 		c.InitializeRetryInterval = 30 * time.Second
 	}
+	c.AssignmentInterval = max(c.AssignmentInterval, 0)
 	return c
 }
 

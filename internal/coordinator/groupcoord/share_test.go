@@ -63,7 +63,11 @@ func shareImage(t *testing.T) *metadata.Image {
 
 func startShareCoordinator(t *testing.T, log *runtimetest.MemLog, p SharePersister) *testCoordinator {
 	t.Helper()
-	tc := startCoordinator(t, log, testGroupConfig())
+	cfg := testGroupConfig()
+	// Targets at every epoch change, so the steps need no waiting for
+	// group.share.assignment.interval.ms (the group package tests it).
+	cfg.Share = group.ShareConfig{AssignmentInterval: -1}
+	tc := startCoordinator(t, log, cfg)
 	tc.image = shareImage(t)
 	tc.ApplyImage(tc.image)
 	tc.SetSharePersister(p)
