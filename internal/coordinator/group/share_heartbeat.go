@@ -221,11 +221,18 @@ func (m *Manager) shareLeave(now time.Time, req ShareHeartbeatRequest) (ShareHea
 }
 
 // fenceShareMember removes a member (leave or session timeout) and bumps
-// the group epoch with the metadata hash of what the others subscribe to.
+// the group epoch with the metadata hash of what the others subscribe to;
+// the last member's leaving also moves the target's epoch (with no
+// timestamp), as Kafka 4.4 writes it.
 func (m *Manager) fenceShareMember(sg *shareGroup, id string) {
+	last := len(sg.members) == 1
 	hash := metadataHashOf(sg.subscribedNames(nil, id), m.topics())
 	m.removeShareMember(sg, id)
-	m.sgDo(sg, opShareEpoch{epoch: sg.groupEpoch + 1, hash: hash})
+	epoch := sg.groupEpoch + 1
+	m.sgDo(sg, opShareEpoch{epoch: epoch, hash: hash})
+	if last {
+		m.sgDo(sg, opShareTargetMeta{epoch: epoch})
+	}
 }
 
 // tickShare fences the members whose session has passed, group by group
