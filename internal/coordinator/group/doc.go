@@ -20,5 +20,9 @@
 // order rule between them and plain commits, UNSTABLE_OFFSET_COMMIT for
 // require_stable fetches. Consumer groups follow its GroupMetadataManager,
 // ConsumerGroup and CurrentAssignmentBuilder (Kafka 4.4); their
-// differences are in docs/compatibility.md.
+// differences are in docs/compatibility.md. Share groups (KIP-932, the
+// share_*.go files) follow its share parts and ShareGroup: member epochs,
+// the simple assignor, whole assignments, and the share state of their
+// partitions (ShareGroupStatePartitionMetadata) initialized before
+// assignment.
 package group

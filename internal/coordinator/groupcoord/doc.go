@@ -19,8 +19,13 @@
 //     coordinator the runtime writes the marker to the partition. The
 //     transaction is not verified with the transaction coordinator before
 //     the write (Kafka's KIP-890 verification of the offsets partition).
-//   - Classic and KIP-848 consumer groups are served; share and streams
-//     groups are not, and their records in the log are skipped at load.
+//   - Classic, KIP-848 consumer and KIP-932 share groups are served
+//     (share.go: share state through a SharePersister); streams groups
+//     are not, and their records in the log are skipped at load. A share
+//     group's new target is computed within a heartbeat once
+//     group.share.assignment.interval.ms has passed (Kafka may offload
+//     it); topics deleted from a share group's state are dropped at its
+//     next heartbeat, not when the deletion is seen.
 //   - A consumer group's target assignment is computed within the
 //     heartbeat that needs it, and regular expressions are resolved there
 //     too (Kafka offloads both and refreshes regexes on a timer).
