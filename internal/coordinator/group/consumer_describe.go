@@ -14,6 +14,10 @@ import (
 // answer.
 func (m *Manager) DescribeConsumerGroup(id string) ConsumerGroupDescription {
 	g, ok := m.groups[id]
+	if m.IsShareGroup(id) {
+		msg := "Group " + id + " is not a consumer group."
+		return ConsumerGroupDescription{GroupID: id, ErrorCode: kerr.GroupIDNotFound.Code, ErrorMessage: &msg}
+	}
 	if !ok || g.state == Dead && g.cg == nil {
 		msg := "Group " + id + " not found."
 		return ConsumerGroupDescription{GroupID: id, ErrorCode: kerr.GroupIDNotFound.Code, ErrorMessage: &msg}

@@ -262,7 +262,7 @@ func (h *sddHarness) otherTypes(td *datadriven.TestData) {
 		d := h.mgr.Describe(id)
 		h.printf("describe groups: %s state=%s\n", cddErrName(d.ErrorCode), d.State)
 		cd := h.mgr.DescribeConsumerGroup(id)
-		h.printf("consumer group describe: %s\n", cddErrName(cd.ErrorCode))
+		h.printf("consumer group describe: %s %s\n", cddErrName(cd.ErrorCode), cddDeref(cd.ErrorMessage))
 	default:
 		td.Fatalf(h.t, "unknown kind %q", kind)
 	}
