@@ -35,6 +35,8 @@ var pureCores = []pureCore{
 		allow: []string{"github.com/sluice-io/sluice/internal/coordinator/group/assignor", "github.com/sluice-io/sluice/internal/coordinator/group/consumerrec"}},
 	{dir: "coordinator/txn", forbid: []string{"sync/...", "log/slog", "github.com/sluice-io/sluice/internal/coordinator/..."}},
 	{dir: "coordinator/share", forbid: []string{"sync/...", "log/slog", "github.com/sluice-io/sluice/internal/coordinator/..."}},
+	// The broker's share partitions and share sessions (KIP-932).
+	{dir: "share", forbid: []string{"sync/...", "log/slog"}},
 	// Loader publishes its image through an atomic.Pointer and logs a
 	// subscriber's failure; it holds no lock.
 	{dir: "metadata", forbid: []string{"sync"}},
