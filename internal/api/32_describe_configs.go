@@ -16,6 +16,11 @@ package api
 // Authorization: DESCRIBE_CONFIGS on the resource, as Kafka
 // (authz_configs.go).
 //
+// GROUP resources (KIP-848, KIP-932) list every group key of Kafka 4.4's
+// GroupConfig with the group's dynamic value (DYNAMIC_GROUP_CONFIG) over
+// its broker synonym, whether or not the group exists; the empty name is
+// INVALID_REQUEST, as Kafka (groupconfig_describe.go in internal/config).
+//
 // BROKER_LOGGER resources (KIP-412) named after this node list its loggers
 // ("root" and one per component) with their levels (broker_loggers.go).
 //
@@ -77,6 +82,11 @@ func describeConfigs(static *config.Config, view MetadataView, loggers *logging.
 					entries = append(entries, e)
 				}
 			}
+		case r.ResourceType == kmsg.ConfigResourceTypeGroupConfig && r.ResourceName == "":
+			rr.ErrorCode = kerr.InvalidRequest.Code
+			rr.ErrorMessage = stringPtr("Group name must not be empty")
+		case r.ResourceType == kmsg.ConfigResourceTypeGroupConfig:
+			entries = cfg.DescribeGroup(im.GroupConfigs(r.ResourceName), r.ConfigNames)
 		case r.ResourceType == kmsg.ConfigResourceTypeBrokerLogger:
 			var msg *string
 			rr.Configs, rr.ErrorCode, msg = describeBrokerLoggers(loggers, static.NodeID(), r)

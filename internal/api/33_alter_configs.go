@@ -11,6 +11,9 @@ package api
 //
 // Authorization: ALTER_CONFIGS on the resource, as Kafka (authz_configs.go).
 //
+// GROUP resources replace a group's dynamic configs, as Kafka 4.4 allows
+// here too (validated as IncrementalAlterConfigs validates them).
+//
 // BROKER_LOGGER resources are refused with INVALID_REQUEST "Unknown resource
 // type 8", as Kafka's preprocessing does (only IncrementalAlterConfigs
 // changes log levels).

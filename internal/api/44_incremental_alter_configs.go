@@ -10,6 +10,11 @@ package api
 //
 // Authorization: ALTER_CONFIGS on the resource, as Kafka (authz_configs.go).
 //
+// GROUP resources (type 32) SET or DELETE a group's dynamic configs
+// (Kafka 4.4's GroupConfig keys, each within the broker's group.*.min/max
+// bounds), whether or not the group exists; APPEND and SUBTRACT are
+// refused for every group key, as Kafka refuses them.
+//
 // BROKER_LOGGER resources (KIP-412) change this node's log levels at once,
 // here, not through the controller (broker_loggers.go): SET a level
 // (TRACE, DEBUG, INFO, WARN, ERROR, FATAL) on "root" or a component's

@@ -35,6 +35,8 @@ func configResource(im *metadata.Image, t kmsg.ConfigResourceType, name string) 
 			}
 		}
 		return metadata.ConfigResource{Type: metadata.ConfigResourceBroker, Name: name}, nil, ""
+	case kmsg.ConfigResourceTypeGroupConfig:
+		return groupConfigResource(name)
 	default:
 		return metadata.ConfigResource{}, kerr.InvalidRequest, fmt.Sprintf("unsupported resource type %d", t)
 	}
@@ -100,6 +102,9 @@ func (c *Controller) IncrementalAlterConfigs(im *metadata.Image, req *kmsg.Incre
 }
 
 func (c *Controller) incrementalAlter(im *metadata.Image, r kmsg.IncrementalAlterConfigsRequestResource) ([]metadata.Record, *kerr.Error, string) {
+	if r.ResourceType == kmsg.ConfigResourceTypeGroupConfig {
+		return c.incrementalAlterGroup(im, r)
+	}
 	res, kerrErr, msg := configResource(im, r.ResourceType, r.ResourceName)
 	if kerrErr != nil {
 		return nil, kerrErr, msg

@@ -53,6 +53,9 @@ type ConfigResourceType int8
 const (
 	ConfigResourceTopic  ConfigResourceType = 2
 	ConfigResourceBroker ConfigResourceType = 4
+	// ConfigResourceGroup is a group's dynamic configs (KIP-848's GROUP
+	// resource); the group need not exist.
+	ConfigResourceGroup ConfigResourceType = 32
 )
 
 func (t ConfigResourceType) String() string {
@@ -61,6 +64,8 @@ func (t ConfigResourceType) String() string {
 		return "TOPIC"
 	case ConfigResourceBroker:
 		return "BROKER"
+	case ConfigResourceGroup:
+		return "GROUP"
 	default:
 		return fmt.Sprintf("RESOURCE(%d)", int8(t))
 	}

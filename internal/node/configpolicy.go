@@ -27,6 +27,8 @@ func (p configPolicy) Validate(res metadata.ConfigResource, configs map[string]s
 			}
 		}
 		return p.validateBroker(configs, res.Name == "")
+	case metadata.ConfigResourceGroup:
+		return p.cfg.ValidateGroupConfigs(configs)
 	default:
 		return &config.InvalidTopicConfigError{Msg: "unsupported resource type " + res.Type.String()}
 	}
