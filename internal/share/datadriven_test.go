@@ -93,11 +93,10 @@ func (h *ddHarness) newPartition(td *datadriven.TestData) {
 		st.Batches = append(st.Batches, StateBatch{first, last, parseState(h.t, state), int16(count)})
 	}
 	p, err := NewPartition(cfg, int32(h.int(td, "leader-epoch", 0)), st, int64(h.int(td, "reset", 0)))
+	h.p = p
 	if err != nil {
 		h.printf("error: %v\n", err)
-		return
 	}
-	h.p = p
 }
 
 func (h *ddHarness) acquire(td *datadriven.TestData) {

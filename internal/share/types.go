@@ -138,11 +138,11 @@ type PersistedState struct {
 // Partition.WriteDone(ID, ...); the records it moved are not acquirable
 // and the start offset does not move past them until then.
 type Write struct {
-	ID                     uint64
+	ID                      uint64
 	StateEpoch, LeaderEpoch int32
-	StartOffset            int64
-	DeliveryCompleteCount  int32
-	Batches                []StateBatch
+	StartOffset             int64
+	DeliveryCompleteCount   int32
+	Batches                 []StateBatch
 }
 
 // errf returns an error carrying the Kafka error code kerrVal (readable
