@@ -93,9 +93,10 @@ var groupKeys = func() []GroupKeyDef {
 		"streams.assignor.offload.enable": true, "streams.task.offset.interval.ms": true,
 		"streams.num.warmup.replicas": true, "streams.acceptable.recovery.lag": true,
 	}
-	// Nothing reads the overrides yet: the share group keys await the
-	// share group work, the consumer keys a coordinator that sees the image.
-	enforced := map[string]bool{}
+	// The share group keys await the share group work.
+	enforced := map[string]bool{
+		GroupCfgConsumerSessionTimeoutMs: true, GroupCfgConsumerHeartbeatIntervalMs: true,
+	}
 	for i := range keys {
 		keys[i].Internal = internal[keys[i].Name]
 		keys[i].Enforced = enforced[keys[i].Name]

@@ -2,12 +2,14 @@ package node
 
 import (
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/internal/config"
 	"github.com/sluice-io/sluice/internal/controller"
+	"github.com/sluice-io/sluice/internal/coordinator/group"
 	"github.com/sluice-io/sluice/internal/metadata"
 )
 
@@ -34,5 +36,18 @@ func TestGroupConfigsThroughTheNodePolicy(t *testing.T) {
 	recs, r = alter("share.record.lock.duration.ms", "90000")
 	if r.ErrorCode != kerr.InvalidConfig.Code || deref(r.ErrorMessage) != "share.record.lock.duration.ms must be in the range 15000 to 60000 inclusive." || len(recs) != 0 {
 		t.Fatalf("out of range: code %d %q, %d records", r.ErrorCode, deref(r.ErrorMessage), len(recs))
+	}
+}
+
+// The consumer group coordinator resolves a group's consumer.* overrides
+// with the broker's values under them.
+func TestConsumerGroupTimeoutsResolveGroupConfigs(t *testing.T) {
+	var cfg group.Config
+	if err := consumerGroupConfig(config.Defaults(), &cfg); err != nil {
+		t.Fatal(err)
+	}
+	session, hb := cfg.ResolveConsumerTimeouts(map[string]string{"consumer.session.timeout.ms": "50000"})
+	if session != 50*time.Second || hb != 5*time.Second {
+		t.Fatalf("session %v heartbeat %v, want 50s and the broker's 5s", session, hb)
 	}
 }

@@ -3,6 +3,7 @@ package node
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/sluice-io/sluice/internal/config"
 	"github.com/sluice-io/sluice/internal/coordinator/group"
@@ -35,6 +36,12 @@ func consumerGroupConfig(c *config.Config, cfg *group.Config) error {
 	}
 	cfg.ConsumerSessionTimeout = millis(int64(session))
 	cfg.ConsumerHeartbeatInterval = millis(int64(hb))
+	// A group's consumer.* overrides (the GROUP config resource), within
+	// the bounds above, as Kafka's GroupConfig.evaluate.
+	cfg.ResolveConsumerTimeouts = func(groupConfigs map[string]string) (time.Duration, time.Duration) {
+		s := c.GroupSettings(groupConfigs)
+		return s.ConsumerSessionTimeout(), s.ConsumerHeartbeatInterval()
+	}
 	cfg.ConsumerMaxSize = int(c.Int(config.GroupConsumerMaxSize))
 	cfg.ConsumerAssignors = nil
 	for _, name := range c.List(config.GroupConsumerAssignors) {

@@ -39,6 +39,14 @@ type Config struct {
 	// group.consumer.heartbeat.interval.ms (KIP-848 groups).
 	ConsumerSessionTimeout    time.Duration
 	ConsumerHeartbeatInterval time.Duration
+	// GroupConfigs returns a group's dynamic configs (the GROUP config
+	// resource in the metadata image); nil knows none.
+	GroupConfigs func(groupID string) map[string]string
+	// ResolveConsumerTimeouts turns a group's dynamic configs into its
+	// consumer.session.timeout.ms and consumer.heartbeat.interval.ms (an
+	// override within the broker's bounds, else the two fields above).
+	// Nil ignores the group's configs.
+	ResolveConsumerTimeouts func(groupConfigs map[string]string) (session, heartbeat time.Duration)
 	// ConsumerMaxSize is group.consumer.max.size.
 	ConsumerMaxSize int
 	// ConsumerAssignors is group.consumer.assignors; the first is the
@@ -55,6 +63,18 @@ type Config struct {
 	// subscription); 0 is 512 KiB, well inside the offsets partition's
 	// message.max.bytes and the coordinator's batch.
 	MaxRecordBytes int
+}
+
+// consumerTimeouts are a consumer group's session timeout and heartbeat
+// interval: its dynamic configs' when it has any, as Kafka's
+// GroupMetadataManager reads them on every heartbeat, else the broker's.
+func (c *Config) consumerTimeouts(groupID string) (session, heartbeat time.Duration) {
+	if c.GroupConfigs != nil && c.ResolveConsumerTimeouts != nil {
+		if o := c.GroupConfigs(groupID); len(o) > 0 {
+			return c.ResolveConsumerTimeouts(o)
+		}
+	}
+	return c.ConsumerSessionTimeout, c.ConsumerHeartbeatInterval
 }
 
 func (c *Config) maxRecordBytes() int {

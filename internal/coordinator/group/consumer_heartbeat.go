@@ -127,8 +127,9 @@ func (m *Manager) consumerHeartbeat(now time.Time, req ConsumerHeartbeatRequest)
 	if err != nil {
 		return ConsumerHeartbeatResult{}, err
 	}
-	updated.sessionDeadline = now.Add(m.cfg.ConsumerSessionTimeout)
-	res := ConsumerHeartbeatResult{MemberID: updated.id, MemberEpoch: updated.epoch, HeartbeatInterval: m.cfg.ConsumerHeartbeatInterval}
+	session, heartbeat := m.cfg.consumerTimeouts(g.id)
+	updated.sessionDeadline = now.Add(session)
+	res := ConsumerHeartbeatResult{MemberID: updated.id, MemberEpoch: updated.epoch, HeartbeatInterval: heartbeat}
 	full := req.RebalanceTimeoutMs != -1 && (req.SubscribedTopicNames != nil || req.SubscribedTopicRegex != nil) && req.Owned != nil
 	if join || full || !member.assigned.sameKeys(updated.assigned) {
 		res.Assignment = updated.assigned.topicPartitions()

@@ -67,7 +67,8 @@ func (o opMember) apply(g *Group, now time.Time) {
 	cur, ok := cg.members[o.m.id]
 	if !ok {
 		cur = newConsumerMember(o.m.id)
-		cur.sessionDeadline = now.Add(g.mgr.cfg.ConsumerSessionTimeout)
+		session, _ := g.mgr.cfg.consumerTimeouts(g.id)
+		cur.sessionDeadline = now.Add(session)
 		if o.m.classic != nil {
 			cur.sessionDeadline = now.Add(time.Duration(o.m.classic.sessionTimeoutMs) * time.Millisecond)
 		}

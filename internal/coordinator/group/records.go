@@ -251,7 +251,8 @@ func (m *Manager) FinishLoad(now time.Time) {
 	for _, id := range m.GroupIDs() {
 		g := m.groups[id]
 		if g.cg != nil {
-			g.cg.startTimers(now, m.cfg.ConsumerSessionTimeout)
+			session, _ := m.cfg.consumerTimeouts(id)
+			g.cg.startTimers(now, session)
 			continue
 		}
 		for _, mem := range g.members {

@@ -89,10 +89,12 @@ func (o *Options) runtimeOptions(retired *retiredCounters) runtime.Options[*grou
 	}
 }
 
-// groupConfig is the group settings with the image's topics.
+// groupConfig is the group settings with the image's topics and group
+// configs.
 func (o *Options) groupConfig() group.Config {
 	cfg := o.Group
 	image := o.Image
 	cfg.Topics = func() group.Topics { return imageTopics{image()} }
+	cfg.GroupConfigs = func(id string) map[string]string { return image().GroupConfigs(id) }
 	return cfg
 }
