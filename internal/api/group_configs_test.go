@@ -176,3 +176,36 @@ func TestGroupConfigsLegacyAlter(t *testing.T) {
 		t.Fatalf("legacy unknown key: %d %q", r.ErrorCode, deref(r.ErrorMessage))
 	}
 }
+
+// A GROUP resource needs DESCRIBE_CONFIGS, ALTER_CONFIGS on the group
+// (GROUP_AUTHORIZATION_FAILED otherwise), as Kafka's ConfigHelper and
+// ControllerApis.authorizeAlterResource.
+func TestGroupConfigsAuthorization(t *testing.T) {
+	x := newAuthzFixture(t)
+	x.f.ctrl = controller.New(controller.Options{Configs: groupPolicy{topicPolicy{x.f.cfg}}})
+	x.allow("alice", metadata.ACLOpDescribeConfigs, metadata.ACLResourceGroup, "mine", false)
+	x.allow("alice", metadata.ACLOpAlterConfigs, metadata.ACLResourceGroup, "mine", false)
+	for _, tc := range []struct {
+		group string
+		code  int16
+	}{{"mine", 0}, {"theirs", kerr.GroupAuthorizationFailed.Code}} {
+		inc := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		inc.SetVersion(1)
+		v := "earliest"
+		inc.Resources = []kmsg.IncrementalAlterConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeGroupConfig, ResourceName: tc.group,
+			Configs: []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "share.auto.offset.reset", Op: kmsg.IncrementalAlterConfigOpSet, Value: &v}}}}
+		if r := as[*kmsg.IncrementalAlterConfigsResponse](x, "alice", inc).Resources[0]; r.ErrorCode != tc.code {
+			t.Errorf("alter %s: code %d, want %d", tc.group, r.ErrorCode, tc.code)
+		}
+		desc := kmsg.NewPtrDescribeConfigsRequest()
+		desc.SetVersion(4)
+		desc.Resources = []kmsg.DescribeConfigsRequestResource{{ResourceType: kmsg.ConfigResourceTypeGroupConfig, ResourceName: tc.group}}
+		r := as[*kmsg.DescribeConfigsResponse](x, "alice", desc).Resources[0]
+		if r.ErrorCode != tc.code || (tc.code == 0) != (len(r.Configs) > 0) {
+			t.Errorf("describe %s: code %d with %d configs, want %d", tc.group, r.ErrorCode, len(r.Configs), tc.code)
+		}
+	}
+	if got := x.f.image.ConfiguredGroups(); len(got) != 1 || got[0] != "mine" {
+		t.Fatalf("configured groups %v, want [mine]", got)
+	}
+}
