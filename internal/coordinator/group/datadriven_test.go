@@ -58,7 +58,7 @@ func TestDataDriven(t *testing.T) {
 		if strings.HasPrefix(path, "testdata/consumer/") {
 			t.Skip("consumer groups: TestConsumerDataDriven")
 		}
-		if strings.HasPrefix(path, "testdata/share/") {
+		if strings.HasPrefix(path, "testdata/share") {
 			t.Skip("share groups: TestShareDataDriven")
 		}
 		h := newDDHarness(t)
