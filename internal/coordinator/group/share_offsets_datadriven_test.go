@@ -12,7 +12,7 @@ import (
 // oddHarness adds the share offsets admin steps to the share harness.
 type oddHarness struct {
 	*sddHarness
-	alterInit *ShareInitRequest       // the last alter's initialization
+	alterInit *ShareInitRequest          // the last alter's initialization
 	deleting  map[string]ShareStateTopic // the last delete plan's topics by name
 }
 
