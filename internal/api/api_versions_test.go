@@ -169,9 +169,9 @@ func TestPinnedReleaseIsWellFormed(t *testing.T) {
 	}
 }
 
-// A registry that caps features advertises share.version and
-// streams.version at 0 (their protocols are not served) and does not report
-// them finalized, whatever the cluster's levels.
+// A registry that caps features advertises streams.version at 0 (KIP-1071
+// is not served) and does not report it finalized, whatever the cluster's
+// levels; share.version (KIP-932, served) goes up to the pinned release's 2.
 func TestApiVersionsCapsUnservedFeatures(t *testing.T) {
 	features := StaticFeatures{Epoch: 17, Levels: PinnedRelease().Finalized}
 	r, err := NewRegistry(BrokerRelease(), RegistryInfo{Features: features, CapFeatures: true}, []Handler{fakeHandler(3, 0, 13)})
@@ -180,15 +180,18 @@ func TestApiVersionsCapsUnservedFeatures(t *testing.T) {
 	}
 	got, _ := serveApiVersions(t, r, 4, "sluice-test", "1.0")
 	for _, f := range got.SupportedFeatures {
-		if (f.Name == "share.version" || f.Name == "streams.version") && f.MaxVersion != 0 {
+		if f.Name == "streams.version" && f.MaxVersion != 0 {
 			t.Errorf("%s advertised up to %d, want 0", f.Name, f.MaxVersion)
+		}
+		if f.Name == "share.version" && f.MaxVersion != 2 {
+			t.Errorf("share.version advertised up to %d, want 2 (KIP-932 is served)", f.MaxVersion)
 		}
 		if f.Name == "group.version" && f.MaxVersion != 1 {
 			t.Errorf("group.version advertised up to %d, want 1 (KIP-848 is served)", f.MaxVersion)
 		}
 	}
 	for _, f := range got.FinalizedFeatures {
-		if f.Name == "share.version" || f.Name == "streams.version" {
+		if f.Name == "streams.version" {
 			t.Errorf("%s reported finalized at %d", f.Name, f.MaxVersionLevel)
 		}
 	}

@@ -32,12 +32,25 @@ type BrokerDeps struct {
 	Groups *GroupPlaneDeps
 	// Txns is the transaction coordinator.
 	Txns *TxnPlaneDeps
+	// Shares are the share groups' components (KIP-932); nil leaves the
+	// share APIs out.
+	Shares *SharePlaneDeps
 	// Loggers are the node's log levels (the BROKER_LOGGER resource); nil
 	// refuses the resource.
 	Loggers *logging.Levels
 	// Quotas are the client quotas, applied by BrokerHandlersWithQuotas
 	// (quota_hooks.go); BrokerHandlers leaves them out.
 	Quotas *quota.Managers
+}
+
+// SharePlaneDeps are the share groups' components (KIP-932).
+type SharePlaneDeps struct {
+	// Groups is the group coordinator's share-group side.
+	Groups ShareGroupCoordinator
+	// Fetcher is the broker's share-partition manager.
+	Fetcher ShareFetcher
+	// Coordinator is the share coordinator (__share_group_state).
+	Coordinator SharePlane
 }
 
 // BrokerRelease is the vector a broker listener advertises: the pinned
@@ -88,6 +101,19 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 			newEndTxnHandler(d.Txns),
 			newDescribeTransactionsHandler(d.Txns),
 			newListTransactionsHandler(d.Txns),
+		)
+	}
+	if s := d.Shares; s != nil {
+		hs = append(hs,
+			newShareGroupHeartbeatHandler(s.Groups),
+			newShareGroupDescribeHandler(s.Groups),
+			newShareFetchHandler(s.Fetcher, d.Metadata),
+			newShareAcknowledgeHandler(s.Fetcher, d.Metadata),
+			newInitializeShareGroupStateHandler(s.Coordinator),
+			newReadShareGroupStateHandler(s.Coordinator),
+			newWriteShareGroupStateHandler(s.Coordinator),
+			newDeleteShareGroupStateHandler(s.Coordinator),
+			newReadShareGroupStateSummaryHandler(s.Coordinator),
 		)
 	}
 	if d.Config != nil && d.Metadata != nil {

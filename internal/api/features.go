@@ -9,7 +9,7 @@ var servedFeatureLevels = map[string]int16{
 	"group.version":                    1,
 	"kraft.version":                    1,
 	"metadata.version":                 33,
-	"share.version":                    0,
+	"share.version":                    2,
 	"streams.version":                  0,
 	"transaction.version":              2,
 	"eligible.leader.replicas.version": 1,

@@ -37,6 +37,7 @@ func (n *Node) brokerRegistry() (*api.Registry, error) {
 		},
 		Groups: &api.GroupPlaneDeps{Coordinator: n.broker.groups, TxnOffsets: n.broker.groups, Image: n.Image},
 		Txns:   &api.TxnPlaneDeps{Coordinator: n.broker.txns, Image: n.Image},
+		Shares: n.sharePlaneDeps(),
 		Quotas: quotas,
 	}))
 }

@@ -8,10 +8,12 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/internal/broker"
+	"github.com/sluice-io/sluice/internal/broker/sharefetch"
 	"github.com/sluice-io/sluice/internal/config"
 	"github.com/sluice-io/sluice/internal/coordinator/group"
 	"github.com/sluice-io/sluice/internal/coordinator/groupcoord"
 	"github.com/sluice-io/sluice/internal/coordinator/runtime"
+	"github.com/sluice-io/sluice/internal/coordinator/sharecoord"
 	"github.com/sluice-io/sluice/internal/coordinator/txn"
 	"github.com/sluice-io/sluice/internal/coordinator/txncoord"
 	"github.com/sluice-io/sluice/internal/metadata"
@@ -31,6 +33,10 @@ type brokerPlane struct {
 	replicas     *replication.ReplicaManager
 	groups       *groupcoord.GroupCoordinator
 	txns         *txncoord.TransactionCoordinator
+	// shareCoord keeps share groups' state in __share_group_state and
+	// shareFetch serves their fetches (KIP-932).
+	shareCoord *sharecoord.ShareCoordinator
+	shareFetch *sharefetch.Manager
 	// markers writes transaction markers as leader: for this broker's
 	// transaction coordinator and the WriteTxnMarkers handler alike.
 	markers *broker.MarkerWriter
@@ -63,6 +69,7 @@ func (b *brokerPlane) publish(delta *metadata.Delta, image *metadata.Image) {
 	}
 	b.groups.ApplyImage(image)
 	b.txns.ApplyImage(image)
+	b.shareCoord.ApplyImage(image)
 }
 
 // buildBroker builds the broker's components over the controller channel.
@@ -98,6 +105,9 @@ func (n *Node) buildBroker() error {
 	b.markers = broker.NewMarkerWriter(b.replicas, b.groups)
 	if b.txns, err = n.newTransactionCoordinator(); err != nil {
 		return fmt.Errorf("transaction coordinator: %w", err)
+	}
+	if err := n.buildShares(); err != nil {
+		return fmt.Errorf("share groups: %w", err)
 	}
 	return n.newBrokerServer()
 }
@@ -140,6 +150,9 @@ func (n *Node) newGroupCoordinator() (*groupcoord.GroupCoordinator, error) {
 		NewMemberJoinTimeout:          group.DefaultConfig().NewMemberJoinTimeout,
 	}
 	if err := consumerGroupConfig(n.cfg, &gcfg); err != nil {
+		return nil, err
+	}
+	if err := shareGroupConfig(n.cfg, &gcfg); err != nil {
 		return nil, err
 	}
 	return groupcoord.New(groupcoord.Options{
@@ -281,6 +294,12 @@ func (b *brokerPlane) stopServing() error {
 
 func (b *brokerPlane) close() {
 	b.publisher.Stop()
+	if b.shareFetch != nil {
+		b.shareFetch.Close()
+	}
+	if b.shareCoord != nil {
+		b.shareCoord.Close()
+	}
 	if b.txns != nil {
 		b.txns.Close()
 	}

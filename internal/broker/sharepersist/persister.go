@@ -64,6 +64,10 @@ type Options struct {
 	// PartitionFor maps a coordinator key to a partition of the state
 	// topic of n partitions (the share coordinator's mapping).
 	PartitionFor func(key string, n int32) int32
+	// Locate, when set, names key's coordinator instead of the image, and
+	// creates the state topic on first use (the share coordinator's
+	// FindCoordinator); its code is a Kafka error code.
+	Locate func(ctx context.Context, key string) (int32, int16)
 	// Local serves a request on this broker's share coordinator; nil when
 	// this node runs none, so every request goes to Peers.
 	Local func(ctx context.Context, req kmsg.Request) (kmsg.Response, error)
@@ -101,7 +105,14 @@ func New(opts Options) *Persister {
 var errNoCoordinator = kerr.CoordinatorNotAvailable
 
 // coordinator is the broker leading key's partition of the state topic.
-func (p *Persister) coordinator(key Key) (int32, error) {
+func (p *Persister) coordinator(ctx context.Context, key Key) (int32, error) {
+	if p.opts.Locate != nil {
+		node, code := p.opts.Locate(ctx, key.CoordinatorKey())
+		if code != 0 {
+			return -1, kerr.ErrorForCode(code)
+		}
+		return node, nil
+	}
 	im := p.opts.Image()
 	t, ok := im.Topic(StateTopic)
 	if !ok || len(t.Partitions) == 0 {
@@ -117,7 +128,7 @@ func (p *Persister) coordinator(key Key) (int32, error) {
 
 // send delivers req to key's coordinator once.
 func (p *Persister) send(ctx context.Context, key Key, req kmsg.Request) (kmsg.Response, error) {
-	node, err := p.coordinator(key)
+	node, err := p.coordinator(ctx, key)
 	if err != nil {
 		return nil, err
 	}
