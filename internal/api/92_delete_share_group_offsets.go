@@ -29,7 +29,7 @@ func newDeleteShareGroupOffsetsHandler(sc ShareOffsetsCoordinator) Handler {
 				if msg == nil {
 					msg = codeMessage(code)
 				}
-				resp.ErrorCode, resp.ErrorMessage = code, msg
+				resp.ErrorCode, resp.ErrorMessage, resp.Topics = code, msg, []kmsg.DeleteShareGroupOffsetsResponseTopic{}
 				return Reply(resp)
 			}
 			if !req.authorize(opDelete, resGroup, body.GroupID) {
