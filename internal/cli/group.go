@@ -17,9 +17,10 @@ func newGroupCommand() *cobra.Command {
 	conn := &connection{}
 	cmd := &cobra.Command{
 		Use:   "group",
-		Short: "List, describe, delete consumer groups (classic and KIP-848) and reset their committed offsets",
+		Short: "List, describe, delete consumer groups (classic and KIP-848) and share groups (KIP-932), and reset committed offsets",
 		Example: `  sluice group list
   sluice group list --type consumer
+  sluice group list --type share
   sluice group describe billing
   sluice group describe billing --members
   sluice group reset-offsets billing --topic orders --to-earliest            # prints the plan
@@ -75,8 +76,8 @@ func newGroupListCommand(conn *connection) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringArrayVar(&states, "state", nil, "only groups in this state (classic: Empty, Stable, PreparingRebalance, CompletingRebalance, Dead; "+
-		"consumer: Empty, Assigning, Reconciling, Stable; repeatable)")
-	cmd.Flags().StringSliceVar(&types, "type", nil, "only groups of this type: consumer (KIP-848) or classic (repeatable or comma-separated)")
+		"consumer: Empty, Assigning, Reconciling, Stable; share: Empty, Stable; repeatable)")
+	cmd.Flags().StringSliceVar(&types, "type", nil, "only groups of this type: consumer (KIP-848), classic or share (KIP-932) (repeatable or comma-separated)")
 	return cmd
 }
 
@@ -85,10 +86,10 @@ func groupTypes(given []string) ([]string, error) {
 	var out []string
 	for _, t := range given {
 		switch lower := strings.ToLower(strings.TrimSpace(t)); lower {
-		case groupTypeClassic, groupTypeConsumer:
+		case groupTypeClassic, groupTypeConsumer, groupTypeShare:
 			out = append(out, lower)
 		default:
-			return nil, fmt.Errorf("--type %q: want consumer or classic", t)
+			return nil, fmt.Errorf("--type %q: want consumer, classic or share", t)
 		}
 	}
 	return out, nil
@@ -106,12 +107,25 @@ const (
 // group that cannot be described shows its error name.
 func memberCounts(ctx context.Context, adm *kadm.Client, listed kadm.ListedGroups) (map[string]string, error) {
 	counts := make(map[string]string, len(listed))
-	var classic, consumer []string
+	var classic, consumer, share []string
 	for name, g := range listed {
-		if g.GroupType == groupTypeConsumer {
+		switch g.GroupType {
+		case groupTypeConsumer:
 			consumer = append(consumer, name)
-		} else {
+		case groupTypeShare:
+			share = append(share, name)
+		default:
 			classic = append(classic, name)
+		}
+	}
+	if len(share) > 0 {
+		described, err := adm.DescribeShareGroups(ctx, share...)
+		if err != nil && len(described) == 0 {
+			return nil, fmt.Errorf("describe share groups: %w", describe(err))
+		}
+		for _, name := range share {
+			d, ok := described[name]
+			counts[name] = countCell(ok, d.Err, len(d.Members))
 		}
 	}
 	if len(classic) > 0 {
@@ -153,7 +167,7 @@ func countCell(answered bool, err error, members int) string {
 func newGroupDeleteCommand(conn *connection) *cobra.Command {
 	return &cobra.Command{
 		Use:               "delete GROUP...",
-		Short:             "Delete consumer groups and their committed offsets (the groups must have no members)",
+		Short:             "Delete groups and their committed offsets or share state (the groups must have no members)",
 		Example:           `  sluice group delete billing audit`,
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: completeGroups(conn),

@@ -84,14 +84,15 @@ func TestGroupConsumerProtocol(t *testing.T) {
 		{[]string{"--type", "Classic,consumer"}, true},
 		{[]string{"--state", "Stable", "--type", "consumer"}, true},
 		{[]string{"--state", "Empty"}, false},
+		{[]string{"--type", "share"}, false},
 	} {
 		out := f.run(t, append([]string{"group", "list"}, c.args...)...)
 		if hasRowPrefix(out, f.group) != c.shown {
 			t.Fatalf("group list %s: shows %s %v, want %v:\n%s", strings.Join(c.args, " "), f.group, !c.shown, c.shown, out)
 		}
 	}
-	if err := f.fail(t, "group", "list", "--type", "share"); !strings.Contains(err.Error(), "want consumer or classic") {
-		t.Fatalf("group list --type share: %v", err)
+	if err := f.fail(t, "group", "list", "--type", "queue"); !strings.Contains(err.Error(), "want consumer, classic or share") {
+		t.Fatalf("group list --type queue: %v", err)
 	}
 
 	out = f.run(t, "group", "describe", f.group)

@@ -34,7 +34,10 @@ A consumer group (KIP-848, group.protocol=consumer) is described with ConsumerGr
 its group epoch, assignment epoch, assignor and state, and per member its member epoch,
 current assignment and target assignment. A classic group is described with DescribeGroups.
 Both show the committed offset, log end offset and lag of every partition that is assigned
-or committed. --members, --offsets and --state print one part only; --json prints all of it.`,
+or committed. A share group (KIP-932) is described with ShareGroupDescribe and
+DescribeShareGroupOffsets: its epochs, assignor, members with their assignments, and per
+initialized partition the leader epoch, share-partition start offset and lag.
+--members, --offsets and --state print one part only; --json prints all of it.`,
 		Example: `  sluice group describe billing
   sluice group describe billing --members
   sluice group describe billing audit --json`,
@@ -112,7 +115,9 @@ type topicPartitions struct {
 }
 
 // offsetRow is one partition of the offsets table: null offsets and lag
-// are unknown (no commit, or the log end could not be listed).
+// are unknown (no commit, or the log end could not be listed). A share
+// group's rows have the start offset and leader epoch instead of the
+// committed offset and log end (group_share.go).
 type offsetRow struct {
 	Topic         string `json:"topic"`
 	Partition     int32  `json:"partition"`
@@ -121,6 +126,9 @@ type offsetRow struct {
 	LogEndError   string `json:"log_end_error,omitempty"`
 	Lag           *int64 `json:"lag"`
 	MemberID      string `json:"member_id,omitempty"`
+	StartOffset   *int64 `json:"start_offset,omitempty"`
+	LeaderEpoch   *int32 `json:"leader_epoch,omitempty"`
+	Error         string `json:"error,omitempty"`
 }
 
 // describeGroups describes each group with the API of its type, in the
@@ -128,9 +136,21 @@ type offsetRow struct {
 // their errors joined.
 func describeGroups(ctx context.Context, adm *kadm.Client, groups []string) ([]groupDescription, error) {
 	consumers, consumerErrs := describeConsumerGroups(ctx, adm, groups)
-	var classic []string
+	var others []string
 	for _, g := range groups {
 		if _, ok := consumers[g]; !ok && consumerErrs[g] == nil {
+			others = append(others, g)
+		}
+	}
+	// Neither ConsumerGroupDescribe nor DescribeGroups describes a share
+	// group: ShareGroupDescribe is asked before DescribeGroups.
+	shares, shareErrs := map[string]kadm.DescribedShareGroup{}, map[string]error{}
+	if len(others) > 0 {
+		shares, shareErrs = describeShareGroups(ctx, adm, others)
+	}
+	var classic []string
+	for _, g := range others {
+		if _, ok := shares[g]; !ok && shareErrs[g] == nil {
 			classic = append(classic, g)
 		}
 	}
@@ -149,9 +169,16 @@ func describeGroups(ctx context.Context, adm *kadm.Client, groups []string) ([]g
 	for _, g := range groups {
 		var d groupDescription
 		var err error
-		if cg, ok := consumers[g]; ok {
+		switch cg, sg := consumers[g], shares[g]; {
+		case cg.Group != "":
 			d, err = consumerGroupDescription(ctx, adm, cg)
-		} else if err = consumerErrs[g]; err == nil {
+		case consumerErrs[g] != nil:
+			err = consumerErrs[g]
+		case sg.GroupID != "":
+			d, err = shareGroupDescription(ctx, adm, sg)
+		case shareErrs[g] != nil:
+			err = shareErrs[g]
+		default:
 			d, err = classicGroupDescription(g, lags)
 		}
 		if err != nil {
@@ -264,7 +291,7 @@ func printSummary(out io.Writer, d groupDescription) error {
 	fmt.Fprintf(tw, "GROUP\t%s\n", d.Group)
 	fmt.Fprintf(tw, "TYPE\t%s\n", d.Type)
 	fmt.Fprintf(tw, "STATE\t%s\n", orDash(d.State))
-	if d.Type == groupTypeConsumer {
+	if d.Type == groupTypeConsumer || d.Type == groupTypeShare {
 		fmt.Fprintf(tw, "GROUP-EPOCH\t%d\n", *d.GroupEpoch)
 		fmt.Fprintf(tw, "ASSIGNMENT-EPOCH\t%d\n", *d.AssignmentEpoch)
 		fmt.Fprintf(tw, "ASSIGNOR\t%s\n", orDash(d.Assignor))
@@ -281,6 +308,9 @@ func printMembers(out io.Writer, d groupDescription) error {
 	if len(d.Members) == 0 {
 		_, err := fmt.Fprintf(out, "group %s has no members\n", d.Group)
 		return err
+	}
+	if d.Type == groupTypeShare {
+		return printShareMembers(out, d)
 	}
 	consumer := d.Type == groupTypeConsumer
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
@@ -309,6 +339,9 @@ func printMembers(out io.Writer, d groupDescription) error {
 }
 
 func printOffsets(out io.Writer, d groupDescription) error {
+	if d.Type == groupTypeShare {
+		return printShareOffsets(out, d)
+	}
 	if len(d.Offsets) == 0 {
 		_, err := fmt.Fprintln(out, "offsets: none committed, none assigned")
 		return err
