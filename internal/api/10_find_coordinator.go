@@ -6,8 +6,11 @@ package api
 // coordinator, transaction keys (type 1) by the transaction coordinator:
 // the first request creates __consumer_offsets or __transaction_state and
 // gets COORDINATOR_NOT_AVAILABLE until the topic has a leader, as in
-// Kafka. v4+ batches keys. Share-group keys (type 2) and unknown types get
-// INVALID_REQUEST, since share groups are not served.
+// Kafka. v4+ batches keys. Share keys (type 2, "group:topicId:partition",
+// which brokers send to find the share coordinator of a share partition's
+// state) are answered by the share coordinator from v6, and need
+// CLUSTER_ACTION on the cluster as in Kafka; unknown types get
+// INVALID_REQUEST.
 //
 // Deviation: a broker built without the transaction coordinator (a test's
 // handler set) answers transaction keys INVALID_REQUEST with a message
@@ -26,13 +29,20 @@ import (
 const (
 	coordinatorKeyGroup       int8 = 0
 	coordinatorKeyTransaction int8 = 1
+	coordinatorKeyShare       int8 = 2
 )
+
+// ShareLocator finds the share coordinator of a share key;
+// *sharecoord.ShareCoordinator implements it.
+type ShareLocator interface {
+	FindCoordinator(ctx context.Context, key, listener string) (runtime.Node, int16)
+}
 
 // transactionsUnsupported is the message a transactional producer sees
 // from a broker without the transaction coordinator.
 const transactionsUnsupported = "this broker does not serve transactions: transactional.id is not supported (see docs/compatibility.md)"
 
-func newFindCoordinatorHandler(gd *GroupPlaneDeps, td *TxnPlaneDeps) Handler {
+func newFindCoordinatorHandler(gd *GroupPlaneDeps, td *TxnPlaneDeps, sl ShareLocator) Handler {
 	return Handler{
 		Key: 10, MinVersion: 0, MaxVersion: 6,
 		Handle: func(ctx context.Context, req *Request) Response {
@@ -41,7 +51,11 @@ func newFindCoordinatorHandler(gd *GroupPlaneDeps, td *TxnPlaneDeps) Handler {
 			if req.Conn != nil {
 				listener = req.Conn.Listener
 			}
-			return Reply(findCoordinator(ctx, gd.Coordinator, td.txnCoordinator(), listener, body, findCoordinatorAuth(req)))
+			resp := findCoordinator(ctx, gd.Coordinator, td.txnCoordinator(), listener, body, findCoordinatorAuth(req))
+			if body.CoordinatorType == coordinatorKeyShare && body.Version >= 6 {
+				findShareCoordinators(ctx, sl, listener, body, resp, req.authorizeCluster(opClusterAction))
+			}
+			return Reply(resp)
 		},
 	}
 }
@@ -106,4 +120,29 @@ func findCoordinator(ctx context.Context, gp GroupPlane, tp TxnPlane, listener s
 		resp.ErrorMessage = c.ErrorMessage
 	}
 	return resp
+}
+
+// findShareCoordinators answers share keys (v6+ only batches, so only
+// Coordinators is filled): the share coordinator's leader, or
+// CLUSTER_AUTHORIZATION_FAILED without CLUSTER_ACTION, or INVALID_REQUEST
+// on a broker without the share coordinator.
+func findShareCoordinators(ctx context.Context, sl ShareLocator, listener string, req *kmsg.FindCoordinatorRequest, resp *kmsg.FindCoordinatorResponse, allowed bool) {
+	for i := range resp.Coordinators {
+		c := &resp.Coordinators[i]
+		node, code := runtime.Node{NodeID: -1, Port: -1}, kerr.InvalidRequest.Code
+		switch {
+		case !allowed:
+			code = kerr.ClusterAuthorizationFailed.Code
+		case sl != nil:
+			node, code = sl.FindCoordinator(ctx, c.Key, listener)
+		}
+		c.ErrorCode, c.ErrorMessage = code, nil
+		if code != 0 {
+			c.NodeID, c.Host, c.Port = -1, "", -1
+			msg := kerr.ErrorForCode(code).(*kerr.Error).Description
+			c.ErrorMessage = &msg
+			continue
+		}
+		c.NodeID, c.Host, c.Port = node.NodeID, node.Host, node.Port
+	}
 }

@@ -49,8 +49,10 @@ type SharePlaneDeps struct {
 	Groups ShareGroupCoordinator
 	// Fetcher is the broker's share-partition manager.
 	Fetcher ShareFetcher
-	// Coordinator is the share coordinator (__share_group_state).
+	// Coordinator is the share coordinator (__share_group_state), and
+	// Locator the same, finding it for FindCoordinator's share keys.
 	Coordinator SharePlane
+	Locator     ShareLocator
 }
 
 // BrokerRelease is the vector a broker listener advertises: the pinned
@@ -78,7 +80,7 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 		hs = append(hs,
 			newOffsetCommitHandler(d.Groups),
 			newOffsetFetchHandler(d.Groups),
-			newFindCoordinatorHandler(d.Groups, d.Txns),
+			newFindCoordinatorHandler(d.Groups, d.Txns, d.shareLocator()),
 			newJoinGroupHandler(d.Groups),
 			newHeartbeatHandler(d.Groups),
 			newLeaveGroupHandler(d.Groups),
@@ -160,4 +162,12 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 		hs = append(hs, newDescribeLogDirsHandler(d.LogDirs))
 	}
 	return hs
+}
+
+// shareLocator is the share coordinator, nil without share groups.
+func (d BrokerDeps) shareLocator() ShareLocator {
+	if d.Shares == nil || d.Shares.Locator == nil {
+		return nil
+	}
+	return d.Shares.Locator
 }

@@ -184,5 +184,5 @@ func (n *Node) buildShares() error {
 // sharePlaneDeps are the share APIs' components.
 func (n *Node) sharePlaneDeps() *api.SharePlaneDeps {
 	b := n.broker
-	return &api.SharePlaneDeps{Groups: b.groups, Fetcher: b.shareFetch, Coordinator: b.shareCoord}
+	return &api.SharePlaneDeps{Groups: b.groups, Fetcher: b.shareFetch, Coordinator: b.shareCoord, Locator: b.shareCoord}
 }
