@@ -79,8 +79,10 @@ func SummaryOffsets(partition int32, s ShareStateSummary) PartitionOffsets {
 // LagOffsets is a partition's answer with its lag: the end offset (the
 // offset the next record gets) less the start offset less the records
 // past it already acknowledged or archived (Kafka's
-// computeShareGroupLagAndBuildResponse). endErr, a failure to learn the
-// end offset, is the partition's error instead.
+// computeShareGroupLagAndBuildResponse). It is not clamped: Kafka 4.4.0
+// answers -3 for an empty partition altered to start offset 3 (observed
+// with bench/kafka-ref). endErr, a failure to learn the end offset, is
+// the partition's error instead.
 func LagOffsets(partition int32, s ShareStateSummary, end int64, endErr error) PartitionOffsets {
 	if endErr != nil {
 		msg := endErr.Error()

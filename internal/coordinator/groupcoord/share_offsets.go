@@ -54,7 +54,10 @@ var errNoPersister = errors.New("share group state persister not configured")
 // DescribeShareGroupOffsets serves one group of a
 // DescribeShareGroupOffsets: topics nil describes every initialized
 // partition of the group, else the partitions asked for (the group is not
-// looked at: a partition without state answers -1).
+// looked at: a partition without state answers -1). A partition beyond the
+// topic's count answers -1 too (the share coordinator refuses it); Kafka
+// 4.4.0 leaves such a request unanswered until the client's timeout
+// (observed with bench/kafka-ref).
 func (c *GroupCoordinator) DescribeShareGroupOffsets(ctx context.Context, groupID string, topics []group.ShareOffsetsTopic) group.ShareGroupOffsets {
 	plan, code := call(ctx, c, groupID, func(_ time.Time, m *group.Manager, reply func(group.ShareOffsetsPlan)) {
 		if topics == nil {
