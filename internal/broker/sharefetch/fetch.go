@@ -236,11 +236,10 @@ func (m *Manager) acquire(ctx context.Context, req *kmsg.ShareFetchRequest, memb
 	if res.Records.Size == 0 {
 		return 0, 0, &fp, nil
 	}
-	var buf bytes.Buffer
-	if _, err := res.Records.WriteTo(&buf); err != nil {
+	data, err := readForAcquire(res.Records, off, maxRecords)
+	if err != nil {
 		return 0, 0, nil, errors.Join(err, kerr.KafkaStorageError)
 	}
-	data := buf.Bytes()
 	var batches []share.FetchedBatch
 	if _, err := records.Batches(data, func(h records.Header, batch []byte) error {
 		batches = append(batches, share.FetchedBatch{BaseOffset: h.BaseOffset, LastOffset: h.LastOffset(), ProducerID: h.ProducerID,
