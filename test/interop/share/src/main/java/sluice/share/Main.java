@@ -22,7 +22,9 @@ public final class Main {
       "                                archived after LIMIT deliveries",
       "  double-ack TOPIC GROUP        the client's answer to acknowledging a record twice",
       "  member TOPIC GROUP CLIENT_ID N  accept N records, then stay a member (not polling) until",
-      "                                stdin ends, then close");
+      "                                stdin ends, then close",
+      "  bench-throughput TOPIC GROUP N SIZE PARTITIONS CONSUMERS BROKER_PID   (bench/share)",
+      "  bench-redelivery TOPIC GROUP ROUNDS PER_ROUND LOCK_MS                 (bench/share)");
 
   public static void main(String[] args) {
     int rc;
@@ -58,6 +60,9 @@ public final class Main {
         case "lock-timeout" -> LockTimeout.run(s, a[0], a[1], Integer.parseInt(a[2]), Integer.parseInt(a[3]));
         case "double-ack" -> AckScenarios.doubleAck(s, a[0], a[1]);
         case "member" -> Member.run(s, a[0], a[1], a[2], Integer.parseInt(a[3]));
+        case "bench-throughput" -> Bench.throughput(s, a[0], a[1], Integer.parseInt(a[2]), Integer.parseInt(a[3]),
+            Integer.parseInt(a[4]), Integer.parseInt(a[5]), Long.parseLong(a[6]));
+        case "bench-redelivery" -> Bench.redelivery(s, a[0], a[1], Integer.parseInt(a[2]), Integer.parseInt(a[3]), Integer.parseInt(a[4]));
         default -> {
           System.err.println(USAGE);
           return 2;
