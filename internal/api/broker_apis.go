@@ -7,6 +7,7 @@ package api
 import (
 	"github.com/sluice-io/sluice/internal/config"
 	"github.com/sluice-io/sluice/internal/logging"
+	"github.com/sluice-io/sluice/internal/metadata"
 	"github.com/sluice-io/sluice/internal/quota"
 )
 
@@ -45,8 +46,10 @@ type BrokerDeps struct {
 
 // SharePlaneDeps are the share groups' components (KIP-932).
 type SharePlaneDeps struct {
-	// Groups is the group coordinator's share-group side.
-	Groups ShareGroupCoordinator
+	// Groups is the group coordinator's share-group side, and Offsets its
+	// offsets administration.
+	Groups  ShareGroupCoordinator
+	Offsets ShareOffsetsCoordinator
 	// Fetcher is the broker's share-partition manager.
 	Fetcher ShareFetcher
 	// Coordinator is the share coordinator (__share_group_state), and
@@ -116,6 +119,9 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 			newWriteShareGroupStateHandler(s.Coordinator),
 			newDeleteShareGroupStateHandler(s.Coordinator),
 			newReadShareGroupStateSummaryHandler(s.Coordinator),
+			newDescribeShareGroupOffsetsHandler(s.Offsets),
+			newAlterShareGroupOffsetsHandler(s.Offsets, d.imageOrEmpty),
+			newDeleteShareGroupOffsetsHandler(s.Offsets),
 		)
 	}
 	if d.Config != nil && d.Metadata != nil {
@@ -170,4 +176,12 @@ func (d BrokerDeps) shareLocator() ShareLocator {
 		return nil
 	}
 	return d.Shares.Locator
+}
+
+// imageOrEmpty is the latest metadata image, empty without metadata.
+func (d BrokerDeps) imageOrEmpty() *metadata.Image {
+	if d.Metadata == nil {
+		return metadata.EmptyImage()
+	}
+	return d.Metadata.Image()
 }

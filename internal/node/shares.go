@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/internal/api"
@@ -20,6 +21,7 @@ import (
 	"github.com/sluice-io/sluice/internal/coordinator/share"
 	"github.com/sluice-io/sluice/internal/coordinator/sharecoord"
 	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/replication"
 	sharepart "github.com/sluice-io/sluice/internal/share"
 )
 
@@ -110,8 +112,64 @@ func localShareState(ctx context.Context, sc *sharecoord.ShareCoordinator, req k
 }
 
 // groupSharePersister is the group coordinator's side of the persister:
-// whole requests of a group, one share partition at a time.
-type groupSharePersister struct{ p *sharepersist.Persister }
+// whole requests of a group, one share partition at a time, and the
+// offsets admin APIs' summaries, resets and partition ends.
+type groupSharePersister struct {
+	p *sharepersist.Persister
+	n *Node
+}
+
+func (g groupSharePersister) ReadStateSummary(ctx context.Context, groupID string, topicID kafka.UUID, partition int32) (group.ShareStateSummary, error) {
+	s, err := g.p.ReadSummary(ctx, sharepersist.Key{GroupID: groupID, TopicID: topicID, Partition: partition}, 0)
+	if err != nil {
+		return group.ShareStateSummary{}, err
+	}
+	return group.ShareStateSummary{StateEpoch: s.StateEpoch, LeaderEpoch: s.LeaderEpoch, StartOffset: s.StartOffset, DeliveryCompleteCount: s.DeliveryCompleteCount}, nil
+}
+
+func (g groupSharePersister) InitializeStateAt(ctx context.Context, groupID string, topicID kafka.UUID, partition, stateEpoch int32, startOffset int64) error {
+	return g.p.Initialize(ctx, sharepersist.Key{GroupID: groupID, TopicID: topicID, Partition: partition}, stateEpoch, startOffset)
+}
+
+// LatestOffset is the partition's high watermark from its leader: this
+// broker's replica manager, or ListOffsets to the leader.
+func (g groupSharePersister) LatestOffset(ctx context.Context, topic string, partition int32) (int64, error) {
+	n := g.n
+	tp := kafka.TopicPartition{Topic: topic, Partition: partition}
+	st, ok := n.Image().Partition(tp)
+	if !ok {
+		return -1, kerr.UnknownTopicOrPartition
+	}
+	if st.Leader == n.cfg.NodeID() || n.peers == nil {
+		a, err := n.broker.replicas.ListOffset(tp, kafka.ListOffsetsLatest, replication.IsolationHighWatermark, -1, false)
+		return a.Offset, err
+	}
+	addr, ok := replication.BrokerAddress(n.Image(), st.Leader, n.cfg.InterBrokerListenerName())
+	if !ok {
+		return -1, kerr.LeaderNotAvailable
+	}
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = -1
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = partition, kafka.ListOffsetsLatest, -1
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp, err := n.peers.Request(ctx, addr, req)
+	if err != nil {
+		return -1, err
+	}
+	lr, ok := resp.(*kmsg.ListOffsetsResponse)
+	if !ok || len(lr.Topics) != 1 || len(lr.Topics[0].Partitions) != 1 {
+		return -1, kerr.UnknownServerError
+	}
+	p := lr.Topics[0].Partitions[0]
+	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+		return -1, err
+	}
+	return p.Offset, nil
+}
 
 func (g groupSharePersister) InitializeState(ctx context.Context, req group.ShareStateRequest) error {
 	return g.each(req, func(k sharepersist.Key) error {
@@ -176,7 +234,7 @@ func (n *Node) buildShares() error {
 		return err
 	}
 	p := n.newSharePersister()
-	b.groups.SetSharePersister(groupSharePersister{p})
+	b.groups.SetSharePersister(groupSharePersister{p: p, n: n})
 	b.shareFetch = n.newShareFetcher(p)
 	return nil
 }
@@ -184,5 +242,5 @@ func (n *Node) buildShares() error {
 // sharePlaneDeps are the share APIs' components.
 func (n *Node) sharePlaneDeps() *api.SharePlaneDeps {
 	b := n.broker
-	return &api.SharePlaneDeps{Groups: b.groups, Fetcher: b.shareFetch, Coordinator: b.shareCoord, Locator: b.shareCoord}
+	return &api.SharePlaneDeps{Groups: b.groups, Offsets: b.groups, Fetcher: b.shareFetch, Coordinator: b.shareCoord, Locator: b.shareCoord}
 }

@@ -60,4 +60,5 @@ started=$SECONDS
 echo "setup: Java interop scenarios ready in $((SECONDS - started))s"
 started=$SECONDS
 "$here/streams/run" build
-echo "setup: Kafka Streams WordCount ready in $((SECONDS - started))s"
+"$here/share/run" build
+echo "setup: Kafka Streams WordCount and the share consumers ready in $((SECONDS - started))s"
