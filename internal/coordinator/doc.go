@@ -10,8 +10,10 @@
 //   - groupcoord: the group coordinator (Kafka's GroupCoordinatorService),
 //     group.Manager shards of __consumer_offsets on the runtime.
 //
-// A transaction coordinator (__transaction_state) will go in
-// coordinator/txn and a share coordinator (__share_group_state, KIP-932)
-// in coordinator/share, each on the same runtime. This package itself has
-// no code.
+//   - txn and txncoord: the transaction coordinator over
+//     __transaction_state.
+//   - share and sharecoord: the share coordinator over
+//     __share_group_state (KIP-932).
+//
+// This package itself has no code.
 package coordinator
