@@ -9,7 +9,6 @@
 //   - group: the classic consumer-group protocol as a pure state machine.
 //   - groupcoord: the group coordinator (Kafka's GroupCoordinatorService),
 //     group.Manager shards of __consumer_offsets on the runtime.
-//
 //   - txn and txncoord: the transaction coordinator over
 //     __transaction_state.
 //   - share and sharecoord: the share coordinator over
