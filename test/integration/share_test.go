@@ -229,3 +229,74 @@ func TestShareGroupWire(t *testing.T) {
 		t.Fatalf("acquired %s after every record was accepted or rejected", acquiredString(got))
 	}
 }
+
+// TestShareGroupReadCommitted: with share.isolation.level=read_committed a
+// share group is handed committed records only; an aborted transaction's
+// records are never acquired (Kafka archives them).
+func TestShareGroupReadCommitted(t *testing.T) {
+	srv := startServer(t, t.TempDir(), freePort(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl := newClient(t, srv.addr)
+	const topic = "txwork"
+	ct := kmsg.NewPtrCreateTopicsRequest()
+	tt := kmsg.NewCreateTopicsRequestTopic()
+	tt.Topic, tt.NumPartitions, tt.ReplicationFactor = topic, 1, 1
+	ct.Topics = append(ct.Topics, tt)
+	if _, err := ct.RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	txn := newClient(t, srv.addr, kgo.TransactionalID("share-txn"), kgo.DefaultProduceTopic(topic))
+	for _, commit := range []bool{true, false, true} {
+		if err := txn.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			if err := txn.ProduceSync(ctx, &kgo.Record{Value: []byte(fmt.Sprint(commit, i))}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := txn.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ac := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "rc"
+	for k, v := range map[string]string{"share.auto.offset.reset": "earliest", "share.isolation.level": "read_committed"} {
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Value = k, kmsg.StringPtr(v)
+		res.Configs = append(res.Configs, c)
+	}
+	ac.Resources = append(ac.Resources, res)
+	if resp, err := ac.RequestWith(ctx, cl); err != nil || resp.Resources[0].ErrorCode != 0 {
+		t.Fatalf("group config: %v %+v", err, resp)
+	}
+	w := &shareWire{t: t, cl: cl, group: "rc"}
+	const a = "member-a-0000000000000"
+	w.member(ctx, a, topic)
+	// Offsets: 0-2 committed, 3 marker, 4-6 aborted, 7 marker, 8-10
+	// committed, 11 marker. Acquire until nothing more comes.
+	var got []kmsg.ShareFetchResponseTopicPartitionAcquiredRecord
+	for epoch := int32(0); epoch < 5; epoch++ {
+		_, code, _, recs := w.fetch(ctx, a, epoch, 500)
+		wantCode(t, "read_committed fetch", code, nil)
+		got = append(got, recs...)
+	}
+	acquired := map[int64]bool{}
+	for _, r := range got {
+		for o := r.FirstOffset; o <= r.LastOffset; o++ {
+			acquired[o] = true
+		}
+	}
+	for _, o := range []int64{0, 1, 2, 8, 9, 10} {
+		if !acquired[o] {
+			t.Errorf("committed offset %d not acquired (got %s)", o, acquiredString(got))
+		}
+	}
+	for _, o := range []int64{4, 5, 6} {
+		if acquired[o] {
+			t.Errorf("aborted offset %d acquired (got %s)", o, acquiredString(got))
+		}
+	}
+}
