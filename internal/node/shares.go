@@ -172,9 +172,18 @@ func (g groupSharePersister) LatestOffset(ctx context.Context, topic string, par
 }
 
 func (g groupSharePersister) InitializeState(ctx context.Context, req group.ShareStateRequest) error {
-	return g.each(req, func(k sharepersist.Key) error {
-		return g.p.Initialize(ctx, k, req.GroupEpoch, sharepart.UninitializedStartOffset)
-	})
+	for _, t := range req.Topics {
+		start := sharepart.UninitializedStartOffset
+		if t.StartAtZero {
+			start = 0
+		}
+		for _, p := range t.Partitions {
+			if err := g.p.Initialize(ctx, sharepersist.Key{GroupID: req.GroupID, TopicID: t.TopicID, Partition: p}, req.GroupEpoch, start); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (g groupSharePersister) DeleteState(ctx context.Context, req group.ShareStateRequest) error {

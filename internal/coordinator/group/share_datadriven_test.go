@@ -115,7 +115,11 @@ func (h *sddHarness) shareHeartbeat(td *datadriven.TestData) {
 func (h *sddHarness) formatState(r *ShareStateRequest) string {
 	var parts []string
 	for _, t := range r.Topics {
-		parts = append(parts, fmt.Sprintf("%s:%v", t.TopicName, t.Partitions))
+		at := ""
+		if t.StartAtZero {
+			at = "@0" // new partitions of a topic the group has start at offset 0
+		}
+		parts = append(parts, fmt.Sprintf("%s:%v%s", t.TopicName, t.Partitions, at))
 	}
 	return fmt.Sprintf("%s epoch=%d %s", r.GroupID, r.GroupEpoch, strings.Join(parts, " "))
 }

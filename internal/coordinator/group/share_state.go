@@ -23,6 +23,11 @@ type shareInitTopic struct {
 	name       string
 	partitions []int32 // sorted, no duplicates
 	since      time.Time
+	// startAtZero: partitions added to a topic the group already has start
+	// at offset 0, so none of their records is skipped (Kafka 4.4's
+	// initialize request); a topic new to the group starts where
+	// share.auto.offset.reset says.
+	startAtZero bool
 }
 
 // shareStateMeta is a value: changes make a new one.
@@ -127,7 +132,7 @@ func (s *shareStateMeta) initChanges(now time.Time, retry time.Duration, subscri
 			}
 		}
 		if len(want) > 0 {
-			out[t.ID] = shareInitTopic{name: t.Name, partitions: want, since: now}
+			out[t.ID] = shareInitTopic{name: t.Name, partitions: want, since: now, startAtZero: len(have) > 0}
 		}
 	}
 	return out
@@ -213,7 +218,7 @@ func (s *shareStateMeta) topicName(id kafka.UUID, topics Topics) string {
 func stateTopics(m map[kafka.UUID]shareInitTopic) []ShareStateTopic {
 	out := make([]ShareStateTopic, 0, len(m))
 	for _, id := range slices.SortedFunc(maps.Keys(m), compareUUID) {
-		out = append(out, ShareStateTopic{TopicID: id, TopicName: m[id].name, Partitions: slices.Clone(m[id].partitions)})
+		out = append(out, ShareStateTopic{TopicID: id, TopicName: m[id].name, Partitions: slices.Clone(m[id].partitions), StartAtZero: m[id].startAtZero})
 	}
 	return out
 }

@@ -86,6 +86,10 @@ type ShareStateTopic struct {
 	TopicID    kafka.UUID
 	TopicName  string
 	Partitions []int32 // sorted
+	// StartAtZero: the partitions are new ones of a topic the group already
+	// has and start at offset 0 instead of share.auto.offset.reset's
+	// (initialization only).
+	StartAtZero bool
 }
 
 // ShareStateRequest is what the share persister must initialize or
