@@ -43,7 +43,7 @@ func newShareFetchHandler(sf ShareFetcher, md MetadataView) Handler {
 				}
 				return Reply(resp)
 			}
-			resp := sf.ShareFetch(ctx, body, connKey(req), req.topicCheck(opRead))
+			resp := sf.ShareFetch(ctx, body, ConnKey(req.Conn), req.topicCheck(opRead))
 			cl := newCurrentLeaders(md, listenerOf(req))
 			for i := range resp.Topics {
 				t := &resp.Topics[i]
@@ -67,13 +67,13 @@ func newShareFetchHandler(sf ShareFetcher, md MetadataView) Handler {
 	}
 }
 
-// connKey names the request's connection for the share sessions opened on
-// it.
-func connKey(req *Request) string {
-	if req.Conn == nil || req.Conn.RemoteAddr == nil || req.Conn.LocalAddr == nil {
+// ConnKey names a connection for the share sessions opened on it ("" for
+// none: a test's request without a connection).
+func ConnKey(c *ConnState) string {
+	if c == nil || c.RemoteAddr == nil || c.LocalAddr == nil {
 		return ""
 	}
-	return req.Conn.Listener + " " + req.Conn.RemoteAddr.String() + " " + req.Conn.LocalAddr.String()
+	return c.Listener + " " + c.RemoteAddr.String() + " " + c.LocalAddr.String()
 }
 
 // listenerOf is the listener the request came in on.

@@ -28,6 +28,9 @@ type RegistryInfo struct {
 	// Sluice serves (ServedFeatureLevel); false reports the release's and
 	// the cluster's levels as they are (tests imitating Kafka).
 	CapFeatures bool
+	// ConnClosed is told of every client connection that ends (share
+	// sessions end with their connection); nil ignores them.
+	ConnClosed func(*ConnState)
 }
 
 // FeatureSource reports the finalized KIP-584 features and their epoch (the
@@ -54,6 +57,7 @@ type Registry struct {
 	features   FeatureSource
 	authz      Authorizer
 	capFeature bool
+	connClosed func(*ConnState)
 	handlers   map[int16]Handler
 	advertised []VersionRange
 	served     map[int16]VersionRange
@@ -71,6 +75,7 @@ func NewRegistry(release Release, info RegistryInfo, handlers []Handler) (*Regis
 		features:   info.Features,
 		authz:      info.Authorizer,
 		capFeature: info.CapFeatures,
+		connClosed: info.ConnClosed,
 		handlers:   make(map[int16]Handler),
 	}
 	for _, h := range append([]Handler{newApiVersionsHandler(r)}, handlers...) {
@@ -166,4 +171,11 @@ func (r *Registry) ServeObserved(ctx context.Context, conn *ConnState, h protoco
 	}
 	req.Body = decoded
 	return handle(ctx, handler, req, obs), nil
+}
+
+// ConnClosed tells the registry's owner that the connection c ended.
+func (r *Registry) ConnClosed(c *ConnState) {
+	if r.connClosed != nil {
+		r.connClosed(c)
+	}
 }

@@ -21,6 +21,13 @@ func (n *Node) brokerRegistry() (*api.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
+	info.ConnClosed = func(c *api.ConnState) {
+		// A share consumer's connection ends its share session, releasing
+		// the records it held, as in Kafka.
+		if key := api.ConnKey(c); key != "" && n.broker.shareFetch != nil {
+			n.broker.shareFetch.ConnectionClosed(key)
+		}
+	}
 	return api.NewRegistry(api.BrokerRelease(), info, api.BrokerHandlersWithQuotas(api.BrokerDeps{
 		Config:      n.cfg,
 		Metadata:    n,

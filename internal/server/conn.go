@@ -133,6 +133,7 @@ func (c *conn) serve() {
 	close(c.out)
 	<-writerDone
 	c.cancel()
+	c.registry.ConnClosed(&c.state)
 	if !c.diverted {
 		c.nc.Close()
 	}

@@ -300,3 +300,57 @@ func TestShareGroupReadCommitted(t *testing.T) {
 		}
 	}
 }
+
+// TestShareSessionEndsWithConnection: records a member acquired come back
+// at once when its connection drops, not after the lock duration (30 s).
+func TestShareSessionEndsWithConnection(t *testing.T) {
+	srv := startServer(t, t.TempDir(), freePort(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cl := newClient(t, srv.addr)
+	const topic = "dropped"
+	ct := kmsg.NewPtrCreateTopicsRequest()
+	tt := kmsg.NewCreateTopicsRequestTopic()
+	tt.Topic, tt.NumPartitions, tt.ReplicationFactor = topic, 1, 1
+	ct.Topics = append(ct.Topics, tt)
+	if _, err := ct.RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte{byte(i)}}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ac := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "d"
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Name, c.Value = "share.auto.offset.reset", kmsg.StringPtr("earliest")
+	res.Configs = append(res.Configs, c)
+	ac.Resources = append(ac.Resources, res)
+	if resp, err := ac.RequestWith(ctx, cl); err != nil || resp.Resources[0].ErrorCode != 0 {
+		t.Fatalf("group config: %v %+v", err, resp)
+	}
+	const a, b = "member-a-0000000000000", "member-b-0000000000000"
+	gone, err := kgo.NewClient(kgo.SeedBrokers(srv.addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wa := &shareWire{t: t, cl: gone, group: "d"}
+	wa.member(ctx, a, topic)
+	if _, _, _, got := wa.fetch(ctx, a, 0, 5000); acquiredString(got) != "[0-2 x1]" {
+		t.Fatalf("a acquired %s, want [0-2 x1]", acquiredString(got))
+	}
+	gone.Close() // no final ShareFetch: the connection just ends
+
+	wb := &shareWire{t: t, cl: cl, group: "d", topic: wa.topic}
+	wb.member(ctx, b, topic)
+	start := time.Now()
+	_, _, _, got := wb.fetch(ctx, b, 0, 10000)
+	if len(got) == 0 {
+		_, _, _, got = wb.fetch(ctx, b, 1, 10000)
+	}
+	if acquiredString(got) != "[0-2 x1]" || time.Since(start) > 15*time.Second {
+		t.Fatalf("b acquired %s after %v, want a's released records [0-2 x1] before a's lock (30 s) expires", acquiredString(got), time.Since(start))
+	}
+}
