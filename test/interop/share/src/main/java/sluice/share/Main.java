@@ -21,6 +21,12 @@ public final class Main {
       "                                an unacknowledged record comes back after the lock and is",
       "                                archived after LIMIT deliveries",
       "  double-ack TOPIC GROUP        the client's answer to acknowledging a record twice",
+      "  fault-setup TOPIC GROUP PARTITIONS N LOCK_MS STATE_PARTITIONS",
+      "                                N records on a replicated topic, the group's configs, and",
+      "                                the __share_group_state partition of each partition",
+      "  fault-consume TOPIC GROUP CONSUMERS N DIR PACE QUIET_S MAX_S LIMIT",
+      "                                share consumers accept every record while nodes are killed;",
+      "                                counts and violations (see Fault)",
       "  member TOPIC GROUP CLIENT_ID N  accept N records, then stay a member (not polling) until",
       "                                stdin ends, then close",
       "  bench-throughput TOPIC GROUP N SIZE PARTITIONS CONSUMERS BROKER_PID   (bench/share)",
@@ -59,6 +65,11 @@ public final class Main {
         case "reject" -> Redelivery.reject(s, a[0], a[1]);
         case "lock-timeout" -> LockTimeout.run(s, a[0], a[1], Integer.parseInt(a[2]), Integer.parseInt(a[3]));
         case "double-ack" -> AckScenarios.doubleAck(s, a[0], a[1]);
+        case "fault-setup" -> Fault.setup(s, a[0], a[1], Integer.parseInt(a[2]), Integer.parseInt(a[3]),
+            Integer.parseInt(a[4]), Integer.parseInt(a[5]));
+        case "fault-consume" -> Fault.consume(s, a[0], a[1], Integer.parseInt(a[2]), Integer.parseInt(a[3]),
+            java.nio.file.Path.of(a[4]), Integer.parseInt(a[5]), Integer.parseInt(a[6]), Integer.parseInt(a[7]),
+            Integer.parseInt(a[8]));
         case "member" -> Member.run(s, a[0], a[1], a[2], Integer.parseInt(a[3]));
         case "bench-throughput" -> Bench.throughput(s, a[0], a[1], Integer.parseInt(a[2]), Integer.parseInt(a[3]),
             Integer.parseInt(a[4]), Integer.parseInt(a[5]), Long.parseLong(a[6]));
