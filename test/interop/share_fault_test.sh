@@ -27,7 +27,8 @@
 # SLUICE_INTEROP_BROKER=kafka-ref runs it against 3 nodes of the reference Kafka
 # (bench/kafka-ref start --nodes 3; a killed node is restarted with its own command line).
 # SHARE_FAULT_RECORDS, SHARE_FAULT_KILLS, SHARE_FAULT_PACE and SHARE_FAULT_CONSUMERS
-# change the sizes.
+# change the sizes; SHARE_FAULT_KEEP=DIR keeps a copy of the work dir (node logs, each
+# consumer's .seen and .accepted files). A Sluice node's log must hold no panic.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/sluice_lib.sh"
 sluice_init share_fault
@@ -197,7 +198,7 @@ grep -E '^(fault-consume:|FAIL|[A-Za-z.]*(Exception|Error))' "$out/consume.log" 
 if [[ $rc -ne 0 ]]; then
   echo "---- deliveries of violating ids (from $out/*.seen, *.accepted)"
   for id in $(grep -o 'violation: id [0-9]*' "$out/consume.log" | awk '{ print $3 }' | head -n 5); do
-    grep -H " $id " "$out"/*.seen "$out"/*.accepted | head -n 10 || true
+    grep -HE " $id( |\$)" "$out"/*.seen "$out"/*.accepted | head -n 10 || true
   done
   for i in 1 2 3; do
     echo "---- node $i: last warnings and errors of $(node_log "$i")"
@@ -209,5 +210,14 @@ if [[ $rc -ne 0 ]]; then
   fi
   [[ $rc -eq 124 || $rc -eq 137 ]] && fail "fault-consume did not finish within $((max_s + 60)) s"
   fail "fault-consume (exit $rc)"
+fi
+if ! against_kafka_ref; then
+  for i in 1 2 3; do
+    ! grep -n -m 5 -E '^(panic|fatal error):|DATA RACE' "$(node_log "$i")" || fail "node $i: a panic (above)"
+  done
+fi
+if [[ -n "${SHARE_FAULT_KEEP:-}" ]]; then
+  mkdir -p "$SHARE_FAULT_KEEP" && cp -r "$work/." "$SHARE_FAULT_KEEP/" 2>/dev/null || true
+  step "work dir copied to $SHARE_FAULT_KEEP"
 fi
 step "PASS in $((SECONDS - t0))s"
