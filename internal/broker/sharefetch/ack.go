@@ -54,6 +54,7 @@ func (m *Manager) acknowledgeOne(ctx context.Context, group, member string, tip 
 	if err != nil || done == nil {
 		if err == nil {
 			m.notify() // a renewal or no-op may still free a waiting fetch
+			m.wakeExpiry()
 		}
 		return err
 	}

@@ -261,6 +261,7 @@ func (m *Manager) acquire(ctx context.Context, req *kmsg.ShareFetchRequest, memb
 	if n == 0 {
 		return 0, 0, nil, nil
 	}
+	m.wakeExpiry()
 	r.acquired = append(r.acquired, acquired...)
 	r.records = keepAcquired(data, acquired)
 	return n, len(r.records), nil, nil

@@ -81,7 +81,8 @@ type Options struct {
 	MaxShareSessions int
 	// Clock times locks, waits and expiry; nil is the real clock.
 	Clock clock.Clock
-	// ExpiryInterval is how often acquisition locks are checked (0: 100 ms).
+	// ExpiryInterval is the longest the expiry loop sleeps (0: 100 ms); it
+	// wakes sooner at the earliest lock deadline.
 	ExpiryInterval time.Duration
 	// WriteTimeout bounds one state write (0: 30 s, Kafka's
 	// request.timeout.ms).
@@ -106,6 +107,9 @@ type Manager struct {
 	// changed is closed, and replaced, when any share partition changed in
 	// a way that may let a waiting fetch acquire records.
 	changed chan struct{}
+	// rearm tells the expiry loop a lock deadline may now be earlier than
+	// the one it sleeps until (a new acquisition or renewal).
+	rearm chan struct{}
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -135,7 +139,7 @@ func New(opts Options) *Manager {
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Manager{
 		opts: opts, sessions: share.NewSessionCache(opts.MaxShareSessions),
-		parts: map[partKey]*sharePart{}, changed: make(chan struct{}),
+		parts: map[partKey]*sharePart{}, changed: make(chan struct{}), rearm: make(chan struct{}, 1),
 		ctx: ctx, cancel: cancel, done: make(chan struct{}),
 	}
 	go m.expireLoop()
@@ -164,21 +168,59 @@ func (m *Manager) changedCh() <-chan struct{} {
 	return m.changed
 }
 
-// expireLoop ends the expired acquisition locks every ExpiryInterval.
+// expireLoop ends acquisition locks as they expire: it sleeps until the
+// earliest lock deadline, at most ExpiryInterval, so a record comes back
+// about when its lock runs out (Kafka arms a timer per acquisition).
 func (m *Manager) expireLoop() {
 	defer close(m.done)
-	t := m.opts.Clock.NewTicker(m.opts.ExpiryInterval)
-	defer t.Stop()
+	// idle: the last expiry at a past deadline ended no lock, so that
+	// deadline must not be waited on again at once (no busy loop).
+	idle := false
 	for {
+		wait := m.opts.ExpiryInterval
+		if dl, ok := m.earliestDeadline(); ok && !idle {
+			wait = min(wait, max(clock.Until(m.opts.Clock, dl), 0))
+		}
+		t := m.opts.Clock.NewTimer(wait)
 		select {
 		case <-m.ctx.Done():
+			t.Stop()
 			return
+		case <-m.rearm:
+			t.Stop()
 		case <-t.C():
-			if m.expireAll() {
+			expired := m.expireAll()
+			if expired {
 				m.notify()
 			}
+			idle = !expired && wait == 0
 		}
 	}
+}
+
+// wakeExpiry has the expiry loop look at the deadlines again.
+func (m *Manager) wakeExpiry() {
+	select {
+	case m.rearm <- struct{}{}:
+	default:
+	}
+}
+
+// earliestDeadline is the first lock deadline of the loaded share
+// partitions.
+func (m *Manager) earliestDeadline() (time.Time, bool) {
+	var first time.Time
+	found := false
+	for _, sp := range m.loaded() {
+		sp.mu.Lock()
+		if sp.p != nil {
+			if dl, ok := sp.p.NextDeadline(); ok && (!found || dl.Before(first)) {
+				first, found = dl, true
+			}
+		}
+		sp.mu.Unlock()
+	}
+	return first, found
 }
 
 // expireAll expires the locks of every loaded share partition; it reports
