@@ -23,7 +23,6 @@ type partResult struct {
 	code     int16
 	msg      string
 	ackCode  int16
-	hasAck   bool
 	records  []byte
 	acquired []share.AcquiredRecords
 }
@@ -40,30 +39,7 @@ func (m *Manager) ShareFetch(ctx context.Context, req *kmsg.ShareFetchRequest, c
 	if group == "" || member == "" {
 		return fetchTopError(resp, kerr.InvalidRequest, "group id and member id are required")
 	}
-	results := map[share.TopicIDPartition]*partResult{}
-	var fetch []share.TopicIDPartition
-	acks := map[share.TopicIDPartition][]share.AckBatch{}
-	im := m.opts.Image()
-	for _, t := range req.Topics {
-		_, code := topicName(im, t.TopicID, topicAllowed)
-		for _, p := range t.Partitions {
-			tip := share.TopicIDPartition{TopicID: t.TopicID, Partition: p.Partition}
-			if code != 0 {
-				results[tip] = &partResult{code: code}
-				continue
-			}
-			fetch = append(fetch, tip)
-			for _, b := range p.AcknowledgementBatches {
-				acks[tip] = append(acks[tip], share.AckBatch{FirstOffset: b.FirstOffset, LastOffset: b.LastOffset, AcknowledgeTypes: b.AcknowledgeTypes})
-			}
-		}
-	}
-	var forget []share.TopicIDPartition
-	for _, t := range req.ForgottenTopicsData {
-		for _, p := range t.Partitions {
-			forget = append(forget, share.TopicIDPartition{TopicID: t.TopicID, Partition: p})
-		}
-	}
+	results, fetch, forget, acks := readShareFetch(m.opts.Image(), req, topicAllowed)
 	key := share.SessionKey{GroupID: group, MemberID: member}
 	m.mu.Lock()
 	fc, err := m.sessions.ShareFetch(key, req.ShareSessionEpoch, fetch, forget, len(acks) > 0, conn)
@@ -78,7 +54,7 @@ func (m *Manager) ShareFetch(ctx context.Context, req *kmsg.ShareFetchRequest, c
 			r = &partResult{}
 			results[tip] = r
 		}
-		r.ackCode, r.hasAck = code, true
+		r.ackCode = code
 	}
 	resp.AcquisitionLockTimeoutMillis = int32(settings.Partition.RecordLockDuration.Milliseconds())
 	if fc.Final {
@@ -93,6 +69,34 @@ func (m *Manager) ShareFetch(ctx context.Context, req *kmsg.ShareFetchRequest, c
 		m.fetch(ctx, req, group, member, settings, parts, results, topicAllowed)
 	}
 	return buildFetchResponse(resp, results)
+}
+
+// readShareFetch sorts a ShareFetch's partitions: those refused (unknown
+// topic id, not authorized) with their codes, those to fetch from, those
+// to forget, and the acknowledgements of each.
+func readShareFetch(im *metadata.Image, req *kmsg.ShareFetchRequest, topicAllowed func(string) bool) (
+	results map[share.TopicIDPartition]*partResult, fetch, forget []share.TopicIDPartition, acks map[share.TopicIDPartition][]share.AckBatch) {
+	results, acks = map[share.TopicIDPartition]*partResult{}, map[share.TopicIDPartition][]share.AckBatch{}
+	for _, t := range req.Topics {
+		_, code := topicName(im, t.TopicID, topicAllowed)
+		for _, p := range t.Partitions {
+			tip := share.TopicIDPartition{TopicID: t.TopicID, Partition: p.Partition}
+			if code != 0 {
+				results[tip] = &partResult{code: code}
+				continue
+			}
+			fetch = append(fetch, tip)
+			for _, b := range p.AcknowledgementBatches {
+				acks[tip] = append(acks[tip], share.AckBatch{FirstOffset: b.FirstOffset, LastOffset: b.LastOffset, AcknowledgeTypes: b.AcknowledgeTypes})
+			}
+		}
+	}
+	for _, t := range req.ForgottenTopicsData {
+		for _, p := range t.Partitions {
+			forget = append(forget, share.TopicIDPartition{TopicID: t.TopicID, Partition: p})
+		}
+	}
+	return results, fetch, forget, acks
 }
 
 // topicName resolves a topic id and checks READ on it: UNKNOWN_TOPIC_ID

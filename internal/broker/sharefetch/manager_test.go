@@ -136,4 +136,3 @@ func TestLocksExpireAtTheirDeadline(t *testing.T) {
 		t.Fatalf("after a's lock ran out b acquired %+v, want 0-4 delivered a second time", got)
 	}
 }
-
