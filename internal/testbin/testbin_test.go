@@ -26,8 +26,10 @@ func TestFreePortsAreDistinct(t *testing.T) {
 	}
 }
 
+// The trap is set before the output the test waits for, so SIGTERM never
+// comes before it (it did once under load).
 func TestProcessStopReportsExitAndLogs(t *testing.T) {
-	p := StartProcess(t, "sh", "/bin/sh", "-c", "echo hello; trap 'exit 3' TERM; while :; do sleep 0.05; done")
+	p := StartProcess(t, "sh", "/bin/sh", "-c", "trap 'exit 3' TERM; echo hello; while :; do sleep 0.05; done")
 	testutil.EventuallyNoError(t, 10*time.Second, func() error {
 		if logs := p.Logs(); !strings.Contains(logs, "hello") {
 			return fmt.Errorf("collected %q", logs)
