@@ -96,6 +96,36 @@ func (w *shareWire) ack(ctx context.Context, member string, epoch int32, batches
 	return resp.ErrorCode, 0
 }
 
+// createShareTopic creates a one-partition topic.
+func createShareTopic(ctx context.Context, t *testing.T, cl *kgo.Client, topic string) {
+	t.Helper()
+	ct := kmsg.NewPtrCreateTopicsRequest()
+	tt := kmsg.NewCreateTopicsRequestTopic()
+	tt.Topic, tt.NumPartitions, tt.ReplicationFactor = topic, 1, 1
+	ct.Topics = append(ct.Topics, tt)
+	if _, err := ct.RequestWith(ctx, cl); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setGroupConfigs sets a group's configs, as kafka-configs --entity-type
+// groups does.
+func setGroupConfigs(ctx context.Context, t *testing.T, cl *kgo.Client, group string, configs map[string]string) {
+	t.Helper()
+	ac := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+	for k, v := range configs {
+		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		c.Name, c.Value = k, kmsg.StringPtr(v)
+		res.Configs = append(res.Configs, c)
+	}
+	ac.Resources = append(ac.Resources, res)
+	if resp, err := ac.RequestWith(ctx, cl); err != nil || resp.Resources[0].ErrorCode != 0 {
+		t.Fatalf("group configs of %s: %v %+v", group, err, resp)
+	}
+}
+
 func fetchAck(first, last int64, types ...int8) kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch {
 	b := kmsg.NewShareFetchRequestTopicPartitionAcknowledgementBatch()
 	b.FirstOffset, b.LastOffset, b.AcknowledgeTypes = first, last, types
@@ -139,28 +169,13 @@ func TestShareGroupWire(t *testing.T) {
 	defer cancel()
 	cl := newClient(t, srv.addr)
 	const topic = "work"
-	ct := kmsg.NewPtrCreateTopicsRequest()
-	tt := kmsg.NewCreateTopicsRequestTopic()
-	tt.Topic, tt.NumPartitions, tt.ReplicationFactor = topic, 1, 1
-	ct.Topics = append(ct.Topics, tt)
-	if _, err := ct.RequestWith(ctx, cl); err != nil {
-		t.Fatal(err)
-	}
+	createShareTopic(ctx, t, cl, topic)
 	for i := range 10 {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte{byte(i)}}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ac := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	res := kmsg.NewIncrementalAlterConfigsRequestResource()
-	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "q"
-	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-	c.Name, c.Value = "share.auto.offset.reset", kmsg.StringPtr("earliest")
-	res.Configs = append(res.Configs, c)
-	ac.Resources = append(ac.Resources, res)
-	if resp, err := ac.RequestWith(ctx, cl); err != nil || resp.Resources[0].ErrorCode != 0 {
-		t.Fatalf("group config: %v %+v", err, resp)
-	}
+	setGroupConfigs(ctx, t, cl, "q", map[string]string{"share.auto.offset.reset": "earliest"})
 
 	w := &shareWire{t: t, cl: cl, group: "q"}
 	const a, b = "member-a-0000000000000", "member-b-0000000000000"
@@ -239,13 +254,7 @@ func TestShareGroupReadCommitted(t *testing.T) {
 	defer cancel()
 	cl := newClient(t, srv.addr)
 	const topic = "txwork"
-	ct := kmsg.NewPtrCreateTopicsRequest()
-	tt := kmsg.NewCreateTopicsRequestTopic()
-	tt.Topic, tt.NumPartitions, tt.ReplicationFactor = topic, 1, 1
-	ct.Topics = append(ct.Topics, tt)
-	if _, err := ct.RequestWith(ctx, cl); err != nil {
-		t.Fatal(err)
-	}
+	createShareTopic(ctx, t, cl, topic)
 	txn := newClient(t, srv.addr, kgo.TransactionalID("share-txn"), kgo.DefaultProduceTopic(topic))
 	for _, commit := range []bool{true, false, true} {
 		if err := txn.BeginTransaction(); err != nil {
@@ -260,18 +269,7 @@ func TestShareGroupReadCommitted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ac := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	res := kmsg.NewIncrementalAlterConfigsRequestResource()
-	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "rc"
-	for k, v := range map[string]string{"share.auto.offset.reset": "earliest", "share.isolation.level": "read_committed"} {
-		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-		c.Name, c.Value = k, kmsg.StringPtr(v)
-		res.Configs = append(res.Configs, c)
-	}
-	ac.Resources = append(ac.Resources, res)
-	if resp, err := ac.RequestWith(ctx, cl); err != nil || resp.Resources[0].ErrorCode != 0 {
-		t.Fatalf("group config: %v %+v", err, resp)
-	}
+	setGroupConfigs(ctx, t, cl, "rc", map[string]string{"share.auto.offset.reset": "earliest", "share.isolation.level": "read_committed"})
 	w := &shareWire{t: t, cl: cl, group: "rc"}
 	const a = "member-a-0000000000000"
 	w.member(ctx, a, topic)
@@ -309,28 +307,13 @@ func TestShareSessionEndsWithConnection(t *testing.T) {
 	defer cancel()
 	cl := newClient(t, srv.addr)
 	const topic = "dropped"
-	ct := kmsg.NewPtrCreateTopicsRequest()
-	tt := kmsg.NewCreateTopicsRequestTopic()
-	tt.Topic, tt.NumPartitions, tt.ReplicationFactor = topic, 1, 1
-	ct.Topics = append(ct.Topics, tt)
-	if _, err := ct.RequestWith(ctx, cl); err != nil {
-		t.Fatal(err)
-	}
+	createShareTopic(ctx, t, cl, topic)
 	for i := range 3 {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte{byte(i)}}).FirstErr(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	ac := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	res := kmsg.NewIncrementalAlterConfigsRequestResource()
-	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "d"
-	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-	c.Name, c.Value = "share.auto.offset.reset", kmsg.StringPtr("earliest")
-	res.Configs = append(res.Configs, c)
-	ac.Resources = append(ac.Resources, res)
-	if resp, err := ac.RequestWith(ctx, cl); err != nil || resp.Resources[0].ErrorCode != 0 {
-		t.Fatalf("group config: %v %+v", err, resp)
-	}
+	setGroupConfigs(ctx, t, cl, "d", map[string]string{"share.auto.offset.reset": "earliest"})
 	const a, b = "member-a-0000000000000", "member-b-0000000000000"
 	gone, err := kgo.NewClient(kgo.SeedBrokers(srv.addr))
 	if err != nil {
