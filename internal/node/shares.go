@@ -21,7 +21,6 @@ import (
 	"github.com/sluice-io/sluice/internal/coordinator/share"
 	"github.com/sluice-io/sluice/internal/coordinator/sharecoord"
 	"github.com/sluice-io/sluice/internal/kafka"
-	"github.com/sluice-io/sluice/internal/replication"
 	sharepart "github.com/sluice-io/sluice/internal/share"
 )
 
@@ -131,44 +130,15 @@ func (g groupSharePersister) InitializeStateAt(ctx context.Context, groupID stri
 	return g.p.Initialize(ctx, sharepersist.Key{GroupID: groupID, TopicID: topicID, Partition: partition}, stateEpoch, startOffset)
 }
 
-// LatestOffset is the partition's high watermark from its leader: this
-// broker's replica manager, or ListOffsets to the leader.
+// LatestOffset is the partition's high watermark, as the lag metrics read
+// it: this broker's replica's, or the leader's through ListOffsets.
 func (g groupSharePersister) LatestOffset(ctx context.Context, topic string, partition int32) (int64, error) {
-	n := g.n
 	tp := kafka.TopicPartition{Topic: topic, Partition: partition}
-	st, ok := n.Image().Partition(tp)
-	if !ok {
-		return -1, kerr.UnknownTopicOrPartition
-	}
-	if st.Leader == n.cfg.NodeID() || n.peers == nil {
-		a, err := n.broker.replicas.ListOffset(tp, kafka.ListOffsetsLatest, replication.IsolationHighWatermark, -1, false)
-		return a.Offset, err
-	}
-	addr, ok := replication.BrokerAddress(n.Image(), st.Leader, n.cfg.InterBrokerListenerName())
+	hw, ok := g.n.highWatermarks(ctx, []kafka.TopicPartition{tp})[tp]
 	if !ok {
 		return -1, kerr.LeaderNotAvailable
 	}
-	req := kmsg.NewPtrListOffsetsRequest()
-	req.ReplicaID = -1
-	rt := kmsg.NewListOffsetsRequestTopic()
-	rt.Topic = topic
-	rp := kmsg.NewListOffsetsRequestTopicPartition()
-	rp.Partition, rp.Timestamp, rp.CurrentLeaderEpoch = partition, kafka.ListOffsetsLatest, -1
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	resp, err := n.peers.Request(ctx, addr, req)
-	if err != nil {
-		return -1, err
-	}
-	lr, ok := resp.(*kmsg.ListOffsetsResponse)
-	if !ok || len(lr.Topics) != 1 || len(lr.Topics[0].Partitions) != 1 {
-		return -1, kerr.UnknownServerError
-	}
-	p := lr.Topics[0].Partitions[0]
-	if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-		return -1, err
-	}
-	return p.Offset, nil
+	return hw, nil
 }
 
 func (g groupSharePersister) InitializeState(ctx context.Context, req group.ShareStateRequest) error {

@@ -1,8 +1,9 @@
-"""Canonical form of a kafka-consumer-groups transcript (groups848_kafka_tools_test.sh).
+"""Canonical form of a kafka-consumer-groups, kafka-share-groups or kafka-groups transcript
+(groups848_kafka_tools_test.sh, share_kafka_tools_test.sh).
 
 usage: groups848_kafka_tools_normalise.py TRANSCRIPT
 
-The transcript is a sequence of "$ consumer-groups ARGS" lines, each followed by the
+The transcript is a sequence of "$ TOOL ARGS" lines, each followed by the
 tool's output and "exit N". Blank lines are dropped. A table (a header line of capitals
 and the rows under it, cells padded with spaces) becomes its cells split on whitespace
 and joined with " | ", its rows sorted; in every line a member id (the CONSUMER-ID

@@ -12,7 +12,7 @@
 # --reset-offsets refused while the group has members; the member leaves, and on the empty
 # group: --describe --state, --reset-offsets --to-earliest --execute, --describe,
 # --delete-offsets of the topic, --describe, --delete, --list, kafka-groups --list, and
-# --describe of an unknown group. Every answer is normalised (share_kafka_tools_normalise.py:
+# --describe of an unknown group. Every answer is normalised (groups848_kafka_tools_normalise.py:
 # cells split and rows sorted, member ids, hosts and host:port pairs replaced) and the
 # transcript must equal share_kafka_tools.expected, which is the pinned Kafka's: run with
 # SLUICE_INTEROP_BROKER=kafka-ref to check it still is (SHARE_TOOLS_KEEP_ANSWERS=FILE keeps
@@ -119,7 +119,7 @@ groups_tool --list
 sg --describe --group share-no-such-group
 
 [[ -z "${SHARE_TOOLS_RAW:-}" ]] || cp "$out" "$SHARE_TOOLS_RAW"
-python3 "$here/share_kafka_tools_normalise.py" "$out" > "$work/answers.txt"
+python3 "$here/groups848_kafka_tools_normalise.py" "$out" > "$work/answers.txt"
 [[ -z "${SHARE_TOOLS_KEEP_ANSWERS:-}" ]] || cp "$work/answers.txt" "$SHARE_TOOLS_KEEP_ANSWERS"
 if ! diff -u "$here/share_kafka_tools.expected" "$work/answers.txt" > "$work/diff.txt"; then
   cat "$work/diff.txt"

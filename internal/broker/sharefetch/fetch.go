@@ -286,32 +286,40 @@ func isAbortMarker(batch []byte) bool {
 
 // keepAcquired returns the record batches of data that hold an acquired
 // offset: the client reads records from them and keeps the acquired ones.
+// When those batches are one run of data (the usual case), the run is
+// returned without a copy.
 func keepAcquired(data []byte, acquired []share.AcquiredRecords) []byte {
-	var out []byte
+	type span struct{ from, to int }
+	var kept []span
+	pos := 0
 	_, _ = records.Batches(data, func(h records.Header, batch []byte) error {
+		from := pos
+		pos += len(batch)
 		for _, a := range acquired {
 			if a.FirstOffset <= h.LastOffset() && h.BaseOffset <= a.LastOffset {
-				out = append(out, batch...)
+				if n := len(kept); n > 0 && kept[n-1].to == from {
+					kept[n-1].to = pos
+				} else {
+					kept = append(kept, span{from, pos})
+				}
 				break
 			}
 		}
 		return nil
 	})
+	if len(kept) == 1 {
+		return data[kept[0].from:kept[0].to]
+	}
+	var out []byte
+	for _, k := range kept {
+		out = append(out, data[k.from:k.to]...)
+	}
 	return out
 }
 
 // codeOf is the Kafka error code err carries (UNKNOWN_SERVER_ERROR when
-// none).
-func codeOf(err error) int16 {
-	if err == nil {
-		return 0
-	}
-	var ke *kerr.Error
-	if errors.As(err, &ke) {
-		return ke.Code
-	}
-	return replication.ErrorCode(err)
-}
+// none), as the data plane maps it.
+func codeOf(err error) int16 { return replication.ErrorCode(err) }
 
 func deref(s *string) string {
 	if s == nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sluice-io/sluice/internal/commitlog"
 	"github.com/sluice-io/sluice/internal/records"
+	"github.com/sluice-io/sluice/internal/share"
 	"github.com/sluice-io/sluice/internal/vfs"
 )
 
@@ -118,5 +119,23 @@ func TestReadForAcquireFirstBatchWhole(t *testing.T) {
 	}
 	if held := wholeRecords(t, got, all, 0); held != 3000 {
 		t.Fatalf("copied %d records, want the first batch's 3000", held)
+	}
+}
+
+// keepAcquired answers with the batches holding acquired offsets, a run of
+// the read without a copy when they are one.
+func TestKeepAcquired(t *testing.T) {
+	_, all := logRead(t, 5, 3) // offsets 0-4, 5-9, 10-14 in three batches
+	third := len(all) / 3
+	got := keepAcquired(all, []share.AcquiredRecords{{FirstOffset: 2, LastOffset: 6}})
+	if !bytes.Equal(got, all[:2*third]) || &got[0] != &all[0] {
+		t.Fatalf("offsets 2-6: got %d bytes (shared %v), want the first two batches uncopied", len(got), &got[0] == &all[0])
+	}
+	got = keepAcquired(all, []share.AcquiredRecords{{FirstOffset: 0, LastOffset: 0}, {FirstOffset: 12, LastOffset: 12}})
+	if want := append(append([]byte(nil), all[:third]...), all[2*third:]...); !bytes.Equal(got, want) {
+		t.Fatalf("offsets 0 and 12: got %d bytes, want batches one and three", len(got))
+	}
+	if got = keepAcquired(all, nil); len(got) != 0 {
+		t.Fatalf("nothing acquired: got %d bytes", len(got))
 	}
 }
