@@ -54,7 +54,7 @@ func (m *Manager) acknowledgeOne(ctx context.Context, group, member string, tip 
 	if err != nil || done == nil {
 		if err == nil {
 			m.notify() // a renewal or no-op may still free a waiting fetch
-			m.wakeExpiry()
+			// A renewal's new deadline is later than the one it replaces.
 		}
 		return err
 	}

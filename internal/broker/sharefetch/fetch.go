@@ -265,7 +265,7 @@ func (m *Manager) acquire(ctx context.Context, req *kmsg.ShareFetchRequest, memb
 	if n == 0 {
 		return 0, 0, nil, nil
 	}
-	m.wakeExpiry()
+	m.wakeExpiry(now.Add(gs.Partition.RecordLockDuration))
 	r.acquired = append(r.acquired, acquired...)
 	r.records = keepAcquired(data, acquired)
 	return n, len(r.records), nil, nil

@@ -110,6 +110,10 @@ type Manager struct {
 	// rearm tells the expiry loop a lock deadline may now be earlier than
 	// the one it sleeps until (a new acquisition or renewal).
 	rearm chan struct{}
+	// wakeAt is when the expiry loop wakes next (guarded by mu): a new
+	// lock deadline after it needs no re-arming, which is the usual case
+	// since every lock of a group lasts as long.
+	wakeAt time.Time
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -181,6 +185,9 @@ func (m *Manager) expireLoop() {
 		if dl, ok := m.earliestDeadline(); ok && !idle {
 			wait = min(wait, max(clock.Until(m.opts.Clock, dl), 0))
 		}
+		m.mu.Lock()
+		m.wakeAt = m.opts.Clock.Now().Add(wait)
+		m.mu.Unlock()
 		t := m.opts.Clock.NewTimer(wait)
 		select {
 		case <-m.ctx.Done():
@@ -198,8 +205,15 @@ func (m *Manager) expireLoop() {
 	}
 }
 
-// wakeExpiry has the expiry loop look at the deadlines again.
-func (m *Manager) wakeExpiry() {
+// wakeExpiry has the expiry loop look at the deadlines again when a lock
+// now ends before the loop would wake.
+func (m *Manager) wakeExpiry(deadline time.Time) {
+	m.mu.Lock()
+	later := !deadline.Before(m.wakeAt)
+	m.mu.Unlock()
+	if later {
+		return
+	}
 	select {
 	case m.rearm <- struct{}{}:
 	default:
