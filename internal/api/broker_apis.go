@@ -128,6 +128,7 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 		hs = append(hs,
 			newDescribeConfigsHandler(d.Config, d.Metadata, d.Loggers),
 			newDescribeClusterHandler(d.Config, d.Metadata),
+			newDescribeTopicPartitionsHandler(d.Config, d.Metadata),
 		)
 	}
 	if d.Metadata != nil {
