@@ -62,7 +62,9 @@ func TestParseThrottledReplicas(t *testing.T) {
 
 func TestReplicationQuotaThrottledPartitions(t *testing.T) {
 	q := NewReplicationQuota(LeaderReplication, DefaultConfig(), clock.NewManual(time.Unix(0, 0)))
-	tp := func(topic string, p int32) kafka.TopicPartition { return kafka.TopicPartition{Topic: topic, Partition: p} }
+	tp := func(topic string, p int32) kafka.TopicPartition {
+		return kafka.TopicPartition{Topic: topic, Partition: p}
+	}
 	if q.AnyThrottled() || q.IsThrottled(tp("a", 0)) {
 		t.Fatal("a new quota throttles something")
 	}
