@@ -28,5 +28,6 @@ gofmt "$work/keys.go" > "$root/internal/config/kafka_keys_gen.go"
 gofmt "$work/verdicts.go" > "$root/internal/config/kafka_verdicts_gen_test.go"
 cd "$root"
 go run ./tools/configgen/keygen
+go run ./tools/configgen/keyuse
 go run ./tools/configgen/docgen -doc docs/configuration.md
 echo "generated from Apache Kafka $version"
