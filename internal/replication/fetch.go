@@ -49,9 +49,16 @@ type FetchPartitionResult struct {
 // The bytes the answer carries are counted by CountFetchedBytes, which the
 // Fetch handler calls once it sends them.
 func (rm *ReplicaManager) Fetch(ctx context.Context, params FetchParams, parts []FetchPartition) []FetchPartitionResult {
-	results, enough := rm.readAll(params, parts)
+	var lq ReplicaQuota
+	if params.ReplicaID >= 0 {
+		lq = activeQuota(rm.replicas.opts.LeaderQuota)
+	}
+	results, enough := rm.readAll(params, parts, lq)
 	rm.metrics.topics.countFetchRequests(results)
 	if enough || params.MaxWait <= 0 || len(parts) == 0 {
+		if lq != nil {
+			recordLeaderThrottled(lq, results)
+		}
 		return results
 	}
 	keys := make([]kafka.TopicPartition, len(parts))
@@ -61,15 +68,21 @@ func (rm *ReplicaManager) Fetch(ctx context.Context, params FetchParams, parts [
 	// Completed, expired, cancelled or closed: the last read is the answer
 	// in every case (a cancelled request's answer is never sent).
 	_, _ = rm.fetchWaits.Wait(ctx, keys, params.MaxWait, func() bool {
-		results, enough = rm.readAll(params, parts)
+		results, enough = rm.readAll(params, parts, lq)
 		return enough
 	})
+	if lq != nil {
+		recordLeaderThrottled(lq, results)
+	}
 	return results
 }
 
 // readAll reads each partition once and reports whether the answer is
-// ready: MinBytes reached, or an error or diverging epoch to report.
-func (rm *ReplicaManager) readAll(params FetchParams, parts []FetchPartition) ([]FetchPartitionResult, bool) {
+// ready: MinBytes reached, or an error or diverging epoch to report. A
+// follower's throttled partitions (lq, nil when none) read nothing while
+// the leader quota is exceeded, and so count nothing towards MinBytes, as
+// Kafka's DelayedFetch leaves them out.
+func (rm *ReplicaManager) readAll(params FetchParams, parts []FetchPartition, lq ReplicaQuota) ([]FetchPartitionResult, bool) {
 	results := make([]FetchPartitionResult, len(parts))
 	remaining := params.MaxBytes
 	var total int64
@@ -103,13 +116,17 @@ func (rm *ReplicaManager) readAll(params FetchParams, parts []FetchPartition) ([
 			}
 			iso = IsolationLogEnd
 		}
-		limit := min(fp.MaxBytes, max(remaining, 0))
+		limit, minOne := min(fp.MaxBytes, max(remaining, 0)), total == 0
+		if lq != nil && p.shouldLeaderThrottle(lq, params.ReplicaID) {
+			// Offsets, epochs and errors as usual; no records.
+			limit, minOne = 0, false
+		}
 		res, err := p.ReadRecords(ReadOptions{
 			FetchOffset:        fp.FetchOffset,
 			CurrentLeaderEpoch: fp.CurrentLeaderEpoch,
 			LastFetchedEpoch:   fp.LastFetchedEpoch,
 			MaxBytes:           limit,
-			MinOneBatch:        total == 0,
+			MinOneBatch:        minOne,
 			Isolation:          iso,
 			RequireLeader:      true,
 		})

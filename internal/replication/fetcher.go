@@ -25,8 +25,10 @@ func (r *replicaRuntime) runFetcher(ctx context.Context, key fetcherKey, wake <-
 	// epoch): they wait a backoff, or the next metadata change, to retry.
 	delayed := make(map[kafka.TopicPartition]time.Time)
 	for ctx.Err() == nil {
-		positions := r.positions(key, delayed)
+		positions := r.positions(key, delayed, activeQuota(r.opts.FollowerQuota))
 		if len(positions) == 0 {
+			// Nothing to fetch, or every partition throttled: Kafka's
+			// fetcher backs off replica.fetch.backoff.ms alike.
 			if !sleep(ctx, r.clk, wake, r.opts.FetchBackoff) {
 				return
 			}
@@ -66,8 +68,9 @@ func (r *replicaRuntime) runFetcher(ctx context.Context, key fetcherKey, wake <-
 }
 
 // positions returns the fetch positions of the partitions of key not
-// waiting out a refusal.
-func (r *replicaRuntime) positions(key fetcherKey, delayed map[kafka.TopicPartition]time.Time) []fetchPosition {
+// waiting out a refusal, leaving out those the follower quota q (nil:
+// none throttled) holds back, as ReplicaFetcherThread.buildFetch does.
+func (r *replicaRuntime) positions(key fetcherKey, delayed map[kafka.TopicPartition]time.Time, q ReplicaQuota) []fetchPosition {
 	var out []fetchPosition
 	now := r.clk.Now()
 	for _, p := range r.rm.Partitions() {
@@ -79,6 +82,9 @@ func (r *replicaRuntime) positions(key fetcherKey, delayed map[kafka.TopicPartit
 			continue
 		}
 		delete(delayed, pos.tp)
+		if shouldFollowerThrottle(q, pos) {
+			continue
+		}
 		out = append(out, pos)
 	}
 	return out
@@ -105,6 +111,9 @@ func (r *replicaRuntime) applyFetched(pos fetchPosition, res ReplicaFetchResult,
 			return true
 		}
 		r.rm.metrics.followerFetched(p, len(res.Records), res.HighWatermark)
+		if q := r.opts.FollowerQuota; q != nil && len(res.Records) > 0 && q.IsThrottled(pos.tp) {
+			q.Record(int64(len(res.Records)))
+		}
 		// Consumers long-polling this follower (none without KIP-392)
 		// and acks waits are keyed by partition; wake them all alike.
 		r.rm.highWatermarkMoved(pos.tp)

@@ -16,6 +16,9 @@ type fetchPosition struct {
 	leaderEpoch      int32
 	fetchOffset      int64
 	lastFetchedEpoch int32
+	// inSync: the last fetch reached the leader's high watermark (not
+	// throttled on the follower side).
+	inSync bool
 }
 
 // followerPosition returns the partition's next fetch when this broker
@@ -32,7 +35,7 @@ func (p *Partition) followerPosition() (fetchPosition, bool) {
 		last = e
 	}
 	return fetchPosition{tp: p.tp, topicID: p.topicID, leaderID: p.mu.leaderID, leaderEpoch: p.mu.leaderEpoch,
-		fetchOffset: p.log.LogEndOffset(), lastFetchedEpoch: last}, true
+		fetchOffset: p.log.LogEndOffset(), lastFetchedEpoch: last, inSync: p.mu.caughtUp}, true
 }
 
 // stillFollowingLocked tells whether a fetch answer sent for leaderEpoch
@@ -74,6 +77,7 @@ func (p *Partition) appendAsFollower(leaderEpoch int32, batches []byte, leaderHW
 		}
 	}
 	leo = p.log.LogEndOffset()
+	p.mu.caughtUp = leaderHW <= leo
 	if leaderLogStart > p.log.LogStartOffset() && leaderLogStart <= leo {
 		if err := p.log.IncrementLogStartOffset(leaderLogStart); err != nil {
 			return fmt.Errorf("partition %s: follow leader's log start offset %d: %w", p.tp, leaderLogStart, err)

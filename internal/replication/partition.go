@@ -96,6 +96,11 @@ type Partition struct {
 		// larger of the two sets (Kafka's "maximal ISR"), so a shrink that
 		// may not commit never lets it advance early.
 		pendingISR []int32
+		// caughtUp is the follower's isReplicaInSync: its last fetch
+		// reached the leader's high watermark (Kafka's fetcher lag <= 0).
+		// False until a fetch under the current leader epoch shows it, as
+		// a new PartitionFetchState's lag is unknown.
+		caughtUp bool
 	}
 }
 
@@ -202,6 +207,7 @@ func (p *Partition) applyState(st metadata.PartitionState) (bool, error) {
 	if st.Leader != p.brokerID {
 		if p.mu.role != RoleFollower || newEpoch {
 			p.logger.Debug("became follower", "leader", st.Leader, "leader_epoch", st.LeaderEpoch)
+			p.mu.caughtUp = false
 		}
 		p.mu.role = RoleFollower
 		p.mu.followers = make(map[int32]*followerState)

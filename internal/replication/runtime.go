@@ -3,13 +3,16 @@ package replication
 import (
 	"context"
 	"errors"
-	"hash/fnv"
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unicode/utf16"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // ReplicationOptions are the broker's replication settings (Kafka's names).
@@ -36,6 +39,11 @@ type ReplicationOptions struct {
 	FetchMaxBytes         int32
 	FetchResponseMaxBytes int32
 	FetchBackoff          time.Duration
+	// LeaderQuota and FollowerQuota are the replication throttles
+	// (leader./follower.replication.throttled.rate and the topics'
+	// throttled replica lists); nil throttles nothing.
+	LeaderQuota   ReplicaQuota
+	FollowerQuota ReplicaQuota
 }
 
 func (o ReplicationOptions) withDefaults() ReplicationOptions {
@@ -88,6 +96,9 @@ type replicaRuntime struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// numFetchers is num.replica.fetchers, changed live by
+	// SetNumReplicaFetchers. Invariant: >= 1.
+	numFetchers atomic.Int32
 
 	mu struct {
 		sync.Mutex
@@ -110,6 +121,7 @@ func newReplicaRuntime(rm *ReplicaManager) *replicaRuntime {
 	r := &replicaRuntime{rm: rm, opts: rm.opts.Replication.withDefaults(), clk: rm.opts.Clock, isrWake: make(chan struct{}, 1)}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.mu.fetchers = make(map[fetcherKey]*fetcherHandle)
+	r.numFetchers.Store(int32(r.opts.NumReplicaFetchers))
 	return r
 }
 
@@ -137,9 +149,48 @@ func (r *replicaRuntime) stop() {
 }
 
 func (r *replicaRuntime) keyFor(pos fetchPosition) fetcherKey {
-	h := fnv.New32a()
-	h.Write([]byte(pos.tp.Topic))
-	return fetcherKey{leader: pos.leaderID, index: int((h.Sum32() + uint32(pos.tp.Partition)) % uint32(r.opts.NumReplicaFetchers))}
+	return fetcherKey{leader: pos.leaderID, index: fetcherID(pos.tp, int(r.numFetchers.Load()))}
+}
+
+// fetcherID is AbstractFetcherManager.getFetcherId: the fetcher of a
+// partition among n per source broker, Utils.abs(31 * topic.hashCode +
+// partition) % n, so a partition lands on the fetcher index Kafka's would.
+func fetcherID(tp kafka.TopicPartition, n int) int {
+	h := int32(0)
+	for _, c := range utf16.Encode([]rune(tp.Topic)) {
+		h = 31*h + int32(c)
+	}
+	v := 31*h + tp.Partition
+	if v == math.MinInt32 {
+		v = 0 // Utils.abs
+	} else if v < 0 {
+		v = -v
+	}
+	return int(v) % n
+}
+
+// SetNumReplicaFetchers resizes the fetcher pool (num.replica.fetchers
+// changed live), as Kafka's resizeThreadPool: partitions move to the
+// fetcher of their new index; a follower's fetch position is its log end
+// offset, so none is lost in the move, and a fetch answer still in flight
+// on the old fetcher is skipped where the new one already appended it.
+func (rm *ReplicaManager) SetNumReplicaFetchers(n int) {
+	r := rm.replicas
+	if n < 1 || int32(n) == r.numFetchers.Swap(int32(n)) {
+		return
+	}
+	r.syncFetchers()
+}
+
+// NumReplicaFetchers is the fetcher pool's size per source broker.
+func (rm *ReplicaManager) NumReplicaFetchers() int { return int(rm.replicas.numFetchers.Load()) }
+
+// FetcherCount is how many fetcher goroutines run.
+func (rm *ReplicaManager) FetcherCount() int {
+	r := rm.replicas
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.mu.fetchers)
 }
 
 // syncFetchers starts a fetcher for every (leader, index) some followed
