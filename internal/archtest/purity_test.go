@@ -29,6 +29,8 @@ var pureCores = []pureCore{
 	// handler, written by the active controller); Runner uses context and
 	// channels to serialize callers but starts no goroutine.
 	{dir: "controller", forbid: []string{"sync/atomic", "log/slog"}},
+	// The balancer's planner (a plan is a function of its input).
+	{dir: "controller/balance", forbid: []string{"sync/...", "log/slog"}},
 	// The consumer groups of KIP-848 use the pure assignors and the
 	// record codec below the package.
 	{dir: "coordinator/group", forbid: []string{"sync/...", "log/slog", "github.com/sluice-io/sluice/internal/coordinator/..."},
