@@ -44,6 +44,8 @@ type brokerPlane struct {
 	// batches (nil with transaction.partition.verification.enable=false).
 	verifier *broker.TxnVerifier
 	server   *server.Server
+	// throttles applies replication throttles and num.replica.fetchers.
+	throttles *replicationThrottles
 }
 
 // newBrokerPlane makes the publisher first: the metadata loader, built
@@ -60,6 +62,7 @@ func (n *Node) newBrokerPlane() *brokerPlane {
 // then the group and transaction coordinators.
 func (b *brokerPlane) publish(delta *metadata.Delta, image *metadata.Image) {
 	b.topicConfigs.Publish(delta, image)
+	b.throttles.Publish(b.replicas, delta, image)
 	if delta == nil || delta.Base().Offset() < 0 {
 		// The whole image (the first delivery, or a snapshot replaced
 		// the image, whose delta reports nothing removed).
@@ -83,10 +86,11 @@ func (n *Node) buildBroker() error {
 	}
 	settings := broker.TopicSettings(defaults)
 	b.verifier = n.newTxnVerifier()
+	b.throttles = n.newReplicationThrottles()
 	b.replicas, err = replication.NewReplicaManager(replication.Options{
 		BrokerID:        n.cfg.NodeID(),
 		FS:              n.fsys,
-		Logs:            n.storage.logs,
+		Logs:            n.checkpointedLogs(),
 		DefaultSettings: &settings,
 		Clock:           n.clk,
 		Logger:          n.logger,

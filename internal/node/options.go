@@ -65,6 +65,8 @@ func (n *Node) replicationOptions() replication.ReplicationOptions {
 		FetchMaxBytes:         n.cfg.Int(config.ReplicaFetchMaxBytes),
 		FetchResponseMaxBytes: n.cfg.Int(config.ReplicaFetchResponseMaxBytes),
 		FetchBackoff:          millis(int64(n.cfg.Int(config.ReplicaFetchBackoffMs))),
+		LeaderQuota:           n.broker.throttles.leader,
+		FollowerQuota:         n.broker.throttles.follower,
 	}
 }
 
