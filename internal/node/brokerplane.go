@@ -90,7 +90,7 @@ func (n *Node) buildBroker() error {
 	b.replicas, err = replication.NewReplicaManager(replication.Options{
 		BrokerID:        n.cfg.NodeID(),
 		FS:              n.fsys,
-		Logs:            n.checkpointedLogs(),
+		Logs:            n.storage.logs,
 		DefaultSettings: &settings,
 		Clock:           n.clk,
 		Logger:          n.logger,
