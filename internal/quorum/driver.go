@@ -88,6 +88,16 @@ type Options struct {
 	NodeID int32
 	// Voters are the node ids of controller.quorum.voters (static).
 	Voters []int32
+	// Dynamic: the voter set lives in the log (KIP-853,
+	// controller.quorum.bootstrap.servers; kraft.version 1) and Voters is
+	// unused. Bootstrap, on a new log, holds the initial voters (storage
+	// format --standalone or --initial-controllers); none for a controller
+	// that joins an existing quorum (--no-initial-controllers).
+	// OnMembership is called on the voter's loop with each applied
+	// membership (the transport learns its peers from it).
+	Dynamic      bool
+	Bootstrap    []Member
+	OnMembership func(Membership)
 	// ElectionTimeout is controller.quorum.election.timeout.ms (default 1s),
 	// FetchTimeout controller.quorum.fetch.timeout.ms (default 2s) and
 	// ElectionBackoffMax controller.quorum.election.backoff.max.ms (default
@@ -176,13 +186,16 @@ type Status struct {
 	// epoch.
 	LogEndOffset int64
 	LogEndEpoch  int32
+	// Dynamic quorums: the membership applied (voters and learners).
+	Dynamic bool
+	Members []Member
 }
 
 // sameView reports whether two statuses agree on everything but the
 // leader's replica progress.
 func (s Status) sameView(o Status) bool {
 	return s.Leader == o.Leader && s.Epoch == o.Epoch && s.IsLeader == o.IsLeader && s.CommitOffset == o.CommitOffset &&
-		s.AppliedOffset == o.AppliedOffset && s.LogStartOffset == o.LogStartOffset
+		s.AppliedOffset == o.AppliedOffset && s.LogStartOffset == o.LogStartOffset && len(s.Members) == len(o.Members)
 }
 
 // ReplicaProgress is what the leader knows of one voter's log.
@@ -194,6 +207,8 @@ type ReplicaProgress struct {
 	// RecentActive says the leader heard from the voter within the last
 	// election timeout.
 	RecentActive bool
+	// Learner: a voter being added that is still catching up.
+	Learner bool
 }
 
 type proposeResult struct {
@@ -227,6 +242,7 @@ type Driver struct {
 	recvc    chan *raftpb.Message
 	reportc  chan peerReport
 	propc    chan proposal
+	opc      chan func(*Voter)
 	stopc    chan struct{}
 	donec    chan struct{}
 	replayed chan struct{}
@@ -257,7 +273,7 @@ func New(opts Options) (*Driver, error) {
 	}
 	d := &Driver{
 		opts: v.opts, log: v.log, voter: v,
-		recvc: make(chan *raftpb.Message, inboxSize), reportc: make(chan peerReport, inboxSize), propc: make(chan proposal),
+		recvc: make(chan *raftpb.Message, inboxSize), reportc: make(chan peerReport, inboxSize), propc: make(chan proposal), opc: make(chan func(*Voter)),
 		stopc: make(chan struct{}), donec: make(chan struct{}), replayed: make(chan struct{}),
 		changed: make(chan struct{}),
 	}
@@ -404,12 +420,22 @@ func (d *Driver) run() {
 			d.log.Warn("campaign failed", "err", err)
 		}
 	}
+	campaigned := false
 	for {
 		if err := d.voter.Process(); err != nil {
 			d.failure.Store(&err)
 			d.log.Error("quorum driver stopped", "err", err)
 			d.publishStatus()
 			return
+		}
+		if d.opts.Dynamic && !campaigned && d.voter.soleVoter() {
+			// A lone dynamic voter learns it is alone only once its log
+			// is replayed.
+			campaigned = true
+			if err := d.voter.Campaign(); err != nil {
+				d.log.Warn("campaign failed", "err", err)
+			}
+			continue
 		}
 		d.publishStatus()
 		select {
@@ -428,6 +454,8 @@ func (d *Driver) run() {
 			} else {
 				d.voter.ReportUnreachable(r.nodeID)
 			}
+		case op := <-d.opc:
+			op(d.voter)
 		case p := <-d.propc:
 			done := p.done
 			reply := func(offset int64, err error) { done <- proposeResult{offset: offset, err: err} }

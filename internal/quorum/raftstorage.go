@@ -116,6 +116,9 @@ func (s *raftStorage) compact(index uint64) error {
 // applySnapshot replaces the whole log by a snapshot received from the leader.
 func (s *raftStorage) applySnapshot(snap *raftpb.Snapshot) {
 	s.snap = snap
+	if cs := snap.GetMetadata().GetConfState(); cs != nil {
+		s.conf = proto.Clone(cs).(*raftpb.ConfState)
+	}
 	s.offset, s.offsetTerm = snap.GetMetadata().GetIndex(), snap.GetMetadata().GetTerm()
 	s.entries = nil
 }

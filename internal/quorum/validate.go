@@ -39,7 +39,7 @@ func (v *Voter) validate(m *raftpb.Message) error {
 	if m.GetTo() != RaftID(v.opts.NodeID) {
 		return fmt.Errorf("%w: addressed to %d, this voter is %d", ErrInvalidMessage, NodeID(m.GetTo()), v.opts.NodeID)
 	}
-	if m.GetFrom() == m.GetTo() || !slices.Contains(v.storage.conf.GetVoters(), m.GetFrom()) {
+	if m.GetFrom() == m.GetTo() || !v.knownPeer(m.GetFrom()) {
 		return fmt.Errorf("%w: from %d, not another voter", ErrInvalidMessage, NodeID(m.GetFrom()))
 	}
 	if m.GetTerm() == 0 {
@@ -97,6 +97,24 @@ func (v *Voter) validate(m *raftpb.Message) error {
 		}
 	}
 	return nil
+}
+
+// knownPeer: a static quorum hears only its voters; a dynamic one also its
+// learners, and a controller that is not (yet) a member hears whoever leads
+// (it is being added, or replays the log that will tell it the voters).
+func (v *Voter) knownPeer(id uint64) bool {
+	conf := v.storage.conf
+	if slices.Contains(conf.GetVoters(), id) {
+		return true
+	}
+	if !v.opts.Dynamic {
+		return false
+	}
+	self := RaftID(v.opts.NodeID)
+	if slices.Contains(conf.GetLearners(), id) {
+		return true
+	}
+	return !slices.Contains(conf.GetVoters(), self) && !slices.Contains(conf.GetLearners(), self)
 }
 
 func (v *Voter) committed() uint64 { return v.rn.BasicStatus().GetCommit() }

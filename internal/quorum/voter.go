@@ -43,6 +43,13 @@ type Voter struct {
 	// and when it was taken.
 	appliedBytes int64
 	lastSnapshot time.Time
+
+	// A dynamic quorum's applied membership (membership.go), the leader's
+	// change in progress, and the index of the last conf change this
+	// leader proposed (a new one waits until it is applied).
+	members   Membership
+	change    *memberChange
+	confIndex uint64
 }
 
 type waiter struct {
@@ -64,9 +71,13 @@ func NewVoter(opts Options) (*Voter, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A static quorum's voters are its configuration; a dynamic one's
+	// come from its snapshot and the conf changes in its log.
 	conf := &raftpb.ConfState{}
-	for _, v := range opts.Voters {
-		conf.Voters = append(conf.Voters, RaftID(v))
+	if !opts.Dynamic {
+		for _, v := range opts.Voters {
+			conf.Voters = append(conf.Voters, RaftID(v))
+		}
 	}
 	storage := &raftStorage{hard: hs, conf: conf}
 	log := opts.Logger.With("component", "quorum", "node", opts.NodeID)
@@ -90,6 +101,9 @@ func NewVoter(opts Options) (*Voter, error) {
 	entries, err := opts.Store.Load()
 	if err != nil {
 		return nil, fmt.Errorf("quorum: load entries: %w", err)
+	}
+	if entries, hs, err = v.maybeBootstrap(entries, hs); err != nil {
+		return nil, err
 	}
 	// A crash after a snapshot from the leader was saved but before the log
 	// was reset leaves a log ending before the snapshot: reset it now, or
@@ -129,6 +143,7 @@ func NewVoter(opts Options) (*Voter, error) {
 		CheckQuorum:               true,
 		PreVote:                   true,
 		DisableProposalForwarding: true,
+		StepDownOnRemoval:         true,
 		Logger:                    raftLogger{log: log},
 	})
 	if err != nil {
@@ -139,8 +154,12 @@ func NewVoter(opts Options) (*Voter, error) {
 	return v, nil
 }
 
-// checkConf refuses a snapshot of another voter set: static voters must agree.
+// checkConf refuses a snapshot of another voter set: static voters must
+// agree. A dynamic quorum's snapshot carries its own.
 func (v *Voter) checkConf(snap *raftpb.Snapshot) error {
+	if v.opts.Dynamic {
+		return nil
+	}
 	got, want := snap.GetMetadata().GetConfState().GetVoters(), v.storage.conf.GetVoters()
 	if len(got) != len(want) {
 		return fmt.Errorf("quorum: snapshot at index %d has voters %v, controller.quorum.voters gives %v", snap.GetMetadata().GetIndex(), got, want)
@@ -156,7 +175,20 @@ func (v *Voter) checkConf(snap *raftpb.Snapshot) error {
 // restore hands a snapshot to the state machine.
 func (v *Voter) restore(snap *raftpb.Snapshot) error {
 	md := snap.GetMetadata()
-	if err := v.opts.Snapshots.Restore(int64(md.GetIndex())-1, int32(md.GetTerm()), snap.GetData()); err != nil {
+	ms, data, ok, err := UnwrapSnapshotData(snap.GetData())
+	if err != nil {
+		return fmt.Errorf("quorum: snapshot at index %d: %w", md.GetIndex(), err)
+	}
+	if ok != v.opts.Dynamic {
+		return fmt.Errorf("quorum: snapshot at index %d: dynamic membership %v, this voter's quorum dynamic %v", md.GetIndex(), ok, v.opts.Dynamic)
+	}
+	if ok {
+		v.members = ms
+		if v.opts.OnMembership != nil {
+			v.opts.OnMembership(v.Membership())
+		}
+	}
+	if err := v.opts.Snapshots.Restore(int64(md.GetIndex())-1, int32(md.GetTerm()), data); err != nil {
 		return fmt.Errorf("quorum: restore snapshot at index %d: %w", md.GetIndex(), err)
 	}
 	v.applied = md.GetIndex()
@@ -236,8 +268,12 @@ func (v *Voter) ProposeAfter(data []byte, imageOffset int64, done func(offset in
 	v.Propose(data, done)
 }
 
-// FailPending fails every waiting proposal (the voter is stopping).
+// FailPending fails every waiting proposal and membership change (the
+// voter is stopping).
 func (v *Voter) FailPending(err error) {
+	if v.change != nil {
+		v.finishChange(err)
+	}
 	for idx, w := range v.pending {
 		delete(v.pending, idx)
 		w.done(-1, err)
@@ -264,6 +300,8 @@ func (v *Voter) Status() Status {
 		Vote:           raftVote(v.opts.NodeID, st),
 		LogEndOffset:   int64(v.storage.lastIndex()),
 		LogEndEpoch:    v.lastTerm(),
+		Dynamic:        v.opts.Dynamic,
+		Members:        v.Membership().Members,
 	}
 }
 
@@ -282,7 +320,7 @@ func (v *Voter) replicas(isLeader bool) []ReplicaProgress {
 	}
 	var out []ReplicaProgress
 	v.rn.WithProgress(func(id uint64, _ raft.ProgressType, pr tracker.Progress) {
-		out = append(out, ReplicaProgress{NodeID: NodeID(id), EndOffset: int64(pr.Match), RecentActive: pr.RecentActive || id == RaftID(v.opts.NodeID)})
+		out = append(out, ReplicaProgress{NodeID: NodeID(id), EndOffset: int64(pr.Match), RecentActive: pr.RecentActive || id == RaftID(v.opts.NodeID), Learner: pr.IsLearner})
 	})
 	slices.SortFunc(out, func(a, b ReplicaProgress) int { return int(a.NodeID) - int(b.NodeID) })
 	return out
@@ -303,7 +341,15 @@ func (v *Voter) Process() error {
 	if v.stopped != nil {
 		return v.stopped
 	}
-	if err := v.process(); err != nil {
+	err := v.process()
+	if err == nil {
+		// A change moved on (a promotion or a rollback proposed): its
+		// entry goes out in this same call.
+		if err = v.advanceChange(); err == nil && v.rn.HasReady() {
+			err = v.process()
+		}
+	}
+	if err != nil {
 		v.stopped = err
 		v.FailPending(fmt.Errorf("%w: %w", ErrStopped, err))
 		return err
@@ -393,13 +439,22 @@ func (v *Voter) applyEntry(e *raftpb.Entry) error {
 			return fmt.Errorf("quorum: conf change at index %d: %w", e.GetIndex(), err)
 		}
 		v.storage.conf = v.rn.ApplyConfChange(cc)
+		if err := v.applyMembership(e.GetIndex(), cc.GetContext()); err != nil {
+			return err
+		}
+		v.changeApplied(e.GetIndex(), true)
 	case raftpb.EntryConfChangeV2:
 		cc := &raftpb.ConfChangeV2{}
 		if err := proto.Unmarshal(e.GetData(), cc); err != nil {
 			return fmt.Errorf("quorum: conf change at index %d: %w", e.GetIndex(), err)
 		}
 		v.storage.conf = v.rn.ApplyConfChange(cc)
+		if err := v.applyMembership(e.GetIndex(), cc.GetContext()); err != nil {
+			return err
+		}
+		v.changeApplied(e.GetIndex(), true)
 	case raftpb.EntryNormal:
+		v.changeApplied(e.GetIndex(), false)
 		if len(e.GetData()) > 0 {
 			c := Committed{Offset: int64(e.GetIndex()) - 1, Epoch: int32(e.GetTerm()), Data: e.GetData()}
 			if err := v.opts.Apply(c); err != nil {
@@ -443,6 +498,9 @@ func (v *Voter) maybeSnapshot() error {
 	data, err := sn.Take()
 	if err != nil {
 		return fmt.Errorf("quorum: snapshot at index %d: %w", v.applied, err)
+	}
+	if v.opts.Dynamic {
+		data = wrapSnapshotData(v.members, data)
 	}
 	snap := &raftpb.Snapshot{Data: data, Metadata: &raftpb.SnapshotMetadata{
 		Index: proto.Uint64(v.applied), Term: proto.Uint64(term), ConfState: proto.Clone(v.storage.conf).(*raftpb.ConfState),
