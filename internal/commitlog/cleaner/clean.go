@@ -19,6 +19,16 @@ type worker struct {
 	readBuf  []byte
 	writeBuf []byte
 	ioBytes  int
+	// throttle is the cleaner's, shared by every worker; nil: none.
+	throttle *throttle
+}
+
+// throttleIO reports n bytes read or written to the throttle.
+func (w *worker) throttleIO(ctx context.Context, n int64) error {
+	if w.throttle == nil {
+		return nil
+	}
+	return w.throttle.wait(ctx, n)
 }
 
 func newWorker(opts Options) *worker {
@@ -194,8 +204,9 @@ func (w *worker) cleanGroup(ctx context.Context, l *commitlog.Log, g segmentGrou
 			return err
 		}
 		written += int64(len(w.writeBuf))
+		n := int64(len(w.writeBuf))
 		w.writeBuf = w.writeBuf[:0]
-		return nil
+		return w.throttleIO(ctx, n)
 	}
 	read, err := w.forEachBatch(ctx, l, max(g.first.BaseOffset, logStart), cs.EndOffset(), func(h records.Header, batch []byte) error {
 		var err error
@@ -253,6 +264,9 @@ func (w *worker) forEachBatch(ctx context.Context, l *commitlog.Log, from, to in
 			pos += int(s.Size)
 		}
 		read += rr.Size
+		if err := w.throttleIO(ctx, rr.Size); err != nil {
+			return read, err
+		}
 		rest, err := records.Batches(buf, fn)
 		if err != nil {
 			return read, err

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,15 +35,18 @@ type LogSource interface {
 type Cleaner struct {
 	fsys    vfs.FS
 	logs    LogSource
-	opts    Options
 	clk     clock.Clock
 	logger  *slog.Logger
 	metrics *metrics
 	// kstats is what the Kafka-named gauges read (KafkaCollector).
 	kstats *kafkaStats
-	// workers holds the idle workers: a clean leases one, so Threads bounds
-	// the concurrent cleans and their memory.
-	workers chan *worker
+	// pool is the current options and their idle workers; Reconfigure
+	// swaps it while the threads are stopped.
+	pool atomic.Pointer[workerPool]
+	// throttle limits the I/O of every worker, across reconfigurations.
+	throttle *throttle
+	// reconfigure serializes Reconfigure calls.
+	reconfigure sync.Mutex
 	// checkpointWrite serializes checkpoint file writes, which share a
 	// temporary file per dir, so the newest contents land last.
 	checkpointWrite sync.Mutex
@@ -56,7 +60,28 @@ type Cleaner struct {
 		gauged      map[kafka.TopicPartition]bool             // partitions with a dirty ratio series
 		cancel      context.CancelFunc
 		done        chan struct{}
+		// parent is Start's context, which Reconfigure starts the new
+		// threads under.
+		parent context.Context
 	}
+}
+
+// workerPool is one configuration's workers.
+type workerPool struct {
+	opts Options
+	// workers holds the idle workers: a clean leases one, so Threads bounds
+	// the concurrent cleans and their memory.
+	workers chan *worker
+}
+
+func newWorkerPool(opts Options, t *throttle) *workerPool {
+	p := &workerPool{opts: opts, workers: make(chan *worker, opts.Threads)}
+	for range opts.Threads {
+		w := newWorker(opts)
+		w.throttle = t
+		p.workers <- w
+	}
+	return p
 }
 
 // New makes a cleaner over the logs of src. Nothing runs until Start;
@@ -70,11 +95,9 @@ func New(fsys vfs.FS, src LogSource, opts Options, clk clock.Clock, reg promethe
 		return nil, fmt.Errorf("log cleaner metrics: %w", err)
 	}
 	opts = opts.normalized()
-	c := &Cleaner{fsys: fsys, logs: src, opts: opts, clk: clk, logger: logger, metrics: m,
-		kstats: newKafkaStats(clk.Now()), workers: make(chan *worker, opts.Threads)}
-	for range opts.Threads {
-		c.workers <- newWorker(opts)
-	}
+	c := &Cleaner{fsys: fsys, logs: src, clk: clk, logger: logger, metrics: m,
+		kstats: newKafkaStats(clk.Now()), throttle: newThrottle(clk, opts.IOMaxBytesPerSecond)}
+	c.pool.Store(newWorkerPool(opts, c.throttle))
 	c.mu.inProgress = map[kafka.TopicPartition]bool{}
 	c.mu.checkpoints = map[string]map[kafka.TopicPartition]int64{}
 	c.mu.horizons = map[kafka.TopicPartition]int64{}
@@ -91,11 +114,13 @@ func (c *Cleaner) Start(ctx context.Context) {
 	if c.mu.cancel != nil {
 		return
 	}
+	c.mu.parent = ctx
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	c.mu.cancel, c.mu.done = cancel, done
+	opts := c.pool.Load().opts
 	var wg sync.WaitGroup
-	for i := range c.opts.Threads {
+	for i := range opts.Threads {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -106,7 +131,7 @@ func (c *Cleaner) Start(ctx context.Context) {
 		wg.Wait()
 		close(done)
 	}()
-	c.logger.Info("log cleaner started", "threads", c.opts.Threads, "dedupe_buffer_bytes", c.opts.DedupeBufferSize)
+	c.logger.Info("log cleaner started", "threads", opts.Threads, "dedupe_buffer_bytes", opts.DedupeBufferSize)
 }
 
 // Stop ends the threads, aborting cleans in progress (their .cleaned files
@@ -127,15 +152,16 @@ func (c *Cleaner) Stop(ctx context.Context) error {
 	}
 	// Once every worker is idle, release their encoders (made again if the
 	// cleaner restarts).
-	idle := make([]*worker, 0, c.opts.Threads)
+	p := c.pool.Load()
+	idle := make([]*worker, 0, p.opts.Threads)
 	defer func() {
 		for _, w := range idle {
-			c.workers <- w
+			p.workers <- w
 		}
 	}()
-	for range c.opts.Threads {
+	for range p.opts.Threads {
 		select {
-		case w := <-c.workers:
+		case w := <-p.workers:
 			idle = append(idle, w)
 		case <-ctx.Done(): // a CleanOnce of the caller's still runs
 			return fmt.Errorf("stop log cleaner: %w", ctx.Err())
@@ -157,7 +183,7 @@ func (c *Cleaner) run(ctx context.Context, thread int) {
 		if cleaned {
 			continue
 		}
-		t := c.clk.NewTimer(c.opts.Backoff)
+		t := c.clk.NewTimer(c.pool.Load().opts.Backoff)
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -170,13 +196,14 @@ func (c *Cleaner) run(ctx context.Context, thread int) {
 // it cleaned one. A clean that fails makes its log wait Backoff before the
 // next attempt; the error is returned.
 func (c *Cleaner) CleanOnce(ctx context.Context) (bool, error) {
+	p := c.pool.Load()
 	var w *worker
 	select {
-	case w = <-c.workers:
+	case w = <-p.workers:
 	case <-ctx.Done():
 		return false, ctx.Err()
 	}
-	defer func() { c.workers <- w }()
+	defer func() { p.workers <- w }()
 	now := c.clk.Now()
 	cand, ok := c.grabFilthiest(now)
 	if !ok {
@@ -207,7 +234,7 @@ func (c *Cleaner) clean(ctx context.Context, w *worker, cand candidate, now time
 			return err
 		}
 		c.mu.Lock()
-		c.mu.retryAt[tp] = now.Add(c.opts.Backoff)
+		c.mu.retryAt[tp] = now.Add(c.pool.Load().opts.Backoff)
 		c.mu.Unlock()
 		c.kstats.failed(l, cand.dirtyBytes)
 		return fmt.Errorf("clean %s: %w", tp, err)

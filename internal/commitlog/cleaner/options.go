@@ -1,6 +1,9 @@
 package cleaner
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Options are the broker's log.cleaner.* settings.
 type Options struct {
@@ -18,6 +21,10 @@ type Options struct {
 	// Backoff is log.cleaner.backoff.ms: the pause when no log needs
 	// cleaning, and before a log whose clean failed is tried again.
 	Backoff time.Duration
+	// IOMaxBytesPerSecond is log.cleaner.io.max.bytes.per.second: the
+	// bytes all threads together read and write per second; zero or
+	// Kafka's default (Double.MAX_VALUE) is no limit.
+	IOMaxBytesPerSecond float64
 }
 
 // DefaultOptions returns Kafka's defaults.
@@ -28,6 +35,7 @@ func DefaultOptions() Options {
 		DedupeBufferLoadFactor: 0.9,
 		IOBufferSize:           512 << 10,
 		Backoff:                15 * time.Second,
+		IOMaxBytesPerSecond:    math.MaxFloat64,
 	}
 }
 
@@ -42,4 +50,11 @@ func (o Options) normalized() Options {
 		o.Backoff = 15 * time.Second
 	}
 	return o
+}
+
+// sameWorkers reports whether o and p make the same threads and workers:
+// only the I/O rate, which the throttle changes in place, may differ.
+func (o Options) sameWorkers(p Options) bool {
+	o.IOMaxBytesPerSecond, p.IOMaxBytesPerSecond = 0, 0
+	return o == p
 }
