@@ -17,6 +17,8 @@ import (
 
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // LocalVoter is what a TCPTransport delivers to: the Driver.
@@ -36,6 +38,15 @@ type TCPOptions struct {
 	// Voters maps every voter's node id to its CONTROLLER listener address
 	// (controller.quorum.voters). A peer whose list differs is refused.
 	Voters map[int32]string
+	// Dynamic: a dynamic quorum (tcp_dynamic.go). Voters is then only the
+	// first set of peers, SetMembers replaces it, and a hello is refused
+	// only for another cluster or another directory id (DirectoryID, this
+	// node's metadata log directory id).
+	Dynamic     bool
+	DirectoryID kafka.UUID
+	// Advertised is this node's CONTROLLER address, which a dynamic hello
+	// carries so a node that does not know the sender yet can answer it.
+	Advertised string
 	// QueueSize bounds the messages queued per peer (default 1024); more
 	// are dropped, which Raft tolerates.
 	QueueSize int
@@ -92,6 +103,7 @@ type TCPTransport struct {
 	// refusals counts the peers' refusals of this node's hello.
 	refusals peerRefusals
 
+	// peers is guarded by mu (a dynamic quorum changes it).
 	peers map[uint64]*peerSender
 	stopc chan struct{}
 	// stopCtx ends with Stop, so a dial in progress does not hold Stop up.
@@ -102,7 +114,7 @@ type TCPTransport struct {
 
 // NewTCPTransport builds the transport; nothing runs until Start.
 func NewTCPTransport(opts TCPOptions) (*TCPTransport, error) {
-	if _, ok := opts.Voters[opts.NodeID]; !ok {
+	if _, ok := opts.Voters[opts.NodeID]; !ok && !opts.Dynamic {
 		return nil, fmt.Errorf("quorum: node %d is not among the voters %s", opts.NodeID, VoterString(opts.Voters))
 	}
 	if opts.QueueSize <= 0 {
@@ -140,7 +152,7 @@ func NewTCPTransport(opts TCPOptions) (*TCPTransport, error) {
 	t.stopCtx, t.cancelStop = context.WithCancel(context.Background())
 	for id, addr := range opts.Voters {
 		if id != opts.NodeID {
-			t.peers[RaftID(id)] = &peerSender{t: t, id: id, addr: addr, queue: make(chan *raftpb.Message, opts.QueueSize)}
+			t.peers[RaftID(id)] = t.newPeer(id, addr, kafka.UUID{})
 		}
 	}
 	return t, nil
@@ -164,7 +176,9 @@ func (t *TCPTransport) Start(local LocalVoter) {
 // (a dropped snapshot is reported failed so Raft sends it again).
 func (t *TCPTransport) Send(msgs []*raftpb.Message) {
 	for _, m := range msgs {
+		t.mu.Lock()
 		p, ok := t.peers[m.GetTo()]
+		t.mu.Unlock()
 		if !ok {
 			continue
 		}
@@ -242,6 +256,9 @@ func (t *TCPTransport) ServeConn(nc net.Conn, peeked []byte) {
 	if err := writeFrame(nc, encodeHelloReply(helloAccepted, "")); err != nil {
 		return
 	}
+	if t.opts.Dynamic {
+		t.learnPeer(h)
+	}
 	nc.SetReadDeadline(time.Time{})
 	t.mu.Lock()
 	local := t.local
@@ -278,6 +295,8 @@ func (t *TCPTransport) refusal(h hello) string {
 		return fmt.Sprintf("node %d's cluster id %q disagrees with node %d's %q", h.from, h.clusterID, t.opts.NodeID, t.opts.ClusterID)
 	case h.to != t.opts.NodeID:
 		return fmt.Sprintf("addressed to node %d, this is node %d", h.to, t.opts.NodeID)
+	case t.opts.Dynamic:
+		return t.dynamicRefusal(h)
 	case h.voters != t.voters:
 		return fmt.Sprintf("node %d's controller.quorum.voters %q disagrees with node %d's %q", h.from, h.voters, t.opts.NodeID, t.voters)
 	case h.from == t.opts.NodeID || t.opts.Voters[h.from] == "":

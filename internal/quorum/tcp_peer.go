@@ -9,6 +9,8 @@ import (
 
 	"go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // peerSender owns the outbound connection to one peer: it dials (with
@@ -19,6 +21,10 @@ type peerSender struct {
 	id    int32
 	addr  string
 	queue chan *raftpb.Message
+	// dir is the peer's directory id (dynamic quorums: the hello names it);
+	// stop ends this sender alone (the peer left the voter set).
+	dir  kafka.UUID
+	stop chan struct{}
 }
 
 func (p *peerSender) run() {
@@ -40,6 +46,8 @@ func (p *peerSender) run() {
 				select {
 				case <-p.t.stopc:
 					return
+				case <-p.stop:
+					return
 				case <-time.After(backoff):
 				}
 				backoff = min(2*backoff, p.t.opts.BackoffMax)
@@ -50,6 +58,8 @@ func (p *peerSender) run() {
 		var m *raftpb.Message
 		select {
 		case <-p.t.stopc:
+			return
+		case <-p.stop:
 			return
 		case m = <-p.queue:
 		}
@@ -77,7 +87,7 @@ func (p *peerSender) dial() (net.Conn, error) {
 		return nil, err
 	}
 	nc.SetDeadline(time.Now().Add(p.t.opts.DialTimeout))
-	h := hello{version: rpcVersion, clusterID: p.t.opts.ClusterID, voters: p.t.voters, from: p.t.opts.NodeID, to: p.id}
+	h := hello{version: rpcVersion, clusterID: p.t.opts.ClusterID, voters: p.t.helloVoters(p.dir), from: p.t.opts.NodeID, to: p.id}
 	if err := writeFrame(nc, h.encode()); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("send hello: %w", err)

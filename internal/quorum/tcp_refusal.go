@@ -71,7 +71,7 @@ func (t *TCPTransport) noteRefused(peer int32, reason string) *RefusedError {
 	}
 	r.inRow[peer]++
 	r.lastReason[peer] = reason
-	if r.reported || t.closed {
+	if r.reported || t.closed || t.opts.Dynamic {
 		return nil
 	}
 	var refusing []int32
