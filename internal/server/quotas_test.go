@@ -162,3 +162,44 @@ func TestIdleAcceptorHoldsNoSlot(t *testing.T) {
 			"the closed connection still holds its slot")
 	}
 }
+
+// TestSetConnectionLimitsLive: a running server's per-address limit
+// lowered refuses the next connection while keeping those open; raised
+// again, the address connects.
+func TestSetConnectionLimitsLive(t *testing.T) {
+	ts := startServer(t, nil)
+	if !served(t, ts.addr) || !served(t, ts.addr) {
+		t.Fatal("no limit yet, but a connection was not served")
+	}
+	if err := ts.srv.SetConnectionLimits(ConnectionLimits{MaxConnectionsPerIP: 2}); err != nil {
+		t.Fatal(err)
+	}
+	expectClosed(t, dial(t, ts.addr))
+	if err := ts.srv.SetConnectionLimits(ConnectionLimits{MaxConnectionsPerIP: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if !served(t, ts.addr) {
+		t.Fatal("a connection under the raised limit was not served")
+	}
+	if err := ts.srv.SetConnectionLimits(ConnectionLimits{MaxConnectionsPerIPOverrides: "bad"}); err == nil {
+		t.Fatal("a malformed override was applied")
+	}
+	if _, perIP := ts.srv.connectionLimits(); perIP != 3 {
+		t.Fatalf("a refused update changed the per-address limit to %d", perIP)
+	}
+}
+
+// TestRaisedMaxConnectionsWakesTheAcceptor: an acceptor waiting at
+// max.connections accepts once the limit is raised, without a release.
+func TestRaisedMaxConnectionsWakesTheAcceptor(t *testing.T) {
+	ts := startServer(t, func(o *Options) { o.MaxConnections = 1 })
+	if !served(t, ts.addr) {
+		t.Fatal("the first connection was not served")
+	}
+	waiting := dial(t, ts.addr)
+	send(t, waiting, kmsg.NewPtrApiVersionsRequest(), 3, 7)
+	if err := ts.srv.SetConnectionLimits(ConnectionLimits{MaxConnections: 2}); err != nil {
+		t.Fatal(err)
+	}
+	readResponse(t, waiting, false)
+}
