@@ -1,7 +1,5 @@
 package server
 
-
-
 // ConnectionLimits are the connection quotas a running server can change:
 // max.connections, max.connections.per.ip and its overrides, which Kafka
 // updates dynamically (cluster-wide keys).
@@ -39,4 +37,3 @@ func (s *Server) connectionLimits() (maxConns, maxPerIP int) {
 	defer q.mu.Unlock()
 	return q.max, q.maxPerIP
 }
-
