@@ -110,7 +110,7 @@ func Parse(text string, overrides map[string]string) (*Config, error) {
 		static["broker.id"] = nodeID
 	}
 	c := &Config{
-		brokerDefs: indexKeys(brokerKeyDefs()),
+		brokerDefs: indexKeys(append(brokerKeyDefs(), replicationThrottleKeyDefs()...)),
 		topicDefs:  indexKeys(topicKeyDefs()),
 		static:     static,
 		dynDefault: map[string]string{},

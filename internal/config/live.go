@@ -39,6 +39,9 @@ func liveBrokerKeys() map[string]bool {
 		"log.segment.delete.delay.ms":         false,
 		"message.max.bytes":                   false,
 		"min.insync.replicas":                 false,
+		"num.replica.fetchers":                false,
+		"leader.replication.throttled.rate":   false,
+		"follower.replication.throttled.rate": false,
 		"unclean.leader.election.enable":      true,
 	}
 }

@@ -10,7 +10,7 @@ import (
 // TestLiveBrokerKeysAreKafkaDynamic: a key Sluice applies live must be one
 // Kafka lets AlterConfigs change; Kafka's read-only keys are refused first.
 func TestLiveBrokerKeysAreKafkaDynamic(t *testing.T) {
-	defs := indexKeys(brokerKeyDefs())
+	defs := indexKeys(append(brokerKeyDefs(), replicationThrottleKeyDefs()...))
 	for _, k := range LiveBrokerKeys() {
 		d, ok := defs[k]
 		if !ok || (d.Update != UpdateClusterWide && d.Update != UpdatePerBroker) {
