@@ -30,6 +30,7 @@ func newFormatCommand() *cobra.Command {
 	var overrides []string
 	var ignoreFormatted bool
 	var addScram []string
+	var qf cli.QuorumFormat
 	cmd := &cobra.Command{
 		Use:   "format",
 		Short: "Write meta.properties into every log directory of the configuration",
@@ -54,7 +55,13 @@ func newFormatCommand() *cobra.Command {
 			// Format leaves a formatted dir as it is when told to ignore it:
 			// note which ones, so the output does not claim to format them.
 			skipped := formattedDirs(vfs.Default, dirs)
+			if _, _, err := qf.BootstrapVoters(formatNode(cfg, kafka.UUID{})); err != nil {
+				return err
+			}
 			if err := logdir.Format(vfs.Default, dirs, clusterID, cfg.NodeID(), ignoreFormatted); err != nil {
+				return err
+			}
+			if err := writeBootstrapVoters(vfs.Default, cfg, qf, skipped); err != nil {
 				return err
 			}
 			if len(records) > 0 {
@@ -78,6 +85,9 @@ func newFormatCommand() *cobra.Command {
 	cmd.Flags().BoolVarP(&ignoreFormatted, "ignore-formatted", "g", false, "skip directories that are already formatted")
 	cmd.Flags().StringArrayVarP(&addScram, "add-scram", "S", nil,
 		"a SCRAM credential the cluster starts with, as kafka-storage's: 'SCRAM-SHA-256=[name=alice,password=alice-secret]' (repeatable; format every controller with the same ones)")
+	cmd.Flags().BoolVarP(&qf.Standalone, "standalone", "s", false, "start a dynamic quorum (controller.quorum.bootstrap.servers) with this controller as its only voter")
+	cmd.Flags().StringVarP(&qf.InitialControllers, "initial-controllers", "I", "", "start a dynamic quorum with these voters: id@host:port:directoryid,...")
+	cmd.Flags().BoolVarP(&qf.NoInitialControllers, "no-initial-controllers", "N", false, "a controller that joins an existing dynamic quorum (added with kafka-metadata-quorum add-controller)")
 	cmd.MarkFlagRequired("cluster-id")
 	cmd.MarkFlagRequired("config")
 	return cmd
