@@ -13,16 +13,24 @@ import (
 // cluster-wide default (empty broker name). They are the broker synonyms of
 // the topic settings the broker pushes to its partitions and logs
 // (broker.TopicSettings over WithDynamic and ResolveTopic, per broker and
-// cluster default), and unclean.leader.election.enable, which the
-// controller reads from the cluster default only. Every other key is
-// refused on a broker resource rather than stored and ignored; add a key
-// here when a package starts applying it live.
+// cluster default); unclean.leader.election.enable, which the controller
+// reads from the cluster default only; and the keys internal/node's
+// dynconfig.go appliers hand to running components (the log cleaner, the
+// connection limits). Every other key is refused on a broker resource
+// rather than stored and ignored; add a key here when a package starts
+// applying it live (register an applier in internal/node/dynconfig.go).
 func liveBrokerKeys() map[string]bool {
 	return map[string]bool{
+		"log.cleaner.backoff.ms":              false,
+		"log.cleaner.dedupe.buffer.size":      false,
 		"log.cleaner.delete.retention.ms":     false,
+		"log.cleaner.io.buffer.load.factor":   false,
+		"log.cleaner.io.buffer.size":          false,
+		"log.cleaner.io.max.bytes.per.second": false,
 		"log.cleaner.max.compaction.lag.ms":   false,
 		"log.cleaner.min.cleanable.ratio":     false,
 		"log.cleaner.min.compaction.lag.ms":   false,
+		"log.cleaner.threads":                 false,
 		"log.cleanup.policy":                  false,
 		"log.flush.interval.messages":         false,
 		"log.flush.interval.ms":               false,
@@ -37,6 +45,9 @@ func liveBrokerKeys() map[string]bool {
 		"log.roll.ms":                         false,
 		"log.segment.bytes":                   false,
 		"log.segment.delete.delay.ms":         false,
+		"max.connections":                     false,
+		"max.connections.per.ip":              false,
+		"max.connections.per.ip.overrides":    false,
 		"message.max.bytes":                   false,
 		"min.insync.replicas":                 false,
 		"num.replica.fetchers":                false,

@@ -44,6 +44,8 @@ type brokerPlane struct {
 	// batches (nil with transaction.partition.verification.enable=false).
 	verifier *broker.TxnVerifier
 	server   *server.Server
+	// dynconf re-resolves the dynamic broker configs and tells appliers.
+	dynconf *brokerConfigs
 	// throttles applies replication throttles and num.replica.fetchers.
 	throttles *replicationThrottles
 }
@@ -62,6 +64,7 @@ func (n *Node) newBrokerPlane() *brokerPlane {
 // then the group and transaction coordinators.
 func (b *brokerPlane) publish(delta *metadata.Delta, image *metadata.Image) {
 	b.topicConfigs.Publish(delta, image)
+	b.dynconf.publish(delta, image)
 	b.throttles.Publish(b.replicas, delta, image)
 	if delta == nil || delta.Base().Offset() < 0 {
 		// The whole image (the first delivery, or a snapshot replaced
@@ -103,6 +106,7 @@ func (n *Node) buildBroker() error {
 	}
 	n.registerReplicaMetrics(b.replicas)
 	b.topicConfigs = broker.NewTopicConfigPublisher(n.cfg, b.replicas, n.logger.With("component", "topic-configs"))
+	b.dynconf = n.newBrokerConfigs()
 	if b.groups, err = n.newGroupCoordinator(); err != nil {
 		return fmt.Errorf("group coordinator: %w", err)
 	}
