@@ -8,9 +8,13 @@ package api
 // with its size in bytes; v4+ the file system's total and usable bytes; an
 // offline directory answers KAFKA_STORAGE_ERROR.
 //
-// Deviations: offset lag is always 0 and no log is a future log: Sluice does
-// not move partitions between directories (no JBOD reassignment). v5's
-// is_cordoned is always false.
+// A future log (a move between dirs, AlterReplicaLogDirs) is listed in its
+// destination dir with is_future and, as offset lag, how far its end is
+// behind the current log's; a current log's lag is max(high watermark -
+// log end offset, 0), as Kafka's getLogEndOffsetLag.
+//
+// Deviations: v5's is_cordoned is always false (cordoned.log.dirs is not
+// applied).
 
 import (
 	"context"
@@ -71,7 +75,7 @@ func describeLogDirs(dirs []LogDirDescription, req *kmsg.DescribeLogDirsRequest)
 				i = len(rd.Topics) - 1
 			}
 			rp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
-			rp.Partition, rp.Size, rp.OffsetLag = p.Partition, p.Size, p.OffsetLag
+			rp.Partition, rp.Size, rp.OffsetLag, rp.IsFuture = p.Partition, p.Size, p.OffsetLag, p.IsFuture
 			rd.Topics[i].Partitions = append(rd.Topics[i].Partitions, rp)
 		}
 		resp.Dirs = append(resp.Dirs, rd)

@@ -76,9 +76,10 @@ type LogDirPartition struct {
 	Partition int32
 	// Size is the total size of the log's segments in bytes.
 	Size int64
-	// OffsetLag is how far a future log is behind; always 0 without
-	// JBOD moves.
+	// OffsetLag is how far a future log is behind its current log.
 	OffsetLag int64
+	// IsFuture marks the future log of a move between log dirs.
+	IsFuture bool
 }
 
 // ErrNotController is returned by a controller operation on a node that is

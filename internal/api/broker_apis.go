@@ -167,6 +167,9 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 	}
 	if d.LogDirs != nil {
 		hs = append(hs, newDescribeLogDirsHandler(d.LogDirs))
+		if mover, ok := d.LogDirs.(LogDirMover); ok {
+			hs = append(hs, newAlterReplicaLogDirsHandler(mover))
+		}
 	}
 	return hs
 }

@@ -139,7 +139,7 @@ func (l *Log) noSpace(err error) {
 		return
 	}
 	l.logger.Error("no space left on device: appends fail with KAFKA_STORAGE_ERROR until space is freed",
-		"partition", l.tp.String(), "dir", l.dir, "err", err)
+		"partition", l.tp.String(), "dir", l.Dir(), "err", err)
 }
 
 // spaceAgain ends the log's full-disk episode after a successful append.
@@ -151,5 +151,5 @@ func (l *Log) spaceAgain() {
 		l.onFull(false, nil)
 		return
 	}
-	l.logger.Info("appends succeed again after the disk was full", "partition", l.tp.String(), "dir", l.dir)
+	l.logger.Info("appends succeed again after the disk was full", "partition", l.tp.String(), "dir", l.Dir())
 }

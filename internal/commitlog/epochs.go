@@ -17,7 +17,7 @@ const leaderEpochCheckpointFile = "leader-epoch-checkpoint"
 // as loaded. A malformed file is dropped and rebuilt from the batch headers
 // of the log, which carry every epoch.
 func (l *Log) openEpochCacheLocked() error {
-	path := filepath.Join(l.dir, leaderEpochCheckpointFile)
+	path := filepath.Join(l.Dir(), leaderEpochCheckpointFile)
 	c, err := epoch.Open(l.fsys, path)
 	if err != nil {
 		if !isMalformed(err) {

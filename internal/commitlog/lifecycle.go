@@ -48,7 +48,7 @@ func (l *Log) flushLocked() error {
 			return l.ioFailure("flush", err)
 		}
 	}
-	if err := l.fsys.SyncDir(l.dir); err != nil {
+	if err := l.fsys.SyncDir(l.Dir()); err != nil {
 		return l.ioFailure("flush", err)
 	}
 	if leo > l.mu.recoveryPoint {
@@ -131,7 +131,7 @@ func (l *Log) Delete() error {
 		}
 		l.mu.closed, l.mu.filesClosed, l.mu.pendingDeletes = true, true, nil
 	}
-	dir := l.dir
+	dir := l.Dir()
 	if l.mu.retiredDir != "" {
 		dir = l.mu.retiredDir
 	}
@@ -152,12 +152,12 @@ func (l *Log) Retire(newDir string) error {
 		return ErrClosed
 	}
 	l.mu.closed = true
-	if err := l.fsys.Rename(l.dir, newDir); err != nil {
-		return fmt.Errorf("rename %s for deletion: %w", l.dir, err)
+	if err := l.fsys.Rename(l.Dir(), newDir); err != nil {
+		return fmt.Errorf("rename %s for deletion: %w", l.Dir(), err)
 	}
 	l.mu.retiredDir = newDir
-	if err := l.fsys.SyncDir(filepath.Dir(l.dir)); err != nil {
-		return fmt.Errorf("rename %s for deletion: %w", l.dir, err)
+	if err := l.fsys.SyncDir(filepath.Dir(l.Dir())); err != nil {
+		return fmt.Errorf("rename %s for deletion: %w", l.Dir(), err)
 	}
 	return nil
 }

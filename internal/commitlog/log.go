@@ -21,8 +21,11 @@ import (
 // deletions hold mu for writing; reads hold it only to take a snapshot of
 // the segment list and then read files positionally without it.
 type Log struct {
-	fsys   vfs.FS
-	dir    string
+	fsys vfs.FS
+	// dir is the partition directory; a move between log dirs
+	// (ReplaceCurrentWithFuture) changes it under mu's write lock, and
+	// it is atomic because the offline callbacks read it holding mu.
+	dir    atomic.Pointer[string]
 	tp     kafka.TopicPartition
 	clk    clock.Clock
 	logger *slog.Logger
@@ -99,7 +102,7 @@ type SegmentInfo struct {
 func (l *Log) TopicPartition() kafka.TopicPartition { return l.tp }
 
 // Dir returns the partition directory.
-func (l *Log) Dir() string { return l.dir }
+func (l *Log) Dir() string { return *l.dir.Load() }
 
 // Options returns the log's current options.
 func (l *Log) Options() Options {
@@ -413,11 +416,11 @@ func (l *Log) rollLocked(baseOffset int64) (*segment, error) {
 	if err := l.mu.producers.TakeSnapshot(); err != nil {
 		return nil, l.ioFailure("roll", err)
 	}
-	seg, err := createSegment(l.fsys, l.dir, baseOffset, l.mu.opts, l.clk.Now(), l.rollJitter(l.mu.opts))
+	seg, err := createSegment(l.fsys, l.Dir(), baseOffset, l.mu.opts, l.clk.Now(), l.rollJitter(l.mu.opts))
 	if err != nil {
 		return nil, l.ioFailure("roll", err)
 	}
-	if err := l.fsys.SyncDir(l.dir); err != nil {
+	if err := l.fsys.SyncDir(l.Dir()); err != nil {
 		seg.close()
 		return nil, l.ioFailure("roll", err)
 	}
@@ -439,7 +442,7 @@ func (l *Log) replaceEmptyActiveLocked(baseOffset int64) (*segment, error) {
 		return nil, l.ioFailure("replace empty segment", err)
 	}
 	l.mu.pendingDeletes = append(l.mu.pendingDeletes, pendingDelete{seg: old, at: l.clk.Now().Add(l.mu.opts.FileDeleteDelay)})
-	seg, err := createSegment(l.fsys, l.dir, baseOffset, l.mu.opts, l.clk.Now(), l.rollJitter(l.mu.opts))
+	seg, err := createSegment(l.fsys, l.Dir(), baseOffset, l.mu.opts, l.clk.Now(), l.rollJitter(l.mu.opts))
 	if err != nil {
 		return nil, l.ioFailure("replace empty segment", err)
 	}

@@ -90,7 +90,17 @@ type Manager struct {
 		full    map[string]bool // dirs in a full-disk episode
 		retired []retiredLog
 		closed  bool
+		// futures are the logs being filled in another dir (future.go).
+		// Invariant: a future's dir differs from its current log's.
+		futures map[kafka.TopicPartition]*futureLog
+		// preferred is the dir AlterReplicaLogDirs named for a partition
+		// not hosted yet (Kafka's preferredLogDirs).
+		preferred map[kafka.TopicPartition]string
 	}
+	// moveMu serialises the moves between log dirs (AlterLogDir, StepFuture).
+	moveMu sync.Mutex
+	// moverWake wakes the mover goroutine (mover.go).
+	moverWake chan struct{}
 	// createMu serialises GetOrCreate's file work, which runs outside mu so
 	// lookups never wait for I/O.
 	createMu sync.Mutex
@@ -117,8 +127,12 @@ func NewManager(fsys vfs.FS, opts ManagerOptions, clk clock.Clock, logger *slog.
 	m.mu.dirOf = map[kafka.TopicPartition]string{}
 	m.mu.offline = map[string]error{}
 	m.mu.full = map[string]bool{}
+	m.mu.futures = map[kafka.TopicPartition]*futureLog{}
+	m.mu.preferred = map[kafka.TopicPartition]string{}
+	m.moverWake = make(chan struct{}, 1)
+	resume := m.settleMoves()
 	for _, dir := range opts.Dirs {
-		if err := m.loadDir(dir); err != nil {
+		if err := m.loadDir(dir, resume[dir]); err != nil {
 			logger.Error("log dir failed to load; offline", "dir", dir, "err", err)
 			m.mu.offline[dir] = err
 		}
@@ -160,7 +174,7 @@ func (m *Manager) readCheckpoint(dir, name string) (map[kafka.TopicPartition]int
 	return nil, err
 }
 
-func (m *Manager) loadDir(dir string) error {
+func (m *Manager) loadDir(dir string, futures map[string]bool) error {
 	if err := m.fsys.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create log dir: %w", err) // names the dir
 	}
@@ -188,9 +202,13 @@ func (m *Manager) loadDir(dir string) error {
 	}
 	// The dir's logs join the Manager only when all of them loaded.
 	loaded := map[kafka.TopicPartition]*Log{}
+	loadedFutures := map[kafka.TopicPartition]*futureLog{}
 	fail := func(err error) error {
 		for _, l := range loaded {
 			l.Close()
+		}
+		for _, f := range loadedFutures {
+			f.log.Close()
 		}
 		return err
 	}
@@ -200,6 +218,16 @@ func (m *Manager) loadDir(dir string) error {
 			if err := m.fsys.RemoveAll(filepath.Join(dir, name)); err != nil {
 				return fail(fmt.Errorf("remove deleted log %s: %w", name, err))
 			}
+			continue
+		}
+		if futures[name] {
+			st := StartState{RecoveryPoint: recovery[tpOfFuture(name)], LogStartOffset: starts[tpOfFuture(name)],
+				CleanShutdown: clean, DefaultOptions: true}
+			f, err := m.loadFuture(dir, name, st)
+			if err != nil {
+				return fail(err)
+			}
+			loadedFutures[f.log.tp] = f
 			continue
 		}
 		tp, ok := parseLogDirName(name)
@@ -232,20 +260,43 @@ func (m *Manager) loadDir(dir string) error {
 	for tp, l := range loaded {
 		m.mu.logs[tp], m.mu.dirOf[tp] = l, dir
 	}
+	for tp, f := range loadedFutures {
+		m.mu.futures[tp] = f
+	}
 	m.logLoaded(dir, len(loaded), clean)
 	return nil
 }
 
 func (m *Manager) openLog(dir string, tp kafka.TopicPartition, opts Options, st StartState) (*Log, error) {
-	l, err := Open(m.fsys, filepath.Join(dir, tp.String()), tp, opts, m.clk, st, m.logger)
+	return m.openLogAt(dir, filepath.Join(dir, tp.String()), tp, opts, st)
+}
+
+// openLogAt opens the log at path in the log dir dir. The callbacks find
+// the log's dir when they run: a move changes it.
+func (m *Manager) openLogAt(dir, path string, tp kafka.TopicPartition, opts Options, st StartState) (*Log, error) {
+	l, err := Open(m.fsys, path, tp, opts, m.clk, st, m.logger)
 	if err != nil {
 		return nil, err
 	}
-	l.onOffline = func(error) { m.markDirOffline(dir) }
+	l.onOffline = func(error) { m.markDirOffline(m.logDirOf(l, dir)) }
 	l.decoder = m.opts.Decoder
 	l.onCorrupt = func(*CorruptBatchError) { m.metrics.corruptBatch(l) }
-	l.onFull = func(full bool, err error) { m.dirFull(dir, l.tp, full, err) }
+	l.onFull = func(full bool, err error) { m.dirFull(m.logDirOf(l, dir), l.tp, full, err) }
 	return l, nil
+}
+
+// logDirOf is the log dir holding l now: its current or future dir, else
+// where it was opened.
+func (m *Manager) logDirOf(l *Log, opened string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mu.logs[l.tp] == l {
+		return m.mu.dirOf[l.tp]
+	}
+	if f := m.mu.futures[l.tp]; f != nil && f.log == l {
+		return f.dir
+	}
+	return opened
 }
 
 // dirFull logs the start of a full-disk episode of dir (the first append
@@ -277,6 +328,14 @@ func (m *Manager) markDirOffline(dir string) {
 	for tp, d := range m.mu.dirOf {
 		if d == dir {
 			logs = append(logs, m.mu.logs[tp])
+		}
+	}
+	for tp, f := range m.mu.futures {
+		if f.dir == dir {
+			// Kafka's removeFutureLocalReplica(deleteFromLogDir = false):
+			// the move ends, its files stay.
+			logs = append(logs, f.log)
+			delete(m.mu.futures, tp)
 		}
 	}
 	m.mu.Unlock()
@@ -331,7 +390,7 @@ func (m *Manager) GetOrCreate(tp kafka.TopicPartition, topicID kafka.UUID, opts 
 	m.mu.Lock()
 	closed := m.mu.closed
 	l, ok := m.mu.logs[tp]
-	dir, dirErr := m.pickDirLocked()
+	dir, dirErr := m.pickDirLocked(tp)
 	m.mu.Unlock()
 	if closed {
 		return nil, ErrClosed
@@ -369,13 +428,25 @@ func (m *Manager) GetOrCreate(tp kafka.TopicPartition, topicID kafka.UUID, opts 
 		return nil, ErrClosed
 	}
 	m.mu.logs[tp], m.mu.dirOf[tp] = l, dir
+	delete(m.mu.preferred, tp)
 	return l, nil
 }
 
-func (m *Manager) pickDirLocked() (string, error) {
+// pickDirLocked places a new log as Kafka's LogManager.nextLogDirs does:
+// the dir AlterReplicaLogDirs asked for, else the online dir holding the
+// fewest logs, current and future (the first of log.dirs on a tie).
+func (m *Manager) pickDirLocked(tp kafka.TopicPartition) (string, error) {
+	if d, ok := m.mu.preferred[tp]; ok {
+		if _, off := m.mu.offline[d]; !off {
+			return d, nil
+		}
+	}
 	counts := map[string]int{}
 	for _, d := range m.mu.dirOf {
 		counts[d]++
+	}
+	for _, f := range m.mu.futures {
+		counts[f.dir]++
 	}
 	best := ""
 	for _, d := range m.opts.Dirs {
@@ -399,9 +470,17 @@ func (m *Manager) Delete(tp kafka.TopicPartition) error {
 	m.mu.Lock()
 	l, ok := m.mu.logs[tp]
 	dir := m.mu.dirOf[tp]
+	fut := m.mu.futures[tp]
 	delete(m.mu.logs, tp)
 	delete(m.mu.dirOf, tp)
+	delete(m.mu.futures, tp)
+	delete(m.mu.preferred, tp)
 	m.mu.Unlock()
+	if fut != nil {
+		if err := m.discardFuture(fut); err != nil {
+			m.logger.Warn("removing the future log of a deleted partition", "partition", tp.String(), "err", err)
+		}
+	}
 	if !ok {
 		return nil
 	}

@@ -46,6 +46,9 @@ func (m *Manager) Start(ctx context.Context) {
 	}
 	go func() {
 		defer close(m.done)
+		moverDone := make(chan struct{})
+		go func() { m.runMover(ctx); close(moverDone) }()
+		defer func() { <-moverDone }()
 		ticker := m.clk.NewTicker(tick)
 		defer ticker.Stop()
 		for {
@@ -141,6 +144,9 @@ func (m *Manager) writeCheckpoints(name string, value func(*Log) int64) error {
 	for tp, d := range m.mu.dirOf {
 		logs[m.mu.logs[tp]] = d
 	}
+	for _, f := range m.mu.futures {
+		logs[f.log] = f.dir // a future's offsets are keyed by its partition in its own dir, as Kafka's
+	}
 	m.mu.Unlock()
 	for l, d := range logs {
 		if offs, ok := perDir[d]; ok {
@@ -198,6 +204,9 @@ func (m *Manager) closeLogs() map[string]bool {
 	logs := map[*Log]string{}
 	for tp, d := range m.mu.dirOf {
 		logs[m.mu.logs[tp]] = d
+	}
+	for _, f := range m.mu.futures {
+		logs[f.log] = f.dir
 	}
 	m.mu.Unlock()
 	failed := map[string]bool{}

@@ -46,8 +46,9 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	l := &Log{fsys: fsys, dir: dir, tp: tp, clk: clk, logger: logger,
+	l := &Log{fsys: fsys, tp: tp, clk: clk, logger: logger,
 		rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	l.dir.Store(&dir)
 	l.mu.opts = opts.normalized()
 	l.mu.highWatermark = -1
 	l.mu.lastFlush = clk.Now()
@@ -146,16 +147,16 @@ func (l *Log) openSegments(st StartState) (segs []*segment, created bool, err er
 	if err := l.finishInterruptedSwaps(); err != nil {
 		return nil, false, err
 	}
-	names, err := l.fsys.List(l.dir)
+	names, err := l.fsys.List(l.Dir())
 	if err != nil {
-		return nil, false, fmt.Errorf("list %s: %w", l.dir, err)
+		return nil, false, fmt.Errorf("list %s: %w", l.Dir(), err)
 	}
 	var bases []int64
 	for _, name := range names {
 		switch {
 		case strings.HasSuffix(name, deletedSuffix), strings.HasSuffix(name, ".tmp"), strings.HasSuffix(name, cleanedSuffix):
 			// Deletions and temporary files interrupted by the stop are finished now.
-			if err := l.fsys.Remove(filepath.Join(l.dir, name)); err != nil && !vfs.IsNotExist(err) {
+			if err := l.fsys.Remove(filepath.Join(l.Dir(), name)); err != nil && !vfs.IsNotExist(err) {
 				return nil, false, fmt.Errorf("remove leftover %s: %w", name, err)
 			}
 		case strings.HasSuffix(name, logSuffix):
@@ -171,14 +172,14 @@ func (l *Log) openSegments(st StartState) (segs []*segment, created bool, err er
 	opts := l.mu.opts
 	now := l.clk.Now()
 	for _, base := range bases {
-		s, err := openSegment(l.fsys, l.dir, base, opts, now)
+		s, err := openSegment(l.fsys, l.Dir(), base, opts, now)
 		if err != nil {
 			return segs, false, err
 		}
 		segs = append(segs, s)
 	}
 	if len(segs) == 0 {
-		s, err := createSegment(l.fsys, l.dir, st.LogStartOffset, opts, now, l.rollJitter(opts))
+		s, err := createSegment(l.fsys, l.Dir(), st.LogStartOffset, opts, now, l.rollJitter(opts))
 		if err != nil {
 			return nil, false, err
 		}

@@ -78,7 +78,7 @@ func (l *Log) BeginCleanedSegment(firstBase, endBase int64) (*CleanedSegment, er
 		c.aborted = append(c.aborted, s.txnIndex.entries...)
 		s.txnIndex.mu.Unlock()
 	}
-	seg := &segment{fsys: l.fsys, dir: l.dir, baseOffset: firstBase, created: now, fileSuffix: cleanedSuffix,
+	seg := &segment{fsys: l.fsys, dir: l.Dir(), baseOffset: firstBase, created: now, fileSuffix: cleanedSuffix,
 		nextOffset: firstBase, maxTimestamp: -1, offsetOfMaxTimestamp: firstBase, firstBatchTimestamp: -1}
 	if err := seg.createFiles(opts); err != nil {
 		return nil, l.ioFailure("create cleaned segment", err)
@@ -178,7 +178,7 @@ func (l *Log) ReplaceSegments(c *CleanedSegment) error {
 	if err := c.seg.renameFiles(cleanedSuffix, swapSuffix); err != nil {
 		return errors.Join(l.ioFailure("swap cleaned segment", err), c.Abort())
 	}
-	if err := l.fsys.SyncDir(l.dir); err != nil {
+	if err := l.fsys.SyncDir(l.Dir()); err != nil {
 		return l.ioFailure("swap cleaned segment", err)
 	}
 	now := l.clk.Now()
@@ -191,13 +191,13 @@ func (l *Log) ReplaceSegments(c *CleanedSegment) error {
 	// The replaced names must be gone before the new segment takes its live
 	// name: a disk keeping only the later rename would show overlapping
 	// segments, and recovery would cut the log there.
-	if err := l.fsys.SyncDir(l.dir); err != nil {
+	if err := l.fsys.SyncDir(l.Dir()); err != nil {
 		return l.ioFailure("swap cleaned segment", err)
 	}
 	if err := c.seg.renameFiles(swapSuffix, ""); err != nil {
 		return l.ioFailure("swap cleaned segment", err)
 	}
-	if err := l.fsys.SyncDir(l.dir); err != nil {
+	if err := l.fsys.SyncDir(l.Dir()); err != nil {
 		return l.ioFailure("swap cleaned segment", err)
 	}
 	// Reopened under its live name, the segment's files and state are
@@ -205,7 +205,7 @@ func (l *Log) ReplaceSegments(c *CleanedSegment) error {
 	if err := c.seg.close(); err != nil {
 		return l.ioFailure("swap cleaned segment", err)
 	}
-	live, err := openSegment(l.fsys, l.dir, c.seg.baseOffset, l.mu.opts, now)
+	live, err := openSegment(l.fsys, l.Dir(), c.seg.baseOffset, l.mu.opts, now)
 	if err != nil {
 		return l.ioFailure("open cleaned segment", err)
 	}

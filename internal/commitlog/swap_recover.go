@@ -22,9 +22,9 @@ import (
 // survives. That is harmless: its records are older versions that later
 // records, kept by the same clean, supersede.
 func (l *Log) finishInterruptedSwaps() error {
-	names, err := l.fsys.List(l.dir)
+	names, err := l.fsys.List(l.Dir())
 	if err != nil {
-		return fmt.Errorf("list %s: %w", l.dir, err)
+		return fmt.Errorf("list %s: %w", l.Dir(), err)
 	}
 	committed := map[int64]bool{}
 	var bases []int64
@@ -44,7 +44,7 @@ func (l *Log) finishInterruptedSwaps() error {
 		if b, err := strconv.ParseInt(digits, 10, 64); err == nil && committed[b] {
 			continue
 		}
-		if err := l.fsys.Remove(filepath.Join(l.dir, name)); err != nil && !vfs.IsNotExist(err) {
+		if err := l.fsys.Remove(filepath.Join(l.Dir(), name)); err != nil && !vfs.IsNotExist(err) {
 			return fmt.Errorf("remove uncommitted swap file %s: %w", name, err)
 		}
 	}
@@ -57,12 +57,12 @@ func (l *Log) finishInterruptedSwaps() error {
 			return err
 		}
 	}
-	return l.fsys.SyncDir(l.dir)
+	return l.fsys.SyncDir(l.Dir())
 }
 
 // finishSwap replaces the live segments covered by the swap at base.
 func (l *Log) finishSwap(names []string, base int64) error {
-	next, err := swapNextOffset(l.fsys, segmentPath(l.dir, base, logSuffix)+swapSuffix, base)
+	next, err := swapNextOffset(l.fsys, segmentPath(l.Dir(), base, logSuffix)+swapSuffix, base)
 	if err != nil {
 		return err
 	}
@@ -76,7 +76,7 @@ func (l *Log) finishSwap(names []string, base int64) error {
 			continue
 		}
 		for _, suffix := range segmentSuffixes() {
-			if err := l.fsys.Remove(segmentPath(l.dir, b, suffix)); err != nil && !vfs.IsNotExist(err) {
+			if err := l.fsys.Remove(segmentPath(l.Dir(), b, suffix)); err != nil && !vfs.IsNotExist(err) {
 				return fmt.Errorf("remove segment replaced by swap: %w", err)
 			}
 		}
@@ -93,7 +93,7 @@ func (l *Log) finishSwap(names []string, base int64) error {
 // renameSwapFilesPresent renames whichever .swap files of base exist.
 func (l *Log) renameSwapFilesPresent(base int64) error {
 	for _, suffix := range [...]string{indexSuffix, timeIndexSuffix, txnIndexSuffix, logSuffix} {
-		live := segmentPath(l.dir, base, suffix)
+		live := segmentPath(l.Dir(), base, suffix)
 		if err := l.fsys.Rename(live+swapSuffix, live); err != nil && !vfs.IsNotExist(err) {
 			return fmt.Errorf("finish swap of %s: %w", live, err)
 		}

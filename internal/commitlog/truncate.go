@@ -68,7 +68,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 			return err
 		}
 	}
-	seg, err := createSegment(l.fsys, l.dir, offset, l.mu.opts, l.clk.Now(), l.rollJitter(l.mu.opts))
+	seg, err := createSegment(l.fsys, l.Dir(), offset, l.mu.opts, l.clk.Now(), l.rollJitter(l.mu.opts))
 	if err != nil {
 		return l.ioFailure("truncate fully", err)
 	}
@@ -83,7 +83,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 			return l.ioFailure("truncate fully", err)
 		}
 	}
-	if err := l.fsys.SyncDir(l.dir); err != nil {
+	if err := l.fsys.SyncDir(l.Dir()); err != nil {
 		return l.ioFailure("truncate fully", err)
 	}
 	return nil

@@ -1,12 +1,50 @@
 package node
 
+// The broker's log dirs for the admin APIs: DescribeLogDirs lists them
+// with their logs (current and future), AlterReplicaLogDirs moves a log
+// between them (commitlog.Manager.AlterLogDir, KIP-113).
+
 import (
+	"errors"
 	"path/filepath"
 	"syscall"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/sluice-io/sluice/internal/api"
 	"github.com/sluice-io/sluice/internal/commitlog"
+	"github.com/sluice-io/sluice/internal/kafka"
 )
+
+// AlterReplicaLogDir implements api.LogDirMover, mapping the Manager's
+// errors as Kafka's ReplicaManager.alterReplicaLogDirs does.
+func (l logDirs) AlterReplicaLogDir(topic string, partition int32, dir string) *kerr.Error {
+	tp := kafka.TopicPartition{Topic: topic, Partition: partition}
+	// Kafka: UnifiedLog.logFutureDirName(tp).length > 255 (KAFKA-4893).
+	if len(tp.String())+len(".-future")+32 > 255 {
+		return kerr.InvalidTopicException
+	}
+	err := l.n.storage.mgr.AlterLogDir(tp, dir)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, commitlog.ErrLogDirNotFound):
+		return kerr.LogDirNotFound
+	case errors.Is(err, commitlog.ErrOffline), errors.Is(err, commitlog.ErrStorage):
+		return kerr.KafkaStorageError
+	case errors.Is(err, commitlog.ErrNoReplica):
+		// Kafka: NOT_LEADER_OR_FOLLOWER, answered REPLICA_NOT_AVAILABLE
+		// here, for a partition the metadata knows; else unknown.
+		if t, ok := l.n.Image().Topic(topic); ok {
+			if _, ok := t.Partitions[partition]; ok {
+				return kerr.ReplicaNotAvailable
+			}
+		}
+		return kerr.UnknownTopicOrPartition
+	}
+	l.n.logger.Error("error while changing replica dir", "partition", tp.String(), "dir", dir, "err", err)
+	return kerr.UnknownServerError
+}
 
 // describe lists the log dirs and their partition logs (DescribeLogDirs).
 func (s *storage) describe(dirs []string) []api.LogDirDescription {
@@ -36,6 +74,15 @@ func (s *storage) describe(dirs []string) []api.LogDirDescription {
 		}
 		tp := l.TopicPartition()
 		out[i].Partitions = append(out[i].Partitions, api.LogDirPartition{Topic: tp.Topic, Partition: tp.Partition, Size: l.Size()})
+	}
+	for _, f := range s.mgr.FutureLogs() {
+		i, ok := index[filepath.Clean(f.Dir)]
+		if !ok || out[i].Err != nil {
+			continue
+		}
+		tp := f.Log.TopicPartition()
+		out[i].Partitions = append(out[i].Partitions, api.LogDirPartition{Topic: tp.Topic, Partition: tp.Partition,
+			Size: f.Log.Size(), OffsetLag: f.Lag, IsFuture: true})
 	}
 	return out
 }
