@@ -62,6 +62,9 @@ type ControllerDeps struct {
 	Brokers BrokerControl
 	// Quorum is this voter, for DescribeQuorum.
 	Quorum QuorumControl
+	// Membership changes a dynamic quorum's voters (AddRaftVoter,
+	// RemoveRaftVoter, UpdateRaftVoter).
+	Membership QuorumMembership
 	// MetadataLog serves the metadata log and its snapshots to observers.
 	MetadataLog MetadataLogServer
 	// Loggers are as in BrokerDeps.
@@ -79,6 +82,7 @@ func controllerOnlyKeys() []VersionRange {
 		{Key: 62, Min: 0, Max: 4}, // BrokerRegistration
 		{Key: 63, Min: 0, Max: 1}, // BrokerHeartbeat
 		{Key: 67, Min: 0, Max: 0}, // AllocateProducerIds
+		{Key: 82, Min: 0, Max: 0}, // UpdateRaftVoter
 	}
 }
 
@@ -149,6 +153,9 @@ func ControllerHandlers(d ControllerDeps) []Handler {
 	}
 	if d.Quorum != nil {
 		hs = append(hs, newControllerDescribeQuorumHandler(d.Quorum))
+	}
+	if d.Membership != nil {
+		hs = append(hs, newAddRaftVoterHandler(d.Membership), newRemoveRaftVoterHandler(d.Membership), newUpdateRaftVoterHandler(d.Membership))
 	}
 	if d.MetadataLog != nil {
 		hs = append(hs,

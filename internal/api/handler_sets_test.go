@@ -81,11 +81,12 @@ func TestControllerHandlersServeTheControllerKeys(t *testing.T) {
 	r, err := NewRegistry(ControllerListenerRelease(), RegistryInfo{}, ControllerHandlers(ControllerDeps{
 		Config: f.cfg, Metadata: f, Admin: f, ProducerIDs: f, LogDirs: f,
 		Brokers: stubBrokerCtrl{}, Quorum: stubQuorum{}, MetadataLog: stubLogServer{}, Controllers: stubDirectory{},
+		Membership: stubMembership{},
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []int16{1, 3, 17, 18, 19, 20, 22, 29, 30, 31, 32, 33, 35, 36, 37, 43, 44, 45, 46, 49, 51, 55, 56, 59, 60, 62, 63, 67}
+	want := []int16{1, 3, 17, 18, 19, 20, 22, 29, 30, 31, 32, 33, 35, 36, 37, 43, 44, 45, 46, 49, 51, 55, 56, 59, 60, 62, 63, 67, 80, 81, 82}
 	if got := keysOf(r); !slices.Equal(got, want) {
 		t.Fatalf("controller keys %v, want %v", got, want)
 	}

@@ -64,6 +64,7 @@ func (n *Node) controllerRegistry() (*api.Registry, error) {
 		LogDirs:     logDirs{n},
 		Brokers:     n.ctrl,
 		Quorum:      n.ctrl,
+		Membership:  n.ctrl,
 		MetadataLog: n.meta.logs,
 		Controllers: controllerDirectory{n},
 		Loggers:     n.logLevels(),
@@ -118,6 +119,11 @@ func (c controllerDirectory) Controllers(string) (int32, []api.ControllerEndpoin
 	var out []api.ControllerEndpoint
 	for _, v := range c.n.cfg.Voters() {
 		out = append(out, api.ControllerEndpoint{NodeID: v.ID, Host: v.Host, Port: int32(v.Port)})
+	}
+	if c.n.ctrl != nil && isDynamicQuorum(c.n.cfg) {
+		for _, v := range c.n.ctrl.Voters() {
+			out = append(out, api.ControllerEndpoint{NodeID: v.ID, Host: v.Host, Port: v.Port})
+		}
 	}
 	return c.n.meta.view.Status().Leader, out
 }

@@ -92,6 +92,7 @@ func (n *Node) newQuorumController() *quorumctl.QuorumController {
 		Image:               n.meta.loader.Image,
 		Voters:              voterEndpoints(n.cfg),
 		Listener:            n.cfg.ControllerListenerNames()[0],
+		ClusterID:           n.clusterID,
 		Duties:              !n.cfg.SingleNode(),
 		SessionTimeout:      millis(int64(n.cfg.Int(config.BrokerSessionTimeoutMs))),
 		AutoLeaderRebalance: n.cfg.Bool(config.AutoLeaderRebalanceEnable),

@@ -27,6 +27,7 @@ type metadataPlane struct {
 	raft     *quorum.TCPTransport      // several voters only
 	logs     *quorum.LogServer         // several voters only
 	snaps    *quorum.FileSnapshotStore // a voter's checkpoints
+	dyn      *dynamicQuorum            // a dynamic quorum's controller
 }
 
 // newMetadataPlane opens a voter's metadata log and builds its driver (and,
@@ -72,15 +73,22 @@ func (n *Node) openVoter(m *metadataPlane, dir string) error {
 	if m.store, err = quorum.OpenLogEntryStore(n.fsys, dir, n.clk, n.logger.With("component", "metadata-log")); err != nil {
 		return err // "quorum: open metadata log DIR: ..."
 	}
+	if m.dyn, err = n.openDynamicQuorum(dir); err != nil {
+		return err
+	}
 	if !n.cfg.SingleNode() {
-		m.raft, err = quorum.NewTCPTransport(quorum.TCPOptions{
+		topts := quorum.TCPOptions{
 			ClusterID: n.clusterID,
 			NodeID:    n.cfg.NodeID(),
 			Voters:    voterAddrs(n.cfg),
 			OnRefused: n.refusal.report,
 			Dial:      n.raftDial(n.cfg.ControllerListenerNames()[0]),
 			Logger:    n.logger,
-		})
+		}
+		if m.dyn != nil {
+			m.dyn.transportOptions(&topts)
+		}
+		m.raft, err = quorum.NewTCPTransport(topts)
 		if err != nil {
 			return fmt.Errorf("raft transport: %w", err)
 		}
@@ -105,6 +113,9 @@ func (n *Node) openVoter(m *metadataPlane, dir string) error {
 	}
 	if m.raft != nil {
 		opts.Transport = m.raft
+	}
+	if m.dyn != nil {
+		m.dyn.voterOptions(&opts, m.raft)
 	}
 	if m.driver, err = quorum.New(opts); err != nil {
 		return fmt.Errorf("metadata quorum: %w", err)

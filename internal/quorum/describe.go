@@ -43,6 +43,9 @@ func DescribeQuorum(version int16, st Status, d Description) *kmsg.DescribeQuoru
 	resp.SetVersion(version)
 	p := kmsg.NewDescribeQuorumResponseTopicPartition()
 	p.LeaderID, p.LeaderEpoch, p.HighWatermark = st.Leader, int32(st.Epoch), st.CommitOffset+1
+	if st.Dynamic {
+		describeMembers(resp, &p, st, now)
+	}
 	for _, v := range d.Voters {
 		p.CurrentVoters = append(p.CurrentVoters, voterState(st, v.ID, p.HighWatermark, now))
 		node := kmsg.NewDescribeQuorumResponseNode()
@@ -69,6 +72,29 @@ func DescribeQuorum(version int16, st Status, d Description) *kmsg.DescribeQuoru
 	t.Partitions = append(t.Partitions, p)
 	resp.Topics = append(resp.Topics, t)
 	return resp
+}
+
+// describeMembers describes a dynamic quorum's voters with their
+// directory ids and every listener they registered, and its learners (new
+// voters still catching up) as observers.
+func describeMembers(resp *kmsg.DescribeQuorumResponse, p *kmsg.DescribeQuorumResponseTopicPartition, st Status, now int64) {
+	for _, m := range st.Members {
+		r := voterState(st, m.ID, p.HighWatermark, now)
+		r.ReplicaDirectoryID = m.DirectoryID
+		if m.Learner {
+			p.Observers = append(p.Observers, r)
+			continue
+		}
+		p.CurrentVoters = append(p.CurrentVoters, r)
+		node := kmsg.NewDescribeQuorumResponseNode()
+		node.NodeID = m.ID
+		for _, e := range m.Endpoints {
+			l := kmsg.NewDescribeQuorumResponseNodeListener()
+			l.Name, l.Host, l.Port = e.Name, e.Host, uint16(e.Port)
+			node.Listeners = append(node.Listeners, l)
+		}
+		resp.Nodes = append(resp.Nodes, node)
+	}
 }
 
 func voterState(st Status, id int32, hw, now int64) kmsg.DescribeQuorumResponseTopicPartitionReplicaState {

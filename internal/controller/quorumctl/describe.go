@@ -23,9 +23,14 @@ func (c *QuorumController) DescribeQuorum(_ context.Context, req *kmsg.DescribeQ
 // description lists the voters and, as observers, every registered broker
 // that is not a voter with what its heartbeats reported.
 func (c *QuorumController) description() quorum.Description {
-	d := quorum.Description{Listener: c.opts.Listener, Voters: c.opts.Voters, Now: c.opts.Clock.Now()}
+	st := c.opts.Quorum.Status()
+	d := quorum.Description{Listener: c.opts.Listener, Now: c.opts.Clock.Now()}
+	if !st.Dynamic {
+		d.Voters = c.opts.Voters
+	}
 	isVoter := func(id int32) bool {
-		return slices.ContainsFunc(c.opts.Voters, func(v quorum.VoterEndpoint) bool { return v.ID == id })
+		return slices.ContainsFunc(c.Voters(), func(v quorum.VoterEndpoint) bool { return v.ID == id }) ||
+			slices.ContainsFunc(st.Members, func(m quorum.Member) bool { return m.ID == id })
 	}
 	for _, id := range c.opts.Image().BrokerIDs() {
 		if isVoter(id) {
@@ -43,5 +48,18 @@ func (c *QuorumController) description() quorum.Description {
 // Leader is the quorum leader this voter knows (-1: none).
 func (c *QuorumController) Leader() int32 { return c.opts.Quorum.Status().Leader }
 
-// Voters are the quorum's voters' CONTROLLER endpoints.
-func (c *QuorumController) Voters() []quorum.VoterEndpoint { return slices.Clone(c.opts.Voters) }
+// Voters are the quorum's voters' CONTROLLER endpoints: the static
+// controller.quorum.voters, or a dynamic quorum's applied voters.
+func (c *QuorumController) Voters() []quorum.VoterEndpoint {
+	st := c.opts.Quorum.Status()
+	if !st.Dynamic {
+		return slices.Clone(c.opts.Voters)
+	}
+	var out []quorum.VoterEndpoint
+	for _, m := range st.Members {
+		if e, ok := m.Endpoint(c.opts.Listener); ok && !m.Learner {
+			out = append(out, quorum.VoterEndpoint{ID: m.ID, Host: e.Host, Port: e.Port})
+		}
+	}
+	return out
+}

@@ -49,6 +49,9 @@ type Options struct {
 	// controller.listener.names).
 	Voters   []quorum.VoterEndpoint
 	Listener string
+	// ClusterID is meta.properties' cluster id: voter changes for another
+	// cluster are refused (INCONSISTENT_CLUSTER_ID).
+	ClusterID string
 	// Duties turns on the periodic duties (a quorum of several voters);
 	// a single node fences nobody.
 	Duties bool

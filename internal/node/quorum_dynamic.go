@@ -1,0 +1,83 @@
+package node
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"sync"
+
+	"github.com/sluice-io/sluice/internal/commitlog/metafile"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/quorum"
+)
+
+// dynamicQuorum is a controller's part in a dynamic quorum (KIP-853,
+// controller.quorum.bootstrap.servers without controller.quorum.voters):
+// its metadata directory id (its voter key with node.id), the voters storage
+// format gave it, and the voters' CONTROLLER addresses as the applied
+// membership names them.
+type dynamicQuorum struct {
+	dirID      kafka.UUID
+	boot       quorum.BootstrapVoters
+	listener   string
+	advertised string
+
+	mu    sync.RWMutex
+	addrs map[int32]string
+}
+
+// isDynamicQuorum: a controller whose voters live in the log.
+func isDynamicQuorum(cfg *config.Config) bool {
+	return cfg.HasRole(config.RoleController) && len(cfg.Voters()) == 0
+}
+
+// openDynamicQuorum reads a dynamic controller's directory id and
+// bootstrap voters (partitionDir is its __cluster_metadata-0); nil for a
+// static quorum. A directory formatted without bootstrap-voters.json joins
+// an existing quorum, as one formatted with --no-initial-controllers.
+func (n *Node) openDynamicQuorum(partitionDir string) (*dynamicQuorum, error) {
+	if !isDynamicQuorum(n.cfg) {
+		return nil, nil
+	}
+	mp, err := metafile.ReadMetaProperties(n.fsys, filepath.Join(metadataLogDir(n.cfg), metafile.MetaPropertiesFile))
+	if err != nil {
+		return nil, fmt.Errorf("dynamic quorum: %w", err)
+	}
+	boot, _, err := quorum.ReadBootstrapVoters(n.fsys, partitionDir)
+	if err != nil {
+		return nil, err
+	}
+	dq := &dynamicQuorum{dirID: mp.DirectoryID, boot: boot, listener: n.cfg.ControllerListenerNames()[0], addrs: map[int32]string{}}
+	if ls := n.cfg.AdvertisedControllerListeners(); len(ls) > 0 {
+		dq.advertised = ls[0].Addr()
+	}
+	n.logger.Info("dynamic metadata quorum", "directory_id", dq.dirID.String(), "bootstrap_voters", quorum.Membership{Members: boot.Voters}.VoterKeys())
+	return dq, nil
+}
+
+// transportOptions make the raft transport follow the membership.
+func (dq *dynamicQuorum) transportOptions(o *quorum.TCPOptions) {
+	o.Dynamic, o.DirectoryID, o.Advertised, o.Voters = true, dq.dirID, dq.advertised, nil
+}
+
+// voterOptions make the voter dynamic; each applied membership goes to
+// the transport and the address book.
+func (dq *dynamicQuorum) voterOptions(o *quorum.Options, tr *quorum.TCPTransport) {
+	o.Dynamic, o.Bootstrap, o.Voters = true, dq.boot.Voters, nil
+	o.OnMembership = func(ms quorum.Membership) {
+		if tr != nil {
+			tr.SetMembers(ms, dq.listener)
+		}
+		dq.mu.Lock()
+		dq.addrs = ms.Addrs(dq.listener)
+		dq.mu.Unlock()
+	}
+}
+
+// voterAddrs are the members' CONTROLLER addresses.
+func (dq *dynamicQuorum) voterAddrs() map[int32]string {
+	dq.mu.RLock()
+	defer dq.mu.RUnlock()
+	return maps.Clone(dq.addrs)
+}
