@@ -24,13 +24,19 @@ import (
 // on its CONTROLLER listener.
 type ForwardingManager struct {
 	view   quorum.View
-	voters map[int32]string
+	voters func() map[int32]string
 	peers  *transport.Pool
 }
 
 // NewForwardingManager forwards to the leader view names, at its address
 // in voters (id -> CONTROLLER host:port), over peers.
 func NewForwardingManager(view quorum.View, voters map[int32]string, peers *transport.Pool) *ForwardingManager {
+	return &ForwardingManager{view: view, voters: func() map[int32]string { return voters }, peers: peers}
+}
+
+// NewDynamicForwardingManager is NewForwardingManager for a dynamic quorum
+// (KIP-853), whose voters' addresses change: voters is asked each time.
+func NewDynamicForwardingManager(view quorum.View, voters func() map[int32]string, peers *transport.Pool) *ForwardingManager {
 	return &ForwardingManager{view: view, voters: voters, peers: peers}
 }
 
@@ -42,7 +48,7 @@ func (f *ForwardingManager) Forward(ctx context.Context, req kmsg.Request) (kmsg
 	if st.Leader < 0 || st.IsLeader {
 		return nil, fmt.Errorf("%w: no other active controller known", controller.ErrNotController)
 	}
-	addr, ok := f.voters[st.Leader]
+	addr, ok := f.voters()[st.Leader]
 	if !ok {
 		return nil, fmt.Errorf("%w: leader %d is not a configured voter", controller.ErrNotController, st.Leader)
 	}

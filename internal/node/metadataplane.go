@@ -41,7 +41,7 @@ func (n *Node) newMetadataPlane(metaDir string) (*metadataPlane, error) {
 	}
 	m.loader = metadata.NewLoader(n.logger.With("component", "metadata"), subscribers...)
 	if !n.cfg.HasRole("controller") {
-		m.observer = quorum.NewObserver(quorum.ObserverOptions{
+		oopts := quorum.ObserverOptions{
 			NodeID:       n.cfg.NodeID(),
 			Voters:       voterAddrs(n.cfg),
 			Peers:        n.peers,
@@ -50,7 +50,9 @@ func (n *Node) newMetadataPlane(metaDir string) (*metadataPlane, error) {
 			FetchTimeout: millis(int64(n.cfg.Int(config.ControllerQuorumFetchTimeoutMs))),
 			Clock:        n.clk,
 			Logger:       n.logger,
-		})
+		}
+		m.dyn = n.observeDynamicQuorum(&oopts)
+		m.observer = quorum.NewObserver(oopts)
 		m.view = m.observer
 		return m, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/sluice-io/sluice/internal/broker"
 	"github.com/sluice-io/sluice/internal/commitlog/metafile"
 	"github.com/sluice-io/sluice/internal/config"
 	"github.com/sluice-io/sluice/internal/kafka"
@@ -80,4 +81,30 @@ func (dq *dynamicQuorum) voterAddrs() map[int32]string {
 	dq.mu.RLock()
 	defer dq.mu.RUnlock()
 	return maps.Clone(dq.addrs)
+}
+
+// observeDynamicQuorum makes a dedicated broker's observer of a dynamic
+// quorum start from controller.quorum.bootstrap.servers and follow the
+// voters the log names; nil for a static quorum.
+func (n *Node) observeDynamicQuorum(o *quorum.ObserverOptions) *dynamicQuorum {
+	if len(n.cfg.Voters()) > 0 {
+		return nil
+	}
+	dq := &dynamicQuorum{listener: n.cfg.ControllerListenerNames()[0], addrs: map[int32]string{}}
+	o.Voters, o.Bootstrap, o.Listener = nil, n.cfg.QuorumBootstrapServers(), dq.listener
+	o.OnMembership = func(ms quorum.Membership) {
+		dq.mu.Lock()
+		dq.addrs = ms.Addrs(dq.listener)
+		dq.mu.Unlock()
+	}
+	return dq
+}
+
+// forwardingManager forwards to the active controller: at the static
+// voters' addresses, or at those the dynamic quorum's membership names.
+func (n *Node) forwardingManager() *broker.ForwardingManager {
+	if n.meta.dyn != nil {
+		return broker.NewDynamicForwardingManager(n.meta.view, n.meta.dyn.voterAddrs, n.peers)
+	}
+	return broker.NewForwardingManager(n.meta.view, voterAddrs(n.cfg), n.peers)
 }

@@ -12,8 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
 	"sync"
 	"time"
 
@@ -36,6 +34,13 @@ type ObserverOptions struct {
 	NodeID int32
 	// Voters maps each voter's id to its CONTROLLER address.
 	Voters map[int32]string
+	// A dynamic quorum's observer (observer_dynamic.go) starts from
+	// Bootstrap (controller.quorum.bootstrap.servers) and learns the
+	// voters' Listener addresses from the membership in the log it
+	// fetches; OnMembership gets each one.
+	Bootstrap    []string
+	Listener     string
+	OnMembership func(Membership)
 	// Peers carries the fetches.
 	Peers *transport.Pool
 	// Apply is called for every committed entry with data, in log order;
@@ -73,6 +78,9 @@ type Observer struct {
 	changed chan struct{}
 	// nextEpoch is the epoch of the entry before next (0: none).
 	nextEpoch int32
+	// addrs are the controllers to fetch from: Voters, or a dynamic
+	// quorum's bootstrap servers (ids -1, -2, ...) and applied voters.
+	addrs map[int32]string
 
 	startOnce sync.Once
 	stopOnce  sync.Once
@@ -95,7 +103,7 @@ func NewObserver(opts ObserverOptions) *Observer {
 	return &Observer{
 		opts: opts, log: opts.Logger.With("component", "metadata-observer"),
 		leader: -1, caughtUp: make(chan struct{}), changed: make(chan struct{}),
-		stopc: make(chan struct{}), donec: make(chan struct{}),
+		stopc: make(chan struct{}), donec: make(chan struct{}), addrs: initialAddrs(opts),
 	}
 }
 
@@ -162,13 +170,13 @@ func (o *Observer) run() {
 		case <-ctx.Done():
 		}
 	}()
-	ids := slices.Sorted(maps.Keys(o.opts.Voters))
 	next := 0
 	backoff := o.opts.Clock.NewTimer(0)
 	defer backoff.Stop()
 	for {
 		target := o.currentLeader()
-		if target < 0 {
+		if _, known := o.addr(target); target < 0 || !known {
+			ids := o.targets()
 			target = ids[next%len(ids)]
 			next++
 		}
@@ -216,7 +224,7 @@ func (e badEntryError) Error() string { return e.err.Error() }
 
 // fetchOnce sends one Fetch to controller target and applies what it got.
 func (o *Observer) fetchOnce(ctx context.Context, target int32) error {
-	addr, ok := o.opts.Voters[target]
+	addr, ok := o.addr(target)
 	if !ok {
 		o.setLeader(-1, 0)
 		return fmt.Errorf("controller %d is not a voter", target)
@@ -303,6 +311,9 @@ func (o *Observer) apply(batches []byte, hw int64) error {
 			if err := o.opts.Apply(c); err != nil {
 				return badEntryError{err: err}
 			}
+		}
+		if err := o.applyConf(e); err != nil {
+			return err
 		}
 		o.mu.Lock()
 		o.next, o.nextEpoch = h.BaseOffset+1, h.PartitionLeaderEpoch

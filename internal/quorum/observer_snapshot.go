@@ -54,9 +54,12 @@ func (o *Observer) loadSnapshot(ctx context.Context, addr string, target int32, 
 	if int64(md.GetIndex()) != id.EndOffset || int64(md.GetTerm()) != int64(id.Epoch) {
 		return fmt.Errorf("snapshot %d-%d from controller %d holds %d-%d", id.EndOffset, id.Epoch, target, md.GetIndex(), md.GetTerm())
 	}
-	_, state, _, err := UnwrapSnapshotData(snap.GetData())
+	ms, state, dynamic, err := UnwrapSnapshotData(snap.GetData())
 	if err != nil {
 		return err
+	}
+	if dynamic {
+		o.setMembership(ms)
 	}
 	if err := o.opts.Restore(id.EndOffset-1, id.Epoch, state); err != nil {
 		return badEntryError{err: fmt.Errorf("snapshot %d-%d from controller %d: %w", id.EndOffset, id.Epoch, target, err)}
