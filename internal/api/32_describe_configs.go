@@ -77,11 +77,7 @@ func describeConfigs(static *config.Config, view MetadataView, loggers *logging.
 		case r.ResourceType == kmsg.ConfigResourceTypeBroker && r.ResourceName == self:
 			entries = cfg.DescribeBroker(r.ConfigNames)
 		case r.ResourceType == kmsg.ConfigResourceTypeBroker && r.ResourceName == "":
-			for _, e := range cfg.DescribeBroker(r.ConfigNames) {
-				if e.Source == kmsg.ConfigSourceDynamicDefaultBrokerConfig {
-					entries = append(entries, e)
-				}
-			}
+			entries = cfg.DescribeBrokerDefault(r.ConfigNames)
 		case r.ResourceType == kmsg.ConfigResourceTypeGroupConfig && r.ResourceName == "":
 			rr.ErrorCode = kerr.InvalidRequest.Code
 			rr.ErrorMessage = stringPtr("Group name must not be empty")

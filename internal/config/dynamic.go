@@ -41,6 +41,9 @@ func (c *Config) WithDynamic(perBroker, clusterDefault map[string]string) (*Conf
 	if err := n.finish(); err != nil {
 		return nil, err
 	}
+	if err := n.checkLiveValues(); err != nil {
+		return nil, err
+	}
 	return &n, nil
 }
 

@@ -78,22 +78,34 @@ func (e *InvalidBrokerUpdateError) Error() string { return e.Msg }
 // Unwrap lets the controller pick the response's error code.
 func (e *InvalidBrokerUpdateError) Unwrap() error { return kerr.InvalidRequest }
 
+// listenerOnlySecurityKeys are Kafka's DynamicSecurityConfigs (SslConfigs.RECONFIGURABLE_CONFIGS):
+// dynamically they may only be set with a listener.name.<listener>. prefix, which
+// DynamicBrokerConfig.validateConfigs checks right after the read-only keys.
+var listenerOnlySecurityKeys = map[string]bool{
+	"ssl.keystore.type": true, "ssl.keystore.location": true, "ssl.keystore.password": true,
+	"ssl.key.password": true, "ssl.truststore.type": true, "ssl.truststore.location": true,
+	"ssl.truststore.password": true, "ssl.keystore.certificate.chain": true, "ssl.keystore.key": true,
+	"ssl.truststore.certificates": true,
+}
+
 // CheckBrokerUpdate checks the keys of a broker resource's dynamic config
 // set (clusterDefault: the resource named ""). Kafka's checks come first,
 // in Kafka's order and words (DynamicBrokerConfig.validateConfigs): keys
-// that are not dynamically updatable, then per-broker keys set as the
-// cluster default. Then Sluice's: a key Kafka updates dynamically that a
+// that are not dynamically updatable, SSL keys without a listener prefix,
+// then per-broker keys set as the cluster default. Then Sluice's: a key Kafka updates dynamically that a
 // running Sluice node would not apply, and a key Kafka does not define
 // (Kafka stores those for plugins), are refused too rather than stored and
 // reported as set. Values are WithDynamic's to check.
 func (c *Config) CheckBrokerUpdate(configs map[string]string, clusterDefault bool) error {
-	var readOnly, perBroker, restart, unknown, defaultOnly []string
+	var readOnly, security, perBroker, restart, unknown, defaultOnly []string
 	for _, k := range slices.Sorted(maps.Keys(configs)) {
 		d, known := c.brokerDefs[k]
 		live, onlyDefault := LiveBrokerKey(k)
 		switch {
 		case known && (d.Update == UpdateReadOnly || d.Update == UpdateTopic):
 			readOnly = append(readOnly, k)
+		case listenerOnlySecurityKeys[k]:
+			security = append(security, k)
 		case known && d.Update == UpdatePerBroker && clusterDefault:
 			perBroker = append(perBroker, k)
 		case !known:
@@ -110,6 +122,8 @@ func (c *Config) CheckBrokerUpdate(configs map[string]string, clusterDefault boo
 	switch {
 	case len(readOnly) > 0:
 		return refuse("Cannot update these configs dynamically", readOnly)
+	case len(security) > 0:
+		return refuse("These security configs can be dynamically updated only per-listener using the listener prefix", security)
 	case len(perBroker) > 0:
 		return refuse("Cannot update these configs at default cluster level, broker id must be specified", perBroker)
 	case len(restart) > 0:

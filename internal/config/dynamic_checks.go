@@ -1,0 +1,59 @@
+package config
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// checkLiveValues applies the checks Kafka makes when a dynamic broker config changes one of
+// the keys a running Sluice node applies live beyond their ConfigDef ranges (the components'
+// validateReconfiguration and KafkaConfig's requirements), in Kafka's words. Only keys set in
+// a dynamic layer are checked: a static file is Load's to check.
+func (c *Config) checkLiveValues() error {
+	dyn := func(k Key) bool {
+		_, b := c.dynBroker[k.Name()]
+		_, d := c.dynDefault[k.Name()]
+		return b || d
+	}
+	threads := int64(c.Int(LogCleanerThreads))
+	switch {
+	case dyn(LogCleanerThreads) && threads < 1:
+		// Kafka 4.4 answers "/ by zero" here (it divides the dedupe buffer by the threads
+		// before LogCleaner.validateReconfiguration's own check); Sluice gives that check's words.
+		return errors.New("Log cleaner threads should be at least 1")
+	case (dyn(LogCleanerThreads) || dyn(LogCleanerDedupeBufferSize)) && c.Long(LogCleanerDedupeBufferSize)/threads < 1024*1024:
+		return errors.New("requirement failed: log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.")
+	case (dyn(MaxConnectionsPerIP) || dyn(MaxConnectionsPerIPOverrides)) && c.Int(MaxConnectionsPerIP) == 0 &&
+		strings.TrimSpace(c.String(MaxConnectionsPerIPOverrides)) == "":
+		return errors.New("requirement failed: max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.")
+	case dyn(MaxConnectionsPerIPOverrides):
+		if err := checkPerIPOverrides(c.String(MaxConnectionsPerIPOverrides)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkPerIPOverrides parses max.connections.per.ip.overrides as Kafka's
+// ConnectionQuotas does ("host:count,...", split at each entry's last colon); host names are
+// resolved by the broker when it applies the value.
+func checkPerIPOverrides(s string) error {
+	for _, entry := range strings.Split(s, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		i := strings.LastIndexByte(entry, ':')
+		bad := i <= 0
+		if !bad {
+			n, err := strconv.Atoi(strings.TrimSpace(entry[i+1:]))
+			bad = err != nil || n < 0
+		}
+		if bad {
+			// Kafka's message carries Java's exception text after the colon.
+			return errors.New("Error parsing configuration property 'max.connections.per.ip.overrides': " + strconv.Quote(entry) + " is not host:count")
+		}
+	}
+	return nil
+}
