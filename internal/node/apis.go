@@ -95,7 +95,7 @@ type features struct{ n *Node }
 
 func (f features) FinalizedFeatures() (int64, []api.FinalizedFeature) {
 	im := f.n.Image()
-	levels := im.Features()
+	levels := f.n.withKRaftVersion(im.Features())
 	var out []api.FinalizedFeature
 	for _, name := range slices.Sorted(maps.Keys(levels)) {
 		if levels[name] > 0 {

@@ -108,3 +108,21 @@ func (n *Node) forwardingManager() *broker.ForwardingManager {
 	}
 	return broker.NewForwardingManager(n.meta.view, voterAddrs(n.cfg), n.peers)
 }
+
+// withKRaftVersion sets kraft.version as Kafka finalizes it: 1 on a
+// dynamic quorum, 0 (not listed) on a static one. It is the quorum's, not
+// the image's: an image bootstrapped with the pinned release's level
+// keeps it in a FeatureLevelRecord.
+func (n *Node) withKRaftVersion(levels map[string]int16) map[string]int16 {
+	out := maps.Clone(levels)
+	if out == nil {
+		out = map[string]int16{}
+	}
+	delete(out, kraftVersionFeature)
+	if n.meta != nil && n.meta.dyn != nil {
+		out[kraftVersionFeature] = 1
+	}
+	return out
+}
+
+const kraftVersionFeature = "kraft.version"

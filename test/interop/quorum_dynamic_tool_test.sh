@@ -85,6 +85,9 @@ status="$(describe "127.0.0.1:${ports[0]}" --status)" || { echo "$status"; fail 
 echo "$status"
 voters_are "127.0.0.1:${ports[0]}" 1 || fail "the standalone quorum is not voter 1 with its directory id"
 check "describe --status: voter 1 with its directory id $(dir_of 1)"
+features="$(timeout 60 "$ref" tool features --bootstrap-controller "127.0.0.1:${ports[0]}" describe 2>&1)" || { echo "$features"; fail "kafka-features describe"; }
+grep -Eq 'Feature: kraft.version.*FinalizedVersionLevel: 1' <<<"$features" || { echo "$features"; fail "kraft.version is not finalized at 1 on a dynamic quorum"; }
+check "kafka-features describe: kraft.version finalized at 1 on the dynamic quorum"
 
 for i in 2 3; do
   out="$(add "127.0.0.1:${ports[0]}" "$i")" || { echo "$out"; tail -n 30 "$work/node-$i.log"; fail "add-controller $i"; }
