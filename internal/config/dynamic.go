@@ -39,7 +39,7 @@ func (c *Config) WithDynamic(perBroker, clusterDefault map[string]string) (*Conf
 		n.dynDefault = map[string]string{}
 	}
 	if err := n.finish(); err != nil {
-		return nil, err
+		return nil, inKafkaWords(err)
 	}
 	if err := n.checkLiveValues(); err != nil {
 		return nil, err

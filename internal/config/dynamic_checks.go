@@ -57,3 +57,26 @@ func checkPerIPOverrides(s string) error {
 	}
 	return nil
 }
+
+// KafkaMessage is the error in ConfigDef's words, as Kafka answers an AlterConfigs it refuses
+// ("Invalid value abc for configuration log.retention.ms: Not a number of type LONG").
+func (e *InvalidValueError) KafkaMessage() string {
+	reason := e.Reason
+	for _, t := range []string{"int", "long", "short", "double"} {
+		reason = strings.Replace(reason, "of type "+t, "of type "+strings.ToUpper(t), 1)
+	}
+	if reason != "" {
+		reason = strings.ToUpper(reason[:1]) + reason[1:]
+	}
+	return "Invalid value " + e.Value + " for configuration " + e.Key + ": " + reason
+}
+
+// inKafkaWords turns a dynamic update's value errors into Kafka's message for the first
+// (Kafka stops at the first); other errors pass unchanged.
+func inKafkaWords(err error) error {
+	var iv *InvalidValueError
+	if errors.As(err, &iv) {
+		return errors.New(iv.KafkaMessage())
+	}
+	return err
+}

@@ -16,6 +16,10 @@ func TestCheckLiveValuesAsKafka(t *testing.T) {
 		{"max.connections.per.ip", "0", "requirement failed: max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set."},
 		{"max.connections.per.ip.overrides", "foo", `Error parsing configuration property 'max.connections.per.ip.overrides': "foo" is not host:count`},
 		{"max.connections.per.ip.overrides", "127.0.0.1:x", `Error parsing configuration property 'max.connections.per.ip.overrides': "127.0.0.1:x" is not host:count`},
+		{"log.retention.ms", "abc", "Invalid value abc for configuration log.retention.ms: Not a number of type LONG"},
+		{"message.max.bytes", "-5", "Invalid value -5 for configuration message.max.bytes: Value must be at least 0"},
+		{"log.cleaner.io.max.bytes.per.second", "abc", "Invalid value abc for configuration log.cleaner.io.max.bytes.per.second: Not a number of type DOUBLE"},
+		{"max.connections", "-1", "Invalid value -1 for configuration max.connections: Value must be at least 0"},
 		{"log.cleaner.threads", "2", ""},
 		{"max.connections.per.ip.overrides", "127.0.0.1:3, [::1]:2", ""},
 	} {
