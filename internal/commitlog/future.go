@@ -38,12 +38,12 @@ func futureDirName(tp kafka.TopicPartition, id string) string {
 	return fmt.Sprintf("%s.%s-future", tp, id)
 }
 
-// configuredDir returns the log dir of log.dirs that path names (the
-// absolute paths DescribeLogDirs reports, or the configured spelling).
+// configuredDir returns the log dir of log.dirs whose absolute path is
+// path, as Kafka's LogManager.isLogDirOnline compares (DescribeLogDirs
+// reports absolute paths).
 func (m *Manager) configuredDir(path string) (string, bool) {
-	want := absOrSelf(path)
 	for _, d := range m.opts.Dirs {
-		if d == path || absOrSelf(d) == want {
+		if absOrSelf(d) == path {
 			return d, true
 		}
 	}
