@@ -15,11 +15,15 @@ package node
 //  2. register an applier while the node is built, before the publisher
 //     starts (buildBroker and what it calls):
 //
-//	n.broker.dynconf.register("replication-throttles", func(ch brokerConfigChange) {
-//		if ch.touches(config.LeaderReplicationThrottledRate) {
-//			quota.SetRate(ch.cfg.Long(config.LeaderReplicationThrottledRate))
+//	n.broker.dynconf.register("replica-fetchers", func(ch brokerConfigChange) {
+//		if ch.touches(config.NumReplicaFetchers) {
+//			fetchers.Resize(int(ch.cfg.Int(config.NumReplicaFetchers)))
 //		}
 //	})
+//
+// (n.broker.dynconf is built in buildBroker right after the topic config
+// publisher: register from code that runs after that line, or from
+// newBrokerConfigs below.)
 //
 // An applier runs on the metadata publisher's goroutine, in registration
 // order, once at the first delivery (with every key marked changed, so the
