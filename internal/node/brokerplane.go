@@ -93,7 +93,7 @@ func (n *Node) buildBroker() error {
 	b.replicas, err = replication.NewReplicaManager(replication.Options{
 		BrokerID:        n.cfg.NodeID(),
 		FS:              n.fsys,
-		Logs:            n.storage.logs,
+		Logs:            n.checkpointedLogs(),
 		DefaultSettings: &settings,
 		Clock:           n.clk,
 		Logger:          n.logger,

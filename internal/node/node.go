@@ -73,6 +73,8 @@ type Node struct {
 	ctrlServer *server.Server
 	console    *console.Server // nil unless sluice.debug.listener is set
 	refusal    quorumRefusal
+	// hwCheckpoints writes replication-offset-checkpoint (hwcheckpoint.go).
+	hwCheckpoints *hwCheckpointer
 
 	ready     chan struct{}
 	closeOnce sync.Once
@@ -212,6 +214,7 @@ func (n *Node) close() error {
 	if n.broker != nil {
 		n.broker.close()
 	}
+	add("checkpoint high watermarks", n.stopHighWatermarkCheckpoints())
 	if n.peers != nil {
 		n.peers.Close()
 	}

@@ -153,6 +153,7 @@ func (n *Node) startBrokerData(ctx context.Context) error {
 		return err
 	}
 	n.storage.start()
+	n.startHighWatermarkCheckpoints()
 	return nil
 }
 
