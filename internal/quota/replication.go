@@ -211,9 +211,9 @@ func ParseThrottledReplicas(value string, broker int32) ThrottledReplicas {
 		if !ok {
 			continue
 		}
-		p, err1 := strconv.ParseInt(strings.TrimSpace(part), 10, 32)
-		id, err2 := strconv.ParseInt(strings.TrimSpace(b), 10, 32)
-		if err1 != nil || err2 != nil || int32(id) != broker {
+		p, err1 := strconv.ParseUint(strings.TrimSpace(part), 10, 31)
+		id, err2 := strconv.ParseUint(strings.TrimSpace(b), 10, 31)
+		if err1 != nil || err2 != nil || int64(id) != int64(broker) {
 			continue
 		}
 		out.Partitions = append(out.Partitions, int32(p))

@@ -3,6 +3,7 @@ package quota
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,4 +124,23 @@ func TestReplicationQuotaHoldsRate(t *testing.T) {
 	if q.IsQuotaExceeded() {
 		t.Fatal("the quota is exceeded once unlimited again")
 	}
+}
+
+// FuzzParseThrottledReplicas: any list parses without panicking; "*"
+// alone means all; every partition yielded is a non-negative number.
+func FuzzParseThrottledReplicas(f *testing.F) {
+	for _, s := range []string{"", "*", "0:1,1:2", " 3 : 2 ,x,4:", "-1:2,2147483648:2", "007:02"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := ParseThrottledReplicas(s, 2)
+		if got.All != (strings.TrimSpace(s) == "*") || (got.All && len(got.Partitions) > 0) {
+			t.Fatalf("%q: %+v", s, got)
+		}
+		for _, p := range got.Partitions {
+			if p < 0 {
+				t.Fatalf("%q: partition %d", s, p)
+			}
+		}
+	})
 }
