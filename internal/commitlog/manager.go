@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -101,6 +102,8 @@ type Manager struct {
 	moveMu sync.Mutex
 	// moverWake wakes the mover goroutine (mover.go).
 	moverWake chan struct{}
+	// onDirOffline is told of each dir that goes offline (SetDirOfflineHandler).
+	onDirOffline atomic.Pointer[func(dir string, online int)]
 	// createMu serialises GetOrCreate's file work, which runs outside mu so
 	// lookups never wait for I/O.
 	createMu sync.Mutex
@@ -324,6 +327,7 @@ func (m *Manager) markDirOffline(dir string) {
 		return
 	}
 	m.mu.offline[dir] = errors.New("I/O error")
+	online := len(m.opts.Dirs) - len(m.mu.offline)
 	var logs []*Log
 	for tp, d := range m.mu.dirOf {
 		if d == dir {
@@ -343,6 +347,16 @@ func (m *Manager) markDirOffline(dir string) {
 	for _, l := range logs {
 		l.offline.Store(true)
 	}
+	if fn := m.onDirOffline.Load(); fn != nil {
+		(*fn)(dir, online)
+	}
+}
+
+// SetDirOfflineHandler sets what is done when a dir goes offline at run
+// time, given how many dirs are still online (the node halts as Kafka's
+// broker does when none is, or when it is the metadata log dir).
+func (m *Manager) SetDirOfflineHandler(fn func(dir string, online int)) {
+	m.onDirOffline.Store(&fn)
 }
 
 // OfflineDirs lists the dirs that failed.

@@ -3,9 +3,11 @@ package commitlog
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -194,5 +196,43 @@ func TestMoveCrashAtEveryRename(t *testing.T) {
 			t.Fatalf("crash at rename %d: end offset %d, want %d", crashAt, l2.LogEndOffset(), want)
 		}
 		m2.Close()
+	}
+}
+
+// TestMoveDestinationFails: the destination dir fails during a move. The
+// move ends (Kafka's removeFutureLocalReplica), the current log serves on
+// from its healthy dir, and the handler hears of the dir with one still
+// online.
+func TestMoveDestinationFails(t *testing.T) {
+	efs := vfs.NewErrorFS(newDurableMem(t), nil)
+	clk := clock.NewManual(testStart)
+	m := newTestManager(t, efs, clk, "/data/a", "/data/b")
+	defer m.Close()
+	var heard []string
+	m.SetDirOfflineHandler(func(dir string, online int) { heard = append(heard, fmt.Sprintf("%s %d", dir, online)) })
+	l, err := m.GetOrCreate(moveTP, kafka.UUID{7}, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, l, 30)
+	if err := m.AlterLogDir(moveTP, "/data/b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.StepFuture(moveTP); err != nil {
+		t.Fatal(err)
+	}
+	efs.SetInjector(vfs.FailPaths(vfs.UnderDir("/data/b"), syscall.EIO))
+	for i := 0; i < 100 && len(m.FutureLogs()) > 0; i++ {
+		m.StepFuture(moveTP)
+	}
+	if len(m.FutureLogs()) != 0 || len(heard) != 1 || heard[0] != "/data/b 1" {
+		t.Fatalf("futures %v, handler heard %v", m.FutureLogs(), heard)
+	}
+	appendN(t, l, 1)
+	if d, _ := m.DirOf(moveTP); d != "/data/a" || l.Offline() {
+		t.Fatalf("log in %s, offline %v", d, l.Offline())
+	}
+	if err := m.AlterLogDir(moveTP, "/data/b"); !errors.Is(err, ErrOffline) {
+		t.Fatalf("a move to an offline dir: %v", err)
 	}
 }

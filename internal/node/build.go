@@ -46,6 +46,7 @@ func (n *Node) build() error {
 	if n.storage, err = n.newStorage(); err != nil {
 		return err
 	}
+	n.watchLogDirs()
 	if n.cfg.HasRole("broker") {
 		n.broker = n.newBrokerPlane()
 	}

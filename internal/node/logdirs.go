@@ -6,7 +6,10 @@ package node
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -15,6 +18,41 @@ import (
 	"github.com/sluice-io/sluice/internal/commitlog"
 	"github.com/sluice-io/sluice/internal/kafka"
 )
+
+// haltNode ends the process at once, as Kafka's Exit.halt(1); a variable
+// so a test sees the decision instead.
+var haltNode = func() { os.Exit(1) }
+
+// watchLogDirs halts the node when a log dir failure leaves it nothing to
+// serve or takes the metadata log with it, as Kafka's broker does
+// (LogManager.handleLogDirFailure, ReplicaManager.handleLogDirFailure): the
+// controller then fences it and moves its leadership after
+// broker.session.timeout.ms. A broker with another dir online keeps
+// serving it; the controller does not learn which partitions the failed
+// dir held (Sluice's metadata has no directory assignment, KIP-858), so
+// their leadership stays until the broker restarts.
+func (n *Node) watchLogDirs() {
+	metaDir := filepath.Clean(metadataLogDir(n.cfg))
+	dirs := n.cfg.LogDirs()
+	n.storage.mgr.SetDirOfflineHandler(func(dir string, online int) {
+		if msg := logDirFailureFatal(dir, online, metaDir, dirs); msg != "" {
+			n.logger.Error(msg)
+			haltNode()
+		}
+	})
+}
+
+// logDirFailureFatal is Kafka's message for a dir failure that halts the
+// broker, or "" when it may go on serving its other dirs.
+func logDirFailureFatal(dir string, online int, metaDir string, dirs []string) string {
+	switch {
+	case online == 0:
+		return fmt.Sprintf("Shutdown broker because all log dirs in %s have failed", strings.Join(dirs, ", "))
+	case filepath.Clean(dir) == metaDir:
+		return fmt.Sprintf("Shutdown broker because the metadata log dir %s has failed", dir)
+	}
+	return ""
+}
 
 // AlterReplicaLogDir implements api.LogDirMover, mapping the Manager's
 // errors as Kafka's ReplicaManager.alterReplicaLogDirs does.
