@@ -10,7 +10,13 @@ package api
 // and a stale epoch STALE_BROKER_EPOCH; a node that is not the active
 // controller answers NOT_CONTROLLER.
 //
-// Deviations: offline log dirs (v1) are ignored; a controlled shutdown is
+// Deviations: offline log dirs (v1) are ignored: Sluice's metadata records
+// carry no directory assignment (KIP-858's PartitionRecord Directories), so
+// the controller cannot tell which partitions a dir held, and Sluice's
+// brokers do not send them (a broker halts instead when a dir failure
+// leaves it no online dir or takes its metadata log dir, as Kafka's does,
+// and is fenced; with another dir online it keeps its leadership). A
+// controlled shutdown is
 // answered ShouldShutdown at once, with leadership already moved (Kafka
 // waits for the broker's replicas to leave the ISR over several heartbeats).
 
