@@ -16,9 +16,9 @@ package api
 // brokers do not send them (a broker halts instead when a dir failure
 // leaves it no online dir or takes its metadata log dir, as Kafka's does,
 // and is fenced; with another dir online it keeps its leadership). A
-// controlled shutdown is
-// answered ShouldShutdown at once, with leadership already moved (Kafka
-// waits for the broker's replicas to leave the ISR over several heartbeats).
+// controlled shutdown is answered ShouldShutdown at once, with leadership
+// already moved (Kafka waits for the broker's replicas to leave the ISR
+// over several heartbeats).
 
 import (
 	"context"
