@@ -136,6 +136,7 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 			newDescribeACLsHandler(d.Metadata),
 			newDescribeClientQuotasHandler(d.Metadata),
 			newDescribeUserSCRAMCredentialsHandler(d.Metadata),
+			newListConfigResourcesHandler(d.Metadata),
 		)
 	}
 	if d.Config != nil && d.Metadata != nil && d.Admin != nil {
