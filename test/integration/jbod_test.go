@@ -103,7 +103,7 @@ func TestJBODMoveUnderProducerKilledAndRestarted(t *testing.T) {
 			})
 		}
 	}
-	producer := newClient(t, srv.addr)
+	producer := newClient(t, srv.addr, kgo.ProducerBatchCompression(kgo.NoCompression()))
 	produce(producer, 0, 30000) // ~30 MB for the move to copy
 	if err := producer.Flush(ctx); err != nil {
 		t.Fatal(err)
@@ -120,10 +120,23 @@ func TestJBODMoveUnderProducerKilledAndRestarted(t *testing.T) {
 	if code := alterLogDir(ctx, t, newClient(t, srv.addr), topic, dest); code != 0 {
 		t.Fatalf("AlterReplicaLogDirs: error %d", code)
 	}
+	// The copy may be done already; if not, DescribeLogDirs shows the
+	// future log in dest with how far it is behind.
+	var futureSeen string
+	if dirs, err := adm.DescribeBrokerLogDirs(ctx, 1, kadm.TopicsSet{topic: {0: {}}}); err == nil {
+		dirs.EachPartition(func(p kadm.DescribedLogDirPartition) {
+			if p.IsFuture {
+				futureSeen = fmt.Sprintf("in %s, lag %d, size %d", p.Dir, p.OffsetLag, p.Size)
+				if p.Dir != dest || p.OffsetLag < 0 || p.OffsetLag > 35000 {
+					t.Errorf("future log %s: want it in %s with a lag in [0, 35000]", futureSeen, dest)
+				}
+			}
+		})
+	}
 	srv.kill()
 	producer.Close()
 	future, _ := filepath.Glob(filepath.Join(dest, topic+"-0.*-future"))
-	t.Logf("killed with the partition in %s, future dirs %v", src, future)
+	t.Logf("killed with the partition in %s, future dirs %v (described: %q)", src, future, futureSeen)
 
 	before := acked.snapshot()
 	srv = startServer(t, d1, port, dirs)
