@@ -137,6 +137,7 @@ func keysReadByCode() map[string][]string {
 		"broker:replica.fetch.min.bytes":                                     {"internal/node"},
 		"broker:replica.fetch.response.max.bytes":                            {"internal/node"},
 		"broker:replica.fetch.wait.max.ms":                                   {"internal/node"},
+		"broker:replica.high.watermark.checkpoint.interval.ms":               {"internal/node"},
 		"broker:replica.lag.time.max.ms":                                     {"internal/node"},
 		"broker:replication.quota.window.num":                                {"internal/node"},
 		"broker:replication.quota.window.size.seconds":                       {"internal/node"},
