@@ -20,8 +20,10 @@ package api
 // election timeout, -1 otherwise (etcd raft keeps no timestamps), and it is
 // caught up at that time when its end offset reaches the high watermark.
 // An observer's offset and times come from its broker heartbeats (the
-// metadata offset it reported and when). Directory ids are zero (no KIP-853
-// dynamic quorum).
+// metadata offset it reported and when). On a static quorum directory ids
+// are zero; a dynamic one (KIP-853) reports each voter's directory id and
+// every listener it registered, and a voter being added (a Raft learner
+// catching up) as an observer with its directory id.
 
 import (
 	"context"
