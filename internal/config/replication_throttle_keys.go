@@ -26,3 +26,10 @@ func replicationThrottleKeyDefs() []KeyDef {
 	}
 	return []KeyDef{def("follower"), def("leader")}
 }
+
+var (
+	// LeaderReplicationThrottledRate is leader.replication.throttled.rate (long).
+	LeaderReplicationThrottledRate = LongKey{"leader.replication.throttled.rate"}
+	// FollowerReplicationThrottledRate is follower.replication.throttled.rate (long).
+	FollowerReplicationThrottledRate = LongKey{"follower.replication.throttled.rate"}
+)

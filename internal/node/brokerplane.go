@@ -65,7 +65,7 @@ func (n *Node) newBrokerPlane() *brokerPlane {
 func (b *brokerPlane) publish(delta *metadata.Delta, image *metadata.Image) {
 	b.topicConfigs.Publish(delta, image)
 	b.dynconf.publish(delta, image)
-	b.throttles.Publish(b.replicas, delta, image)
+	b.throttles.Publish(delta, image)
 	if delta == nil || delta.Base().Offset() < 0 {
 		// The whole image (the first delivery, or a snapshot replaced
 		// the image, whose delta reports nothing removed).
@@ -107,6 +107,7 @@ func (n *Node) buildBroker() error {
 	n.registerReplicaMetrics(b.replicas)
 	b.topicConfigs = broker.NewTopicConfigPublisher(n.cfg, b.replicas, n.logger.With("component", "topic-configs"))
 	b.dynconf = n.newBrokerConfigs()
+	n.registerThrottleConfig()
 	if b.groups, err = n.newGroupCoordinator(); err != nil {
 		return fmt.Errorf("group coordinator: %w", err)
 	}

@@ -1,38 +1,27 @@
 package node
 
 import (
-	"log/slog"
-	"strconv"
-	"strings"
-
 	"github.com/sluice-io/sluice/internal/config"
 	"github.com/sluice-io/sluice/internal/metadata"
 	"github.com/sluice-io/sluice/internal/quota"
-	"github.com/sluice-io/sluice/internal/replication"
 )
 
-// Kafka's replication throttle keys: the broker's rates (DynamicConfig's
-// QuotaConfig.brokerQuotaConfigs, bytes per second, Long.MAX_VALUE when
-// unset) and the topics' throttled replica lists.
+// The topics' throttled replica lists (Kafka's QuotaConfig topic keys).
 const (
-	leaderThrottledRateKey       = "leader.replication.throttled.rate"
-	followerThrottledRateKey     = "follower.replication.throttled.rate"
 	leaderThrottledReplicasKey   = "leader.replication.throttled.replicas"
 	followerThrottledReplicasKey = "follower.replication.throttled.replicas"
 )
 
 // replicationThrottles applies the replication throttles and
-// num.replica.fetchers from the metadata image as they change, as Kafka's
-// BrokerConfigHandler and TopicConfigHandler do: the rates from this
-// broker's dynamic config over the cluster default, the throttled replica
-// lists from each topic's configs. It is a metadata subscriber until the
-// dynamic broker config hook takes over its broker half (applyBroker).
+// num.replica.fetchers as the metadata changes, as Kafka's
+// BrokerConfigHandler and TopicConfigHandler do: the rates and the pool
+// size through the dynamic broker config hook (this broker's value over
+// the cluster default over the file), the throttled replica lists from
+// each topic's configs as a metadata subscriber.
 type replicationThrottles struct {
 	nodeID   int32
-	static   *config.Config
 	leader   *quota.ReplicationQuota
 	follower *quota.ReplicationQuota
-	logger   *slog.Logger
 }
 
 // newReplicationThrottles builds the two quotas with
@@ -46,75 +35,36 @@ func (n *Node) newReplicationThrottles() *replicationThrottles {
 	}
 	t := &replicationThrottles{
 		nodeID:   n.cfg.NodeID(),
-		static:   n.cfg,
 		leader:   quota.NewReplicationQuota(quota.LeaderReplication, cfg, n.clk),
 		follower: quota.NewReplicationQuota(quota.FollowerReplication, cfg, n.clk),
-		logger:   n.logger.With("component", "replication-throttles"),
 	}
 	n.registerDataPath(quota.NewReplicationMetrics(t.leader, t.follower))
 	return t
 }
 
-// Publish applies a metadata change to rm: nil delta (or one from an
-// empty base) means the whole image.
-func (t *replicationThrottles) Publish(rm *replication.ReplicaManager, delta *metadata.Delta, im *metadata.Image) {
-	whole := delta == nil || delta.Base().Offset() < 0
-	brokerChanged, topicsChanged := whole, whole || (delta != nil && len(delta.RemovedTopics()) > 0)
-	if !whole {
-		for _, res := range delta.ChangedConfigs() {
-			switch res.Type {
-			case metadata.ConfigResourceBroker:
-				brokerChanged = true
-			case metadata.ConfigResourceTopic:
-				topicsChanged = true
-			}
+// registerThrottleConfig makes the dynamic broker config hook apply the
+// rates and num.replica.fetchers (Kafka's unset rate is Long.MAX_VALUE:
+// unlimited).
+func (n *Node) registerThrottleConfig() {
+	b := n.broker
+	b.dynconf.register("replication-throttles", func(ch brokerConfigChange) {
+		if ch.touches(config.LeaderReplicationThrottledRate, config.FollowerReplicationThrottledRate) {
+			b.throttles.leader.UpdateQuota(ch.cfg.Long(config.LeaderReplicationThrottledRate))
+			b.throttles.follower.UpdateQuota(ch.cfg.Long(config.FollowerReplicationThrottledRate))
 		}
-	}
-	if brokerChanged {
-		perBroker := im.Configs(metadata.ConfigResource{Type: metadata.ConfigResourceBroker, Name: strconv.Itoa(int(t.nodeID))})
-		clusterDefault := im.Configs(metadata.ConfigResource{Type: metadata.ConfigResourceBroker, Name: ""})
-		t.applyBroker(rm, perBroker, clusterDefault)
-	}
-	if topicsChanged {
-		t.applyTopics(im)
-	}
+		if ch.touches(config.NumReplicaFetchers) {
+			b.replicas.SetNumReplicaFetchers(int(ch.cfg.Int(config.NumReplicaFetchers)))
+		}
+	})
 }
 
-// applyBroker sets the rates and the fetcher pool's size from the dynamic
-// broker layers (per broker over cluster default over the static file).
-func (t *replicationThrottles) applyBroker(rm *replication.ReplicaManager, perBroker, clusterDefault map[string]string) {
-	t.leader.UpdateQuota(t.rate(leaderThrottledRateKey, perBroker, clusterDefault))
-	t.follower.UpdateQuota(t.rate(followerThrottledRateKey, perBroker, clusterDefault))
-	cfg, err := t.static.WithDynamic(perBroker, clusterDefault)
-	if err != nil {
-		t.logger.Warn("dynamic broker configs refused; num.replica.fetchers unchanged", "err", err)
+// Publish reads every topic's throttled replica lists for this broker when
+// topic configs changed or topics went (delta nil, or from an empty base:
+// the whole image).
+func (t *replicationThrottles) Publish(delta *metadata.Delta, im *metadata.Image) {
+	if delta != nil && delta.Base().Offset() >= 0 && len(delta.RemovedTopics()) == 0 && !topicConfigsChanged(delta) {
 		return
 	}
-	if rm != nil {
-		rm.SetNumReplicaFetchers(int(cfg.Int(config.NumReplicaFetchers)))
-	}
-}
-
-// rate is BrokerConfigHandler's getOrDefault: this broker's value, else
-// the cluster default's, else unlimited.
-func (t *replicationThrottles) rate(key string, perBroker, clusterDefault map[string]string) int64 {
-	for _, layer := range []map[string]string{perBroker, clusterDefault} {
-		v, ok := layer[key]
-		if !ok {
-			continue
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			t.logger.Warn("replication throttle rate not a number; unlimited", "key", key, "value", v)
-			return quota.Unlimited
-		}
-		return n
-	}
-	return quota.Unlimited
-}
-
-// applyTopics reads every topic's throttled replica lists for this broker.
-func (t *replicationThrottles) applyTopics(im *metadata.Image) {
 	leader := map[string]quota.ThrottledReplicas{}
 	follower := map[string]quota.ThrottledReplicas{}
 	for _, name := range im.TopicNames() {
@@ -128,4 +78,13 @@ func (t *replicationThrottles) applyTopics(im *metadata.Image) {
 	}
 	t.leader.SetThrottled(leader)
 	t.follower.SetThrottled(follower)
+}
+
+func topicConfigsChanged(delta *metadata.Delta) bool {
+	for _, res := range delta.ChangedConfigs() {
+		if res.Type == metadata.ConfigResourceTopic {
+			return true
+		}
+	}
+	return false
 }
