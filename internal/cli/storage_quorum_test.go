@@ -18,10 +18,10 @@ func TestParseInitialControllers(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 	for arg, want := range map[string]string{
-		"1h1:9093:3Db5QLSqSZieL3rJBUUegA":                                  "No @ found",
-		"x@h1:9093:3Db5QLSqSZieL3rJBUUegA":                                 "Failed to parse node id",
-		"1@h1:3Db5QLSqSZieL3rJBUUegA":                                      "Failed to parse host and port",
-		"1@h1:9093:nope":                                                   "Failed to parse directory ID",
+		"1h1:9093:3Db5QLSqSZieL3rJBUUegA":                                   "No @ found",
+		"x@h1:9093:3Db5QLSqSZieL3rJBUUegA":                                  "Failed to parse node id",
+		"1@h1:3Db5QLSqSZieL3rJBUUegA":                                       "Failed to parse host and port",
+		"1@h1:9093:nope":                                                    "Failed to parse directory ID",
 		"1@h1:9093:3Db5QLSqSZieL3rJBUUegA,1@h2:9093:ZVPpTM4ZSH6I2jzDlT9Khg": "Node id 1 was specified more than once",
 		"1@h1:9093:3Db5QLSqSZieL3rJBUUegA,2@h2:9093:3Db5QLSqSZieL3rJBUUegA": "Directory id 3Db5QLSqSZieL3rJBUUegA was specified more than once",
 	} {
