@@ -96,7 +96,20 @@
 //
 // Options are per log (topic configs) and can be replaced with SetOptions.
 //
-// Lock order: a Log's mutex before the Manager's (a Log reports a disk
+// # Moves between log dirs (AlterReplicaLogDirs, KIP-113)
+//
+//	m.AlterLogDir(tp, dest)   // a future log "<tp>.<uuid>-future" in dest
+//	m.FutureLogs()            // DescribeLogDirs: is_future, offset lag
+//
+// The Manager's mover goroutine fills the future log from the current one
+// (PlanCopy, a pure step function) while appends continue, and once it has
+// caught up swaps it in under the current log's lock: the current dir is
+// renamed "<tp>.<uuid>-delete", the future renamed "<tp>", and the *Log
+// keeps serving from its new place (adoptLocked). PlanStartup finishes,
+// resumes or discards a move a crash interrupted. SetDirOfflineHandler
+// tells the node of each failed dir (it halts when none is left).
+//
+// Lock order: the Manager's moveMu (moves) before a Log's mutex, a Log's mutex before the Manager's (a Log reports a disk
 // failure to its Manager while holding its own lock); the Manager never
 // calls into a Log while holding its mutex, and does no file I/O under it.
 package commitlog
