@@ -109,7 +109,9 @@
 // resumes or discards a move a crash interrupted. SetDirOfflineHandler
 // tells the node of each failed dir (it halts when none is left).
 //
-// Lock order: the Manager's moveMu (moves) before a Log's mutex, a Log's mutex before the Manager's (a Log reports a disk
-// failure to its Manager while holding its own lock); the Manager never
-// calls into a Log while holding its mutex, and does no file I/O under it.
+// Lock order: the Manager's moveMu (moves) before a Log's mutex, a Log's
+// mutex before the Manager's (a Log reports a disk failure to its Manager
+// while holding its own lock; the swap updates the Manager under the
+// current log's lock); the Manager never calls into a Log while holding
+// its mutex, and does no file I/O under it.
 package commitlog
