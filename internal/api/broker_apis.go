@@ -15,6 +15,10 @@ import (
 // nil field leaves out the handlers that need it, so a test can build a
 // registry of one plane.
 type BrokerDeps struct {
+	// Membership forwards AddRaftVoter and RemoveRaftVoter to the active
+	// controller, as Kafka's brokers do (kafka-metadata-quorum
+	// --bootstrap-server add-controller / remove-controller).
+	Membership QuorumMembership
 	// Config is this node's static configuration (node.id,
 	// auto.create.topics.enable, delete.topic.enable, topic defaults).
 	Config *config.Config
@@ -147,6 +151,9 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 			newCreateTopicsHandler(d.Config, d.Admin),
 			newDeleteTopicsHandler(d.Config, d.Admin, d.Metadata),
 		)
+	}
+	if d.Membership != nil {
+		hs = append(hs, newAddRaftVoterHandler(d.Membership), newRemoveRaftVoterHandler(d.Membership))
 	}
 	if d.Admin != nil {
 		hs = append(hs,

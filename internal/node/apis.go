@@ -32,6 +32,7 @@ func (n *Node) brokerRegistry() (*api.Registry, error) {
 		Config:      n.cfg,
 		Metadata:    n,
 		Admin:       n.channel,
+		Membership:  brokerMembership{n},
 		ProducerIDs: n.broker.producerIDs,
 		LogDirs:     logDirs{n},
 		Loggers:     n.logLevels(),

@@ -1,10 +1,15 @@
 package node
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
 	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/internal/broker"
 	"github.com/sluice-io/sluice/internal/commitlog/metafile"
@@ -126,3 +131,57 @@ func (n *Node) withKRaftVersion(levels map[string]int16) map[string]int16 {
 }
 
 const kraftVersionFeature = "kraft.version"
+
+// brokerMembership serves AddRaftVoter and RemoveRaftVoter on a broker
+// listener as Kafka's broker does: this node's controller answers when it
+// is the active one, else the request is forwarded to the active
+// controller; a failure to reach it is NOT_CONTROLLER (retriable).
+type brokerMembership struct{ n *Node }
+
+func (b brokerMembership) forward(ctx context.Context, req kmsg.Request) (kmsg.Response, error) {
+	if b.n.peers == nil {
+		return nil, errors.New("no controller to forward to")
+	}
+	return b.n.forwardingManager().Forward(ctx, req)
+}
+
+func (b brokerMembership) AddRaftVoter(ctx context.Context, req *kmsg.AddRaftVoterRequest) *kmsg.AddRaftVoterResponse {
+	if b.n.ctrl != nil && b.n.ctrl.Active() {
+		return b.n.ctrl.AddRaftVoter(ctx, req)
+	}
+	resp, err := b.forward(ctx, req)
+	if r, ok := resp.(*kmsg.AddRaftVoterResponse); ok && err == nil {
+		return r
+	}
+	r := kmsg.NewPtrAddRaftVoterResponse()
+	r.ErrorCode, r.ErrorMessage = kerr.NotController.Code, forwardFailure(err)
+	return r
+}
+
+func (b brokerMembership) RemoveRaftVoter(ctx context.Context, req *kmsg.RemoveRaftVoterRequest) *kmsg.RemoveRaftVoterResponse {
+	if b.n.ctrl != nil && b.n.ctrl.Active() {
+		return b.n.ctrl.RemoveRaftVoter(ctx, req)
+	}
+	resp, err := b.forward(ctx, req)
+	if r, ok := resp.(*kmsg.RemoveRaftVoterResponse); ok && err == nil {
+		return r
+	}
+	r := kmsg.NewPtrRemoveRaftVoterResponse()
+	r.ErrorCode, r.ErrorMessage = kerr.NotController.Code, forwardFailure(err)
+	return r
+}
+
+// UpdateRaftVoter is a controller-only key; brokers never serve it.
+func (b brokerMembership) UpdateRaftVoter(_ context.Context, _ *kmsg.UpdateRaftVoterRequest) *kmsg.UpdateRaftVoterResponse {
+	r := kmsg.NewPtrUpdateRaftVoterResponse()
+	r.ErrorCode = kerr.UnsupportedVersion.Code
+	return r
+}
+
+func forwardFailure(err error) *string {
+	msg := "the active controller could not be reached"
+	if err != nil {
+		msg = fmt.Sprintf("%s: %v", msg, err)
+	}
+	return &msg
+}

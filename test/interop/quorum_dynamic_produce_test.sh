@@ -6,6 +6,7 @@
 # controllers (it learns their addresses from the log) and the Java consumer reads back
 # every acknowledged record exactly once, in order (scenario failover-produce-consume).
 # The shrink removes the original controller 1, the active one, so the leadership moves.
+# Controller 3 is added through the broker (--bootstrap-server), which forwards.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/sluice_lib.sh"
 sluice_init quorum_dynamic_produce
@@ -76,10 +77,13 @@ done
 step "Java producer (acks=all) and consumer running on dyn"
 
 c1="127.0.0.1:${ports[0]}"
-for i in 2 3; do
-  out="$(add "$c1" "$i")" || { echo "$out"; fail "add-controller $i under load"; }
-  echo "$out"
-done
+out="$(add "$c1" 2)" || { echo "$out"; fail "add-controller 2 under load"; }
+echo "$out"
+# Through the broker, which forwards AddRaftVoter to the active controller as Kafka's does.
+cat "$work/node-3.properties" "$work/tool.properties" > "$work/add-3.properties"
+out="$(timeout 120 "$ref" tool metadata-quorum --bootstrap-server "$bootstrap" --command-config "$work/add-3.properties" add-controller 2>&1)" ||
+  { echo "$out"; fail "add-controller 3 through the broker (--bootstrap-server)"; }
+echo "$out"
 [[ "$(voters "$c1")" == "1 2 3 " ]] || fail "voters after growing: '$(voters "$c1")'"
 check "grown to voters 1 2 3 under the producer"
 c2="127.0.0.1:${ports[1]}"
