@@ -42,7 +42,7 @@ func newUnregisterBrokerHandler(admin AdminController) Handler {
 			body := req.Body.(*kmsg.UnregisterBrokerRequest)
 			resp, err := (*kmsg.UnregisterBrokerResponse)(nil), req.clusterRefusal(opAlter)
 			if err == nil {
-				u, ok := admin.(BrokerUnregistrar)
+				u, ok := unregistrar(admin)
 				if !ok {
 					err = kerr.UnsupportedVersion
 				} else {
@@ -57,4 +57,15 @@ func newUnregisterBrokerHandler(admin AdminController) Handler {
 			return Reply(resp)
 		},
 	}
+}
+
+// unregistrar finds the BrokerUnregistrar behind admin: the controller
+// mutation quota's wrapper (quota_hooks.go) embeds the AdminController
+// interface, which hides the channel's other methods.
+func unregistrar(admin AdminController) (BrokerUnregistrar, bool) {
+	if q, ok := admin.(mutationQuotaAdmin); ok {
+		admin = q.AdminController
+	}
+	u, ok := admin.(BrokerUnregistrar)
+	return u, ok
 }

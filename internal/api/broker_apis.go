@@ -169,6 +169,7 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 			newAlterClientQuotasHandler(d.Admin),
 			newAlterUserSCRAMCredentialsHandler(d.Admin),
 		)
+		hs = append(hs, newUnregisterBrokerHandler(d.Admin))
 	}
 	if d.ProducerIDs != nil {
 		hs = append(hs, newInitProducerIDHandler(d.ProducerIDs, d.Txns))

@@ -136,6 +136,7 @@ func ControllerHandlers(d ControllerDeps) []Handler {
 			newAlterClientQuotasHandler(d.Admin),
 			newAlterUserSCRAMCredentialsHandler(d.Admin),
 		)
+		hs = append(hs, newUnregisterBrokerHandler(d.Admin))
 	}
 	if d.ProducerIDs != nil {
 		hs = append(hs, newInitProducerIDHandler(d.ProducerIDs, nil))

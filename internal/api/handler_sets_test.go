@@ -56,7 +56,7 @@ func TestBrokerHandlersServeTheBrokerKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []int16{0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 35, 36, 37, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 55, 60, 61, 65, 66, 68, 69, 74, 75}
+	want := []int16{0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 35, 36, 37, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 55, 60, 61, 64, 65, 66, 68, 69, 74, 75}
 	if got := keysOf(r); !slices.Equal(got, want) {
 		t.Fatalf("broker keys %v, want %v", got, want)
 	}
@@ -86,7 +86,7 @@ func TestControllerHandlersServeTheControllerKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []int16{1, 3, 17, 18, 19, 20, 22, 29, 30, 31, 32, 33, 35, 36, 37, 43, 44, 45, 46, 49, 51, 55, 56, 59, 60, 62, 63, 67, 80, 81, 82}
+	want := []int16{1, 3, 17, 18, 19, 20, 22, 29, 30, 31, 32, 33, 35, 36, 37, 43, 44, 45, 46, 49, 51, 55, 56, 59, 60, 62, 63, 64, 67, 80, 81, 82}
 	if got := keysOf(r); !slices.Equal(got, want) {
 		t.Fatalf("controller keys %v, want %v", got, want)
 	}

@@ -41,6 +41,7 @@ func AddCommands(root *cobra.Command) {
 		newTxnCommand(),
 		newACLCommand(),
 		newUserCommand(),
+		newBrokerCommand(),
 	)
 }
 

@@ -28,7 +28,8 @@ func newClusterCommand() *cobra.Command {
 		Short: "Read or change broker configs",
 	}
 	config.AddCommand(newClusterConfigGetCommand(conn), newClusterConfigSetCommand(conn))
-	cmd.AddCommand(newClusterInfoCommand(conn), config, newClusterQuorumCommand(conn), newClusterBrokersCommand(conn))
+	cmd.AddCommand(newClusterInfoCommand(conn), config, newClusterQuorumCommand(conn), newClusterBrokersCommand(conn),
+		newClusterRebalanceCommand(conn))
 	return cmd
 }
 

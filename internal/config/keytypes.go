@@ -87,6 +87,11 @@ var SluiceConsoleListener = SluiceKey{"sluice.console.listener"}
 // and altering topics, producing, resetting offsets). Unset, false.
 var SluiceConsoleReadOnly = SluiceKey{"sluice.console.read.only"}
 
+// SluiceBalancerAutoEnable, true, makes the active controller execute the balancing plan it
+// computes when a broker registers or unregisters (as reassignments). Unset, false: the plan
+// is only logged.
+var SluiceBalancerAutoEnable = SluiceKey{"sluice.balancer.auto.enable"}
+
 // sluiceKeyNames are Sluice's own keys above, the ones a start-up check knows (CheckKeys);
 // TestSluiceKeyNamesListsEveryKey keeps the list whole.
 func sluiceKeyNames() []string {
@@ -94,7 +99,7 @@ func sluiceKeyNames() []string {
 		SluiceDebugListener.name, SluiceDebugListenerUsers.name, SluiceMetricsListener.name,
 		SluiceMetricsListenerUsers.name, SluiceLogFormat.name, SluiceLogLevel.name,
 		SluiceDecompressionMaxInflightBytes.name, SluiceQueuedMaxRequestBytes.name,
-		SluiceConsoleListener.name, SluiceConsoleReadOnly.name,
+		SluiceConsoleListener.name, SluiceConsoleReadOnly.name, SluiceBalancerAutoEnable.name,
 	}
 }
 

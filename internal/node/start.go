@@ -73,7 +73,7 @@ func (n *Node) startVoter(ctx context.Context) error {
 	// Fencing runs before this broker registers: an active controller may
 	// have to fence its own stale registration first.
 	n.ctrl.Start()
-	return nil
+	return n.startAutoBalancer()
 }
 
 // bootstrapRecords are a new cluster's first records: its id, the pinned

@@ -70,6 +70,10 @@ type Options struct {
 	Tolerance float64
 	// IgnoreBytes balances by count only (sizes still reported).
 	IgnoreBytes bool
+	// DrainOnly moves only what must move (replicas of draining brokers
+	// and rack violations) and evens preferred leaders, as a decommission
+	// does: the remaining brokers' replicas stay where they are.
+	DrainOnly bool
 }
 
 // DefaultTolerance is the tolerance of a zero Options.
@@ -109,9 +113,11 @@ func Compute(brokers []Broker, parts []Partition, opts Options) Plan {
 		return Plan{}
 	}
 	unplaced := p.evacuate()
-	p.balanceCounts()
-	if !opts.IgnoreBytes {
-		p.balanceBytes()
+	if !opts.DrainOnly {
+		p.balanceCounts()
+		if !opts.IgnoreBytes {
+			p.balanceBytes()
+		}
 	}
 	p.balanceLeaders()
 	plan := p.result(parts)

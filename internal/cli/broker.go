@@ -1,0 +1,210 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// newBrokerCommand groups the commands that act on one broker.
+func newBrokerCommand() *cobra.Command {
+	conn := &connection{}
+	cmd := &cobra.Command{
+		Use:   "broker",
+		Short: "Take a broker out of service",
+		Example: `  sluice broker decommission 4 --wait-for-shutdown
+  sluice broker unregister 4`,
+	}
+	addConnectionFlags(cmd, conn)
+	cmd.AddCommand(newBrokerDecommissionCommand(conn), newBrokerUnregisterCommand(conn))
+	return cmd
+}
+
+func parseBrokerID(s string) (int32, error) {
+	id, err := strconv.ParseInt(s, 10, 32)
+	if err != nil || id < 0 {
+		return 0, fmt.Errorf("broker id %q: want a non-negative integer", s)
+	}
+	return int32(id), nil
+}
+
+func newBrokerDecommissionCommand(conn *connection) *cobra.Command {
+	var waitShutdown bool
+	var bf balanceFlags
+	cmd := &cobra.Command{
+		Use:   "decommission ID",
+		Short: "Move every replica off a broker, then remove it from the cluster",
+		Long: `Move every replica off the broker (the balancing planner with the broker marked
+decommissioning, executed as partition reassignments), showing progress with an estimated time
+left, and elect the new preferred leaders. Rerunning it resumes where it stopped.
+
+Once the broker holds nothing it must be stopped; then UnregisterBroker removes it from the
+cluster metadata. With --wait-for-shutdown the command waits for the broker to stop (it is
+fenced) and unregisters it; otherwise it unregisters at once a broker already stopped, and tells
+you to stop a running one and run 'sluice broker unregister ID'.`,
+		Example: `  sluice broker decommission 4
+  sluice broker decommission 4 --wait-for-shutdown`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseBrokerID(args[0])
+			if err != nil {
+				return err
+			}
+			cl, err := conn.client(cmd)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			adm := kadm.NewClient(cl)
+			ctx, cancel := interruptible(cmd)
+			defer cancel()
+			out := cmd.OutOrStdout()
+			registered, err := drainBroker(ctx, conn, cl, adm, id, bf, out)
+			if err != nil || !registered {
+				return err
+			}
+			return retireBroker(ctx, conn, cl, id, waitShutdown, out)
+		},
+	}
+	cmd.Flags().BoolVar(&waitShutdown, "wait-for-shutdown", false, "wait for the broker to be stopped, then unregister it")
+	bf.add(cmd)
+	return cmd
+}
+
+// drainRounds bounds the plan-execute rounds of a decommission: a round
+// leaves replicas behind only when a move was already in progress.
+const drainRounds = 10
+
+// drainBroker moves every replica off id. It reports whether id is still
+// registered.
+func drainBroker(ctx context.Context, conn *connection, cl *kgo.Client, adm *kadm.Client, id int32, bf balanceFlags, out io.Writer) (bool, error) {
+	for range drainRounds {
+		rctx, cancel := conn.requestContext(ctx)
+		view, err := loadClusterView(rctx, cl, adm, []int32{id})
+		cancel()
+		if err != nil {
+			return false, err
+		}
+		_, registered := view.fenced[id]
+		held := 0
+		for _, p := range view.parts {
+			if slices.Contains(p.Replicas, id) {
+				held++
+			}
+		}
+		if held == 0 {
+			fmt.Fprintf(out, "Broker %d holds no replicas.\n", id)
+			return registered, nil
+		}
+		if !registered {
+			return false, fmt.Errorf("broker %d is not registered but %d partitions still list it: run 'sluice cluster rebalance --execute'", id, held)
+		}
+		opts := bf.options()
+		opts.DrainOnly = true
+		plan := view.plan(opts)
+		fmt.Fprintf(out, "Broker %d holds %d replicas; ", id, held)
+		if err := printBalancePlan(out, plan); err != nil {
+			return true, err
+		}
+		if len(plan.Reassignments) == 0 && plan.Unplaced > 0 {
+			return true, fmt.Errorf("broker %d: %d replicas have nowhere to go", id, plan.Unplaced)
+		}
+		// A partition already moving is pinned: waiting for it lets the
+		// next round move it.
+		if err := runPlan(ctx, conn, cl, adm, plan, bf, out); err != nil {
+			return true, err
+		}
+		if len(plan.Reassignments) == 0 {
+			if err := waitForMoves(ctx, cl, adm, conn.timeout, out, bf.interval); err != nil {
+				return true, err
+			}
+		}
+	}
+	return true, fmt.Errorf("broker %d still holds replicas after %d rounds", id, drainRounds)
+}
+
+// retireBroker unregisters id once it is stopped (fenced).
+func retireBroker(ctx context.Context, conn *connection, cl *kgo.Client, id int32, wait bool, out io.Writer) error {
+	for announced := false; ; {
+		rctx, cancel := conn.requestContext(ctx)
+		brokers, err := describeBrokers(rctx, cl)
+		cancel()
+		if err != nil {
+			return err
+		}
+		i := slices.IndexFunc(brokers, func(b kmsg.DescribeClusterResponseBroker) bool { return b.NodeID == id })
+		switch {
+		case i < 0:
+			fmt.Fprintf(out, "Broker %d is no longer registered.\n", id)
+			return nil
+		case brokers[i].IsFenced:
+			return unregisterBroker(ctx, conn, cl, id, out)
+		case !wait:
+			fmt.Fprintf(out, "Broker %d is still running. Stop it, then run 'sluice broker unregister %d' (or rerun with --wait-for-shutdown).\n", id, id)
+			return nil
+		case !announced:
+			fmt.Fprintf(out, "Waiting for broker %d to be stopped...\n", id)
+			announced = true
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// unregisterBroker sends UnregisterBroker (key 64).
+func unregisterBroker(ctx context.Context, conn *connection, cl *kgo.Client, id int32, out io.Writer) error {
+	rctx, cancel := conn.requestContext(ctx)
+	defer cancel()
+	req := kmsg.NewPtrUnregisterBrokerRequest()
+	req.BrokerID = id
+	resp, err := req.RequestWith(rctx, cl)
+	if err != nil {
+		return fmt.Errorf("unregister broker %d: %w", id, describe(err))
+	}
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		if resp.ErrorMessage != nil {
+			err = fmt.Errorf("%w: %s", err, *resp.ErrorMessage)
+		}
+		return fmt.Errorf("unregister broker %d: %w", id, err)
+	}
+	fmt.Fprintf(out, "Broker %d unregistered.\n", id)
+	return nil
+}
+
+func newBrokerUnregisterCommand(conn *connection) *cobra.Command {
+	return &cobra.Command{
+		Use:   "unregister ID",
+		Short: "Remove a stopped broker's registration (UnregisterBroker)",
+		Long: `Remove a broker's registration from the cluster metadata, as kafka-cluster.sh unregister
+does. The broker should be stopped and hold no replicas ('sluice broker decommission' moves them
+off first): partitions keep listing an unregistered broker as a replica.`,
+		Example: `  sluice broker unregister 4`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseBrokerID(args[0])
+			if err != nil {
+				return err
+			}
+			cl, err := conn.client(cmd)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			ctx, cancel := interruptible(cmd)
+			defer cancel()
+			return unregisterBroker(ctx, conn, cl, id, cmd.OutOrStdout())
+		},
+	}
+}
