@@ -15,11 +15,14 @@ package node
 //  2. register an applier while the node is built, before the publisher
 //     starts (buildBroker and what it calls):
 //
-//	n.broker.dynconf.register("replica-fetchers", func(ch brokerConfigChange) {
-//		if ch.touches(config.NumReplicaFetchers) {
+//	n.broker.dynconf.register("replica-fetchers", []config.Key{config.NumReplicaFetchers},
+//		func(ch brokerConfigChange) {
 //			fetchers.Resize(int(ch.cfg.Int(config.NumReplicaFetchers)))
-//		}
-//	})
+//		})
+//
+// The keys an applier names are data: it runs only when one of them may
+// have changed, and TestLiveBrokerKeysAreApplied holds every live key to a
+// registered applier (or to the topic settings).
 //
 // (n.broker.dynconf is built in buildBroker right after the topic config
 // publisher: register from code that runs after that line, or from
@@ -74,6 +77,7 @@ func (ch brokerConfigChange) touches(keys ...config.Key) bool {
 
 type brokerConfigApplier struct {
 	name  string
+	keys  []config.Key
 	apply func(brokerConfigChange)
 }
 
@@ -101,11 +105,24 @@ func newBrokerConfigs(static *config.Config, logger *slog.Logger) *brokerConfigs
 	return d
 }
 
-// register adds an applier; see the package comment above.
-func (d *brokerConfigs) register(name string, apply func(brokerConfigChange)) {
+// register adds an applier of keys; see the package comment above.
+func (d *brokerConfigs) register(name string, keys []config.Key, apply func(brokerConfigChange)) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.appliers = append(d.appliers, brokerConfigApplier{name: name, apply: apply})
+	d.appliers = append(d.appliers, brokerConfigApplier{name: name, keys: keys, apply: apply})
+}
+
+// followed lists the keys the registered appliers apply.
+func (d *brokerConfigs) followed() map[string]bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := map[string]bool{}
+	for _, a := range d.appliers {
+		for _, k := range a.keys {
+			out[k.Name()] = true
+		}
+	}
+	return out
 }
 
 // publish is the metadata subscriber (delta nil: the whole image).
@@ -139,7 +156,9 @@ func (d *brokerConfigs) publish(delta *metadata.Delta, image *metadata.Image) {
 		d.log.Info("dynamic broker configuration changed", "keys", slices.Sorted(maps.Keys(changed)))
 	}
 	for _, a := range d.appliers {
-		a.apply(ch)
+		if ch.touches(a.keys...) {
+			a.apply(ch)
+		}
 	}
 }
 
@@ -175,8 +194,11 @@ func diffKeys(a, b map[string]string) map[string]bool {
 // resolves the same layers for every topic.
 func (n *Node) newBrokerConfigs() *brokerConfigs {
 	d := newBrokerConfigs(n.cfg, n.logger.With("component", "dynamic-config"))
-	d.register("log-cleaner", n.applyCleanerConfig)
-	d.register("connection-limits", n.applyConnectionLimits)
+	d.register("log-cleaner", []config.Key{config.LogCleanerThreads, config.LogCleanerDedupeBufferSize,
+		config.LogCleanerIOBufferLoadFactor, config.LogCleanerIOBufferSize, config.LogCleanerBackoffMs,
+		config.LogCleanerIOMaxBytesPerSecond}, n.applyCleanerConfig)
+	d.register("connection-limits", []config.Key{config.MaxConnections, config.MaxConnectionsPerIP,
+		config.MaxConnectionsPerIPOverrides}, n.applyConnectionLimits)
 	return d
 }
 
@@ -191,9 +213,7 @@ func liveCleanerOptions(cfg *config.Config) cleaner.Options {
 // applyCleanerConfig reconfigures the cleaner when one of its keys changed
 // (Kafka's LogCleaner.reconfigure: the threads are restarted).
 func (n *Node) applyCleanerConfig(ch brokerConfigChange) {
-	if n.storage == nil || n.storage.cleaner == nil || !ch.touches(config.LogCleanerThreads,
-		config.LogCleanerDedupeBufferSize, config.LogCleanerIOBufferLoadFactor, config.LogCleanerIOBufferSize,
-		config.LogCleanerBackoffMs, config.LogCleanerIOMaxBytesPerSecond) {
+	if n.storage == nil || n.storage.cleaner == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -206,9 +226,6 @@ func (n *Node) applyCleanerConfig(ch brokerConfigChange) {
 // applyConnectionLimits gives the broker's and the controller's servers the
 // new connection limits.
 func (n *Node) applyConnectionLimits(ch brokerConfigChange) {
-	if !ch.touches(config.MaxConnections, config.MaxConnectionsPerIP, config.MaxConnectionsPerIPOverrides) {
-		return
-	}
 	limits := server.ConnectionLimits{
 		MaxConnections:               int(ch.cfg.Int(config.MaxConnections)),
 		MaxConnectionsPerIP:          int(ch.cfg.Int(config.MaxConnectionsPerIP)),

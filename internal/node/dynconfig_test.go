@@ -30,7 +30,7 @@ func TestBrokerConfigsTellAppliersWhatChanged(t *testing.T) {
 	}
 	d := newBrokerConfigs(static, slog.New(slog.DiscardHandler))
 	var steps []string
-	d.register("record", func(ch brokerConfigChange) {
+	d.register("record", []config.Key{config.LogCleanerThreads, config.MaxConnections}, func(ch brokerConfigChange) {
 		keys := "all"
 		if ch.changed != nil {
 			keys = strings.Join(slices.Sorted(maps.Keys(ch.changed)), ",")

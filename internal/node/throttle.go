@@ -47,7 +47,8 @@ func (n *Node) newReplicationThrottles() *replicationThrottles {
 // unlimited).
 func (n *Node) registerThrottleConfig() {
 	b := n.broker
-	b.dynconf.register("replication-throttles", func(ch brokerConfigChange) {
+	b.dynconf.register("replication-throttles", []config.Key{config.LeaderReplicationThrottledRate,
+		config.FollowerReplicationThrottledRate, config.NumReplicaFetchers}, func(ch brokerConfigChange) {
 		if ch.touches(config.LeaderReplicationThrottledRate, config.FollowerReplicationThrottledRate) {
 			b.throttles.leader.UpdateQuota(ch.cfg.Long(config.LeaderReplicationThrottledRate))
 			b.throttles.follower.UpdateQuota(ch.cfg.Long(config.FollowerReplicationThrottledRate))
