@@ -163,25 +163,39 @@ func retireBroker(ctx context.Context, conn *connection, cl *kgo.Client, id int3
 	}
 }
 
-// unregisterBroker sends UnregisterBroker (key 64).
+// unregisterBroker sends UnregisterBroker (key 64), again while the
+// answer is retriable (NOT_CONTROLLER while a new controller is elected),
+// for up to unregisterRetryFor.
 func unregisterBroker(ctx context.Context, conn *connection, cl *kgo.Client, id int32, out io.Writer) error {
-	rctx, cancel := conn.requestContext(ctx)
-	defer cancel()
-	req := kmsg.NewPtrUnregisterBrokerRequest()
-	req.BrokerID = id
-	resp, err := req.RequestWith(rctx, cl)
-	if err != nil {
-		return fmt.Errorf("unregister broker %d: %w", id, describe(err))
-	}
-	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
-		if resp.ErrorMessage != nil {
-			err = fmt.Errorf("%w: %s", err, *resp.ErrorMessage)
+	deadline := time.Now().Add(unregisterRetryFor)
+	for {
+		rctx, cancel := conn.requestContext(ctx)
+		req := kmsg.NewPtrUnregisterBrokerRequest()
+		req.BrokerID = id
+		resp, err := req.RequestWith(rctx, cl)
+		cancel()
+		if err == nil {
+			if err = kerr.ErrorForCode(resp.ErrorCode); err != nil && resp.ErrorMessage != nil {
+				err = fmt.Errorf("%w: %s", err, *resp.ErrorMessage)
+			}
 		}
-		return fmt.Errorf("unregister broker %d: %w", id, err)
+		if err == nil {
+			fmt.Fprintf(out, "Broker %d unregistered.\n", id)
+			return nil
+		}
+		if !kerr.IsRetriable(err) || time.Now().After(deadline) {
+			return fmt.Errorf("unregister broker %d: %w", id, describe(err))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second):
+		}
 	}
-	fmt.Fprintf(out, "Broker %d unregistered.\n", id)
-	return nil
 }
+
+// unregisterRetryFor bounds the retries of a retriable UnregisterBroker.
+const unregisterRetryFor = 60 * time.Second
 
 func newBrokerUnregisterCommand(conn *connection) *cobra.Command {
 	return &cobra.Command{

@@ -115,28 +115,45 @@ func (p *progressPrinter) show(line string, now time.Time, final bool) {
 }
 
 // waitForMoves shows progress until no reassignment is in progress or ctx
-// ends.
+// ends. A sample that fails (a broker restarting, a controller election)
+// is retried for up to sampleRetryFor: the moves go on in the cluster.
 func waitForMoves(ctx context.Context, cl *kgo.Client, adm *kadm.Client, timeout time.Duration, out io.Writer, interval time.Duration) error {
 	pp := newProgressPrinter(out)
-	sample := func() (moveProgress, error) {
+	var failingSince time.Time
+	sample := func() (moveProgress, bool, error) {
 		rctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		return sampleProgress(rctx, cl, adm, time.Now())
+		m, err := sampleProgress(rctx, cl, adm, time.Now())
+		switch {
+		case err == nil:
+			failingSince = time.Time{}
+			return m, true, nil
+		case ctx.Err() != nil:
+			return m, false, ctx.Err()
+		case failingSince.IsZero():
+			failingSince = time.Now()
+		case time.Since(failingSince) > sampleRetryFor:
+			return m, false, err
+		}
+		pp.show(fmt.Sprintf("(retrying: %v)", err), time.Now(), false)
+		return m, false, nil
 	}
-	start, err := sample()
-	if err != nil {
-		return err
-	}
-	for {
-		now, err := sample()
+	var start moveProgress
+	for started := false; ; {
+		now, ok, err := sample()
 		if err != nil {
 			return err
 		}
-		if now.partitions == 0 {
+		if ok && !started {
+			start, started = now, true
+		}
+		if ok && now.partitions == 0 {
 			pp.show(progressLine(start, now, true), now.at, true)
 			return nil
 		}
-		pp.show(progressLine(start, now, true), now.at, false)
+		if ok {
+			pp.show(progressLine(start, now, true), now.at, false)
+		}
 		select {
 		case <-ctx.Done():
 			fmt.Fprintln(out)
@@ -145,3 +162,6 @@ func waitForMoves(ctx context.Context, cl *kgo.Client, adm *kadm.Client, timeout
 		}
 	}
 }
+
+// sampleRetryFor is how long progress samples may keep failing.
+const sampleRetryFor = 60 * time.Second

@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"os"
 	"os/exec"
@@ -381,4 +382,113 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// fillTopic writes mib MiB of 1 KiB records to topic and returns their
+// keys (all acknowledged).
+func fillTopic(t *testing.T, addrs []string, topic string, mib int) map[string]bool {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DefaultProduceTopic(topic), kgo.ProducerLinger(5*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	keys := map[string]bool{}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	for batch := range mib {
+		recs := make([]*kgo.Record, 1024)
+		for i := range recs {
+			k := fmt.Sprintf("fill-%d-%d", batch, i)
+			value := make([]byte, 1024)
+			rand.Read(value) // incompressible: the bytes to move are real
+			recs[i] = &kgo.Record{Key: []byte(k), Value: value}
+			keys[k] = true
+		}
+		if err := cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+			t.Fatalf("fill %s: %v", topic, err)
+		}
+	}
+	return keys
+}
+
+// TestBalanceDecommissionKill: a decommission is under way (moves
+// started) when the active controller is killed with SIGKILL; it comes
+// back, the decommission is run again and completes (broker 4 drained,
+// stopped, unregistered), and every record acknowledged before, during and
+// after is readable. SLUICE_BALANCE_SCALE multiplies the data
+// (test/ops/balance_kill.sh).
+func TestBalanceDecommissionKill(t *testing.T) {
+	const topic = "killed"
+	c := testcluster.StartProcesses(t, binaryPath, testcluster.Options{Nodes: 4, Overrides: clusterOverrides})
+	addrs := c.Layout.BrokerAddrs()
+	adm := clusterAdmin(t, addrs[:3])
+	testutil.EventuallyNoError(t, 30*time.Second, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		resp, err := adm.CreateTopic(ctx, 16, 2, nil, topic)
+		if err != nil {
+			return err
+		}
+		return resp.Err
+	}, "create %s", topic)
+	filled := fillTopic(t, addrs[:3], topic, 24*balanceScale())
+	prod := startAckedProducer(t, addrs, topic)
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(120*balanceScale())*time.Second)
+	defer cancel()
+	brokers := strings.Join(addrs[:3], ",")
+	first := exec.CommandContext(ctx, binaryPath, "broker", "decommission", "4", "--brokers", brokers)
+	var out1 syncBuffer
+	first.Stdout, first.Stderr = &out1, &out1
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testutil.EventuallyNoError(t, 60*time.Second, func() error {
+		if !strings.Contains(out1.String(), "Started ") {
+			return fmt.Errorf("no move started:\n%s", out1.String())
+		}
+		return nil
+	}, "decommission starts moving")
+	leader, err := describeQuorumLeader(addrs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Kill(int(leader) - 1)
+	c.Start(int(leader) - 1)
+	// The first run keeps following the moves through the restart; the
+	// operator's rerun below is what must complete, so it is stopped.
+	_ = first.Process.Kill()
+	err = first.Wait()
+	t.Logf("first decommission (active controller %d killed and restarted, the command stopped): %v\n%s", leader, err, out1.String())
+
+	second := exec.CommandContext(ctx, binaryPath, "broker", "decommission", "4", "--wait-for-shutdown", "--brokers", brokers)
+	var out2 syncBuffer
+	second.Stdout, second.Stderr = &out2, &out2
+	if err := second.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testutil.EventuallyNoError(t, time.Duration(90*balanceScale())*time.Second, func() error {
+		if !strings.Contains(out2.String(), "Waiting for broker 4 to be stopped") {
+			return fmt.Errorf("not drained yet:\n%s", out2.String())
+		}
+		return nil
+	}, "the rerun drains broker 4")
+	c.Stop(3)
+	err = second.Wait()
+	t.Logf("second decommission:\n%s", out2.String())
+	if err != nil {
+		t.Fatalf("second decommission: %v", err)
+	}
+	acked, failed := prod.finish()
+	for k := range filled {
+		acked[k] = true
+	}
+	if states, err := brokerStates(ctx, nil, adm2(t, addrs[:3])); err != nil || len(states) != 3 {
+		t.Fatalf("DescribeCluster after decommission: %v %v, want brokers 1-3 only", states, err)
+	}
+	if missing := readAllKeys(t, addrs[:3], topic, acked); len(missing) > 0 {
+		t.Fatalf("%d of %d acknowledged records lost, first %v", len(missing), len(acked), missing[:min(5, len(missing))])
+	}
+	t.Logf("%d acknowledged records all readable (%d produce failures, not acknowledged)", len(acked), failed)
 }
