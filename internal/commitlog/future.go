@@ -131,7 +131,8 @@ func (m *Manager) createFuture(tp kafka.TopicPartition, cur *Log, dir string) er
 	m.mu.futures[tp] = f
 	delete(m.mu.preferred, tp)
 	m.mu.Unlock()
-	m.logger.Info("moving partition to another log dir", "partition", tp.String(), "from", filepath.Dir(cur.Dir()), "to", dir)
+	m.logger.Info("moving partition to another log dir", "partition", tp.String(), "from", filepath.Dir(cur.Dir()), "to", dir,
+		"log_end_offset", cur.LogEndOffset())
 	m.wakeMover()
 	return nil
 }

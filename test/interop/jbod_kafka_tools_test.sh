@@ -2,7 +2,8 @@
 # JBOD (KIP-113/KIP-858) with Kafka's own tools against one Sluice node with two log dirs:
 # kafka-log-dirs --describe lists both dirs with the partitions' real sizes; a
 # kafka-reassign-partitions JSON with log_dirs moves a partition to the other dir while
-# kcat produces to it with acks=all (AlterReplicaLogDirs); --verify reports the move
+# kcat produces to it with acks=all (AlterReplicaLogDirs; the node's log shows the move
+# began mid-production); --verify reports the move
 # completed; every acknowledged record is read back at its offset; the partition's
 # directory is in the new dir and the old one goes; kafka-log-dirs shows it there. A move
 # to a dir not in log.dirs fails with LOG_DIR_NOT_FOUND as Kafka's does.
@@ -62,9 +63,10 @@ printf '{"version":1,"partitions":[{"topic":"jb","partition":0,"replicas":[1],"l
 
 # A producer on jb-0 during the move: batches of 2000 records, each kcat run must succeed.
 (
-  for b in $(seq 1 15); do
+  for b in $(seq 1 30); do
     seq 1 2000 | sed "s/^/m$b-/" | timeout 60 kcat -b "$bootstrap" -P -t jb -p 0 -X acks=all -X linger.ms=5 || exit 1
     echo "$b" > "$work/batches"
+    sleep 0.2 # the producer's pace: it outlasts the tool's JVM start
   done
 ) &
 producer=$!
@@ -81,13 +83,17 @@ until reassign --reassignment-json-file "$work/move.json" --verify > "$work/veri
 done
 check "kafka-reassign-partitions --verify: the replica's move completed"
 
-want=$((500 + 15 * 2000))
+want=$((500 + 30 * 2000))
 timeout 60 kcat -b "$bootstrap" -C -t jb -p 0 -o beginning -e -q -f '%o %s\n' > "$work/read.txt"
 got="$(wc -l < "$work/read.txt")"
 [[ "$got" -eq "$want" ]] || fail "read $got records of jb-0 after the move, want $want"
 awk '$1 != NR - 1 { print "offset " $1 " at line " NR; exit 1 }' "$work/read.txt" || fail "offsets of jb-0 are not 0..$((want - 1))"
 [[ "$(sed -n 501p "$work/read.txt")" == "500 m1-1" ]] || fail "record 500 is $(sed -n 501p "$work/read.txt")"
 check "all $want acknowledged records of jb-0 read back at offsets 0..$((want - 1))"
+at_start="$(grep 'msg="moving partition to another log dir" .*partition=jb-0' "$SLUICE_LOG" | grep -o 'log_end_offset=[0-9]*' | cut -d= -f2)"
+at_swap="$(grep 'msg="partition moved to another log dir" .*partition=jb-0' "$SLUICE_LOG" | grep -o 'log_end_offset=[0-9]*' | cut -d= -f2)"
+[[ -n "$at_start" && "$at_start" -gt 500 && "$at_start" -lt "$want" ]] || fail "the move did not start while the producer ran (log end offset $at_start at its start)"
+check "the move began at log end offset $at_start and swapped at $at_swap, while the producer went on to $want"
 
 [[ -d "$dest/jb-0" ]] || fail "$dest/jb-0 missing after the move"
 deadline=$((SECONDS + 20))
@@ -101,7 +107,7 @@ import json, sys
 doc = json.load(open(sys.argv[1]))
 where = {p["partition"]: (d["logDir"], p) for d in doc["brokers"][0]["logDirs"] for p in d["partitions"]}
 d, p = where["jb-0"]
-assert d == sys.argv[2] and not p["isFuture"] and p["size"] > 30000 * 5, where
+assert d == sys.argv[2] and not p["isFuture"] and p["size"] > 60000 * 5, where
 PY
 check "jb-0 lives in $dest (kafka-log-dirs, on disk); the old dir's copy was removed"
 
