@@ -481,6 +481,10 @@ func (m *Manager) pickDirLocked(tp kafka.TopicPartition) (string, error) {
 // directory is renamed "<topic>-<partition>.<id>-delete" at once, and
 // removed file.delete.delay.ms later, so fetches in flight complete.
 func (m *Manager) Delete(tp kafka.TopicPartition) error {
+	// Not in the middle of a move's step: a swap renaming the future log
+	// while it is removed would look like a failing disk.
+	m.moveMu.Lock()
+	defer m.moveMu.Unlock()
 	m.mu.Lock()
 	l, ok := m.mu.logs[tp]
 	dir := m.mu.dirOf[tp]

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -234,5 +235,106 @@ func TestMoveDestinationFails(t *testing.T) {
 	}
 	if err := m.AlterLogDir(moveTP, "/data/b"); !errors.Is(err, ErrOffline) {
 		t.Fatalf("a move to an offline dir: %v", err)
+	}
+}
+
+// TestDeleteDuringMove: deleting a partition while it moves removes both
+// logs and takes no dir offline.
+func TestDeleteDuringMove(t *testing.T) {
+	fsys := newDurableMem(t)
+	clk := clock.NewManual(testStart)
+	m := newTestManager(t, fsys, clk, "/data/a", "/data/b")
+	defer m.Close()
+	m.Start(t.Context())
+	l, err := m.GetOrCreate(moveTP, kafka.UUID{7}, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, l, 200)
+	if err := m.AlterLogDir(moveTP, "/data/b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Delete(moveTP); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.FutureLogs()) != 0 || len(m.OfflineDirs()) != 0 {
+		t.Fatalf("futures %v, offline dirs %v", m.FutureLogs(), m.OfflineDirs())
+	}
+	clk.Advance(2 * time.Second)
+	if err := m.RemoveDeletedSegments(clk.Now()); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"/data/a", "/data/b"} {
+		if names, _ := fsys.List(d); containsSuffix(names, "-future") || containsSuffix(names, "-delete") || containsSuffix(names, "mv-0") {
+			t.Fatalf("%s still has %v", d, names)
+		}
+	}
+}
+
+// TestMoveConcurrent runs the Manager's mover goroutine while one goroutine
+// appends and another reads (for the race detector): the move ends with
+// every appended batch in place.
+func TestMoveConcurrent(t *testing.T) {
+	fsys := newDurableMem(t)
+	clk := clock.NewManual(testStart)
+	m := newTestManager(t, fsys, clk, "/data/a", "/data/b")
+	defer m.Close()
+	m.Start(t.Context())
+	l, err := m.GetOrCreate(moveTP, kafka.UUID{7}, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, l, 100)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		for i := 0; i < 300; i++ {
+			if _, err := l.Append(makeBatch(batchSpec{records: 3, valueSize: 200}), 0); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := l.Read(l.LogStartOffset(), 4096, l.LogEndOffset(), true); err != nil {
+				t.Error(err)
+				return
+			}
+			_ = l.Size()
+			_ = l.Dir()
+		}
+	}()
+	if err := m.AlterLogDir(moveTP, "/data/b"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if d, _ := m.DirOf(moveTP); d == "/data/b" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the move did not finish")
+		}
+		m.wakeMover()
+		time.Sleep(time.Millisecond)
+	}
+	close(done)
+	wg.Wait()
+	// The appender may have run past the swap: its batches are all in the
+	// moved log either way.
+	if got := l.LogEndOffset(); got != 400*3 {
+		t.Fatalf("log end offset %d, want %d", got, 400*3)
+	}
+	if len(logBytes(t, l)) == 0 {
+		t.Fatal("nothing read after the move")
 	}
 }
