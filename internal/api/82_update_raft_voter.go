@@ -9,8 +9,10 @@ package api
 // another epoch; VOTER_NOT_FOUND for an unknown (id, directory id);
 // UNSUPPORTED_VERSION on a static quorum.
 //
-// Deviation: Sluice's voters do not send it by themselves yet at start-up
-// (a voter whose listeners changed is removed and added again).
+// A Sluice voter sends it itself (internal/node/quorum_dynamic_update.go)
+// when the voter set records other listeners than its own, e.g. after a
+// restart on another port; not knowing the leader, it asks another voter,
+// whose NOT_LEADER_OR_FOLLOWER answer names it.
 
 import (
 	"context"

@@ -122,6 +122,9 @@ func (n *Node) openVoter(m *metadataPlane, dir string) error {
 	if m.driver, err = quorum.New(opts); err != nil {
 		return fmt.Errorf("metadata quorum: %w", err)
 	}
+	if m.dyn != nil {
+		n.watchOwnEndpoints(m.dyn, m.driver)
+	}
 	if m.raft != nil {
 		m.logs = quorum.NewLogServer(m.driver, m.store, m.snaps, n.clusterID, n.logger.With("component", "metadata-log-server"))
 	}

@@ -6,7 +6,8 @@
 # add-controller (run with each new controller's properties as --command-config) makes
 # them voters; describe --status/--replication show the voters with their directory ids;
 # add-controller again is DUPLICATE_VOTER, remove-controller with a wrong directory id is
-# VOTER_NOT_FOUND; remove-controller of the active controller moves the leadership;
+# VOTER_NOT_FOUND; a voter restarted on another port records it with UpdateRaftVoter;
+# remove-controller of the active controller moves the leadership;
 # the quorum is shrunk back to one voter, which keeps committing (a topic is created
 # through it after each step, with kafka-topics --bootstrap-controller... no: through
 # kafka-metadata-quorum's describe, which the active controller answers).
@@ -105,6 +106,23 @@ echo "$replication"
 [[ "$(awk '$1 ~ /^[123]$/ && $5 ~ /^[0-9]+$/' <<<"$replication" | grep -c -E 'Leader|Follower')" -eq 3 ]] ||
   fail "describe --replication does not show 3 voters"
 check "add-controller 2 and 3: voters 1, 2, 3 with their directory ids, both added controllers started"
+
+# Controller 3 restarts on another port: it sends UpdateRaftVoter and the voter set records
+# its new listener.
+kill "${pid[3]}"
+wait "${pid[3]}" 2> /dev/null || true
+read -r -a more <<<"$(free_ports 1)"
+ports[2]="${more[0]}"
+sed -i "s|^listeners=.*|listeners=CONTROLLER://127.0.0.1:${ports[2]}|" "$work/node-3.properties"
+start_node 3
+deadline=$((SECONDS + 30))
+until describe "127.0.0.1:${ports[0]}" --status | grep -q "\"id\": 3, \"directoryId\": \"$(dir_of 3)\", \"endpoints\": \[\"CONTROLLER://127.0.0.1:${ports[2]}\"\]"; do
+  ((SECONDS < deadline)) || { describe "127.0.0.1:${ports[0]}" --status; tail -n 20 "$work/node-3.log"; fail "controller 3's new listener was not recorded"; }
+  sleep 1
+done
+! grep -q "asked the leader to record this voter's listeners" "$work/node-1.log" "$work/node-2.log" ||
+  fail "a voter whose listeners did not change sent UpdateRaftVoter"
+check "controller 3 restarted on port ${ports[2]}: UpdateRaftVoter recorded its new listener (the others sent none)"
 
 out="$(add "127.0.0.1:${ports[0]}" 2)" && fail "adding controller 2 twice succeeded"
 grep -q "DuplicateVoterException" <<<"$out" || { echo "$out"; fail "adding controller 2 twice: not DUPLICATE_VOTER"; }
