@@ -170,6 +170,7 @@ func BrokerHandlers(d BrokerDeps) []Handler {
 			newAlterUserSCRAMCredentialsHandler(d.Admin),
 		)
 		hs = append(hs, newUnregisterBrokerHandler(d.Admin))
+		hs = append(hs, newUpdateFeaturesHandler(d.Admin))
 	}
 	if d.ProducerIDs != nil {
 		hs = append(hs, newInitProducerIDHandler(d.ProducerIDs, d.Txns))
