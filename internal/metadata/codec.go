@@ -71,6 +71,18 @@ func (w *writer) int32s(v []int32) {
 	}
 }
 
+// uuids writes a null array as length 0 and a present one as length+1.
+func (w *writer) uuids(v []kafka.UUID) {
+	if v == nil {
+		w.b = binary.AppendUvarint(w.b, 0)
+		return
+	}
+	w.b = binary.AppendUvarint(w.b, uint64(len(v))+1)
+	for _, u := range v {
+		w.uuid(u)
+	}
+}
+
 // reader decodes what writer wrote. The first failure sticks in err; later
 // reads return zero values, so decoders check err once at the end.
 type reader struct {
@@ -201,6 +213,22 @@ func (r *reader) int32s() []int32 {
 	out := make([]int32, n-1)
 	for i := range out {
 		out[i] = r.int32()
+	}
+	return out
+}
+
+func (r *reader) uuids() []kafka.UUID {
+	n := r.length("uuid array")
+	if n == 0 || r.err != nil {
+		return nil
+	}
+	if len(r.b) < (n-1)*16 {
+		r.fail("uuid array")
+		return nil
+	}
+	out := make([]kafka.UUID, n-1)
+	for i := range out {
+		out[i] = r.uuid()
 	}
 	return out
 }

@@ -203,10 +203,14 @@ func (d *Delta) replay(rec Record) error {
 		if !ok {
 			return fmt.Errorf("%w: partition of unknown topic id %s", ErrInconsistentRecord, r.TopicID)
 		}
+		if r.Directories != nil && len(r.Directories) != len(r.Replicas) {
+			return fmt.Errorf("%w: %d directories for %d replicas", ErrInconsistentRecord, len(r.Directories), len(r.Replicas))
+		}
 		t.Partitions[r.Partition] = PartitionState{
 			Replicas: slices.Clone(r.Replicas), ISR: slices.Clone(r.ISR),
 			Leader: r.Leader, LeaderEpoch: r.LeaderEpoch, PartitionEpoch: r.PartitionEpoch,
 			RemovingReplicas: nonEmptyClone(r.RemovingReplicas), AddingReplicas: nonEmptyClone(r.AddingReplicas),
+			Directories: slices.Clone(r.Directories),
 		}
 	case *PartitionChangeRecord:
 		t, ok := d.topic(r.TopicID)
@@ -219,7 +223,14 @@ func (d *Delta) replay(rec Record) error {
 		t, _ = d.mutableTopic(r.TopicID)
 		p := t.Partitions[r.Partition]
 		if r.Replicas != nil {
+			p.Directories = remapDirs(p.Replicas, p.Directories, r.Replicas)
 			p.Replicas = slices.Clone(r.Replicas)
+		}
+		if r.Directories != nil {
+			if len(r.Directories) != len(p.Replicas) {
+				return fmt.Errorf("%w: %d directories for %d replicas", ErrInconsistentRecord, len(r.Directories), len(p.Replicas))
+			}
+			p.Directories = slices.Clone(r.Directories)
 		}
 		if r.ISR != nil {
 			p.ISR = slices.Clone(r.ISR)
@@ -273,6 +284,7 @@ func (d *Delta) replay(rec Record) error {
 		d.brokers[r.BrokerID] = &Broker{
 			ID: r.BrokerID, IncarnationID: r.IncarnationID, Epoch: r.BrokerEpoch,
 			Endpoints: slices.Clone(r.Endpoints), Rack: cloneString(r.Rack), Fenced: r.Fenced,
+			LogDirs: sortedDirs(r.LogDirs),
 		}
 	case *UnregisterBrokerRecord:
 		if _, ok := d.broker(r.BrokerID); !ok {
@@ -295,6 +307,9 @@ func (d *Delta) replay(rec Record) error {
 		b, err := d.mutableBroker(r.BrokerID, r.BrokerEpoch)
 		if err != nil {
 			return err
+		}
+		if r.LogDirs != nil {
+			b.LogDirs = sortedDirs(r.LogDirs)
 		}
 		switch r.Fenced {
 		case FenceFenced:

@@ -3,6 +3,8 @@ package metadata
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/sluice-io/sluice/internal/kafka"
 )
 
 // EncodeRecord frames one record: type int16, version int16, then the fields
@@ -15,22 +17,39 @@ func EncodeRecord(r Record) []byte {
 	return w.b
 }
 
-// writeVersion is the version a record is written at: the newest, except
-// that a partition record without reassignment fields is written at
-// version 0, byte for byte as before they existed, so a log without
-// reassignments stays readable by builds that predate them.
+// writeVersion is the version a record is written at: the lowest that
+// holds its fields. A partition record without reassignment fields is
+// written at version 0, byte for byte as before they existed, so a log
+// without reassignments stays readable by builds that predate them; the
+// directory fields (Partition/PartitionChange 2, RegisterBroker and
+// BrokerRegistrationChange 1) are set only when DirectoryAssignment is on.
 func writeVersion(r Record) int16 {
 	switch x := r.(type) {
 	case *PartitionRecord:
-		if x.RemovingReplicas == nil && x.AddingReplicas == nil {
+		return partitionVersion(x.Directories, x.RemovingReplicas, x.AddingReplicas)
+	case *PartitionChangeRecord:
+		return partitionVersion(x.Directories, x.RemovingReplicas, x.AddingReplicas)
+	case *RegisterBrokerRecord:
+		if x.LogDirs == nil {
 			return 0
 		}
-	case *PartitionChangeRecord:
-		if x.RemovingReplicas == nil && x.AddingReplicas == nil {
+	case *BrokerRegistrationChangeRecord:
+		if x.LogDirs == nil {
 			return 0
 		}
 	}
 	return r.Version()
+}
+
+func partitionVersion(dirs []kafka.UUID, removing, adding []int32) int16 {
+	switch {
+	case dirs != nil:
+		return 2
+	case removing != nil || adding != nil:
+		return 1
+	default:
+		return 0
+	}
 }
 
 // DecodeRecord decodes one framed record. An unknown type, a version newer
@@ -153,6 +172,9 @@ func decodeFields(rec Record, version int16, r *reader) {
 			x.RemovingReplicas = r.int32s()
 			x.AddingReplicas = r.int32s()
 		}
+		if version >= 2 {
+			x.Directories = r.uuids()
+		}
 	case *PartitionChangeRecord:
 		x.TopicID = r.uuid()
 		x.Partition = r.int32()
@@ -162,6 +184,9 @@ func decodeFields(rec Record, version int16, r *reader) {
 		if version >= 1 {
 			x.RemovingReplicas = r.int32s()
 			x.AddingReplicas = r.int32s()
+		}
+		if version >= 2 {
+			x.Directories = r.uuids()
 		}
 	case *RemoveTopicRecord:
 		x.TopicID = r.uuid()
@@ -190,6 +215,9 @@ func decodeFields(rec Record, version int16, r *reader) {
 		}
 		x.Rack = r.nullableString()
 		x.Fenced = r.bool()
+		if version >= 1 {
+			x.LogDirs = r.uuids()
+		}
 	case *UnregisterBrokerRecord:
 		x.BrokerID = r.int32()
 		x.BrokerEpoch = r.int64()
@@ -203,6 +231,9 @@ func decodeFields(rec Record, version int16, r *reader) {
 		x.BrokerID = r.int32()
 		x.BrokerEpoch = r.int64()
 		x.Fenced = r.int8()
+		if version >= 1 {
+			x.LogDirs = r.uuids()
+		}
 	case *FeatureLevelRecord:
 		x.Name = r.string()
 		x.Level = r.int16()
@@ -223,9 +254,13 @@ func (x *PartitionRecord) encode(w *writer) {
 	w.int32(x.Leader)
 	w.int32(x.LeaderEpoch)
 	w.int32(x.PartitionEpoch)
-	if writeVersion(x) >= 1 {
+	v := writeVersion(x)
+	if v >= 1 {
 		w.int32s(x.RemovingReplicas)
 		w.int32s(x.AddingReplicas)
+	}
+	if v >= 2 {
+		w.uuids(x.Directories)
 	}
 }
 
@@ -235,9 +270,13 @@ func (x *PartitionChangeRecord) encode(w *writer) {
 	w.int32(x.Leader)
 	w.int32s(x.ISR)
 	w.int32s(x.Replicas)
-	if writeVersion(x) >= 1 {
+	v := writeVersion(x)
+	if v >= 1 {
 		w.int32s(x.RemovingReplicas)
 		w.int32s(x.AddingReplicas)
+	}
+	if v >= 2 {
+		w.uuids(x.Directories)
 	}
 }
 
@@ -269,6 +308,9 @@ func (x *RegisterBrokerRecord) encode(w *writer) {
 	}
 	w.nullableString(x.Rack)
 	w.bool(x.Fenced)
+	if writeVersion(x) >= 1 {
+		w.uuids(x.LogDirs)
+	}
 }
 
 func (x *UnregisterBrokerRecord) encode(w *writer) { w.int32(x.BrokerID); w.int64(x.BrokerEpoch) }
@@ -279,6 +321,9 @@ func (x *BrokerRegistrationChangeRecord) encode(w *writer) {
 	w.int32(x.BrokerID)
 	w.int64(x.BrokerEpoch)
 	w.int8(x.Fenced)
+	if writeVersion(x) >= 1 {
+		w.uuids(x.LogDirs)
+	}
 }
 
 func (x *FeatureLevelRecord) encode(w *writer) { w.string(x.Name); w.int16(x.Level) }

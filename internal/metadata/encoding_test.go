@@ -140,3 +140,42 @@ func FuzzDecodeRecords(f *testing.F) {
 		_ = d.Apply().String()
 	})
 }
+
+// TestDirectoryFieldsVersions: the directory fields raise a record's version
+// only when present, so a cluster with directory assignment off writes the
+// bytes the previous release reads.
+func TestDirectoryFieldsVersions(t *testing.T) {
+	id := kafka.UUID{9}
+	d := []kafka.UUID{{0xd1, 15: 1}, DirLost}
+	cases := []struct {
+		rec  Record
+		want int16
+	}{
+		{&PartitionRecord{TopicID: id, Replicas: []int32{1, 2}}, 0},
+		{&PartitionRecord{TopicID: id, Replicas: []int32{1, 2}, AddingReplicas: []int32{2}}, 1},
+		{&PartitionRecord{TopicID: id, Replicas: []int32{1, 2}, Directories: d}, 2},
+		{&PartitionChangeRecord{TopicID: id, Leader: 1}, 0},
+		{&PartitionChangeRecord{TopicID: id, Leader: 1, Directories: d}, 2},
+		{&PartitionChangeRecord{TopicID: id, Leader: 1, RemovingReplicas: []int32{}, Directories: d}, 2},
+		{&RegisterBrokerRecord{BrokerID: 1}, 0},
+		{&RegisterBrokerRecord{BrokerID: 1, LogDirs: d}, 1},
+		{&BrokerRegistrationChangeRecord{BrokerID: 1}, 0},
+		{&BrokerRegistrationChangeRecord{BrokerID: 1, LogDirs: []kafka.UUID{}}, 1},
+	}
+	for _, c := range cases {
+		b := EncodeRecord(c.rec)
+		if v := int16(b[2])<<8 | int16(b[3]); v != c.want {
+			t.Errorf("%+v: version %d, want %d", c.rec, v, c.want)
+		}
+		got, err := DecodeRecord(b)
+		if err != nil || !reflect.DeepEqual(got, c.rec) {
+			t.Errorf("%+v: round trip %+v, %v", c.rec, got, err)
+		}
+	}
+	if !DirReserved(DirMigrating) || DirReserved(d[0]) {
+		t.Error("DirReserved")
+	}
+	if DirectoryAssignment(map[string]int16{MetadataVersionFeature: 33}) {
+		t.Error("directory assignment on without its feature")
+	}
+}

@@ -20,6 +20,9 @@ type PartitionState struct {
 	PartitionEpoch   int32
 	RemovingReplicas []int32
 	AddingReplicas   []int32
+	// Directories are the log dir ids of Replicas, in their order (KIP-858).
+	// Invariant: nil, or exactly len(Replicas) long.
+	Directories []kafka.UUID
 }
 
 // Reassigning reports whether a reassignment of the partition is in progress.
@@ -52,6 +55,9 @@ type Broker struct {
 	Endpoints     []Endpoint
 	Rack          *string
 	Fenced        bool
+	// LogDirs are the ids of the broker's online log dirs, sorted (nil when
+	// it registered none).
+	LogDirs []kafka.UUID
 }
 
 // Image is the cluster metadata after replaying the log up to Offset. It is
@@ -164,6 +170,9 @@ func (im *Image) String() string {
 		for _, e := range br.Endpoints {
 			fmt.Fprintf(&b, " %s://%s:%d/%d", e.Name, e.Host, e.Port, e.SecurityProtocol)
 		}
+		if br.LogDirs != nil {
+			fmt.Fprintf(&b, " log-dirs=%s", dirsString(br.LogDirs))
+		}
 		b.WriteByte('\n')
 	}
 	for _, name := range im.TopicNames() {
@@ -175,6 +184,9 @@ func (im *Image) String() string {
 				p, ps.Replicas, ps.ISR, ps.Leader, ps.LeaderEpoch, ps.PartitionEpoch)
 			if ps.Reassigning() {
 				fmt.Fprintf(&b, " adding=%v removing=%v", ps.AddingReplicas, ps.RemovingReplicas)
+			}
+			if ps.Directories != nil {
+				fmt.Fprintf(&b, " dirs=%s", dirsString(ps.Directories))
 			}
 			b.WriteByte('\n')
 		}

@@ -99,6 +99,9 @@ type PartitionRecord struct {
 	PartitionEpoch   int32
 	RemovingReplicas []int32
 	AddingReplicas   []int32
+	// Directories are the log dir ids of Replicas, one each in the same
+	// order (KIP-858, version 2); nil when directory assignment is off.
+	Directories []kafka.UUID
 }
 
 // PartitionChangeRecord changes a partition. Nil slices and NoLeaderChange
@@ -114,6 +117,10 @@ type PartitionChangeRecord struct {
 	Replicas         []int32
 	RemovingReplicas []int32
 	AddingReplicas   []int32
+	// Directories are the dirs of the replicas (new Replicas, else the
+	// current ones), one each (version 2). Nil keeps them, remapped by
+	// broker id when Replicas change (a new replica's is DirUnassigned).
+	Directories []kafka.UUID
 }
 
 // RemoveTopicRecord deletes a topic, its partitions and its configs.
@@ -154,6 +161,9 @@ type RegisterBrokerRecord struct {
 	Endpoints     []Endpoint
 	Rack          *string
 	Fenced        bool
+	// LogDirs are the ids of the broker's online log dirs (KIP-858,
+	// version 1); nil when directory assignment is off.
+	LogDirs []kafka.UUID
 }
 
 // UnregisterBrokerRecord removes a broker registration.
@@ -186,6 +196,9 @@ type BrokerRegistrationChangeRecord struct {
 	BrokerID    int32
 	BrokerEpoch int64
 	Fenced      int8
+	// LogDirs, when non-nil, replace the broker's online log dirs
+	// (version 1): Kafka writes it when a heartbeat reports a dir offline.
+	LogDirs []kafka.UUID
 }
 
 // FeatureLevelRecord sets a feature's finalized level (metadata.version...).
@@ -226,15 +239,15 @@ func (*FeatureLevelRecord) Type() RecordType             { return TypeFeatureLev
 func (*ClusterIDRecord) Type() RecordType                { return TypeClusterID }
 
 func (*TopicRecord) Version() int16                    { return 0 }
-func (*PartitionRecord) Version() int16                { return 1 }
-func (*PartitionChangeRecord) Version() int16          { return 1 }
+func (*PartitionRecord) Version() int16                { return 2 }
+func (*PartitionChangeRecord) Version() int16          { return 2 }
 func (*RemoveTopicRecord) Version() int16              { return 0 }
 func (*ConfigRecord) Version() int16                   { return 0 }
 func (*ProducerIDsRecord) Version() int16              { return 0 }
-func (*RegisterBrokerRecord) Version() int16           { return 0 }
+func (*RegisterBrokerRecord) Version() int16           { return 1 }
 func (*UnregisterBrokerRecord) Version() int16         { return 0 }
 func (*FenceBrokerRecord) Version() int16              { return 0 }
 func (*UnfenceBrokerRecord) Version() int16            { return 0 }
-func (*BrokerRegistrationChangeRecord) Version() int16 { return 0 }
+func (*BrokerRegistrationChangeRecord) Version() int16 { return 1 }
 func (*FeatureLevelRecord) Version() int16             { return 0 }
 func (*ClusterIDRecord) Version() int16                { return 0 }

@@ -32,6 +32,32 @@ func int32List(s string) []int32 {
 	return out
 }
 
+// testDirs reads dirs=a,b,...: small numbers become ids ending in 100+n (so
+// not reserved), "unassigned", "lost" and "migrating" Kafka's reserved ids;
+// an absent key is nil, "dirs=" an empty list.
+func testDirs(kv map[string]string) []kafka.UUID {
+	v, ok := kv["dirs"]
+	if !ok {
+		return nil
+	}
+	out := []kafka.UUID{}
+	for _, f := range strings.Split(v, ",") {
+		switch f {
+		case "":
+		case "unassigned":
+			out = append(out, DirUnassigned)
+		case "lost":
+			out = append(out, DirLost)
+		case "migrating":
+			out = append(out, DirMigrating)
+		default:
+			n, _ := strconv.Atoi(f)
+			out = append(out, kafka.UUID{0: 0xd1, 15: byte(n)})
+		}
+	}
+	return out
+}
+
 // parseRecord reads one line of the golden files' record language:
 // "<type> key=value ...".
 func parseRecord(line string) (Record, error) {
@@ -72,7 +98,8 @@ func parseRecord(line string) (Record, error) {
 		return &TopicRecord{Name: kv["name"], TopicID: testTopicID(kv["id"])}, nil
 	case "partition":
 		return &PartitionRecord{TopicID: testTopicID(kv["id"]), Partition: i32("p", 0), Replicas: int32List(kv["replicas"]),
-			ISR: int32List(kv["isr"]), Leader: i32("leader", NoLeader), LeaderEpoch: i32("leader-epoch", 0), PartitionEpoch: i32("partition-epoch", 0)}, nil
+			ISR: int32List(kv["isr"]), Leader: i32("leader", NoLeader), LeaderEpoch: i32("leader-epoch", 0), PartitionEpoch: i32("partition-epoch", 0),
+			Directories: testDirs(kv)}, nil
 	case "partition-change":
 		r := &PartitionChangeRecord{TopicID: testTopicID(kv["id"]), Partition: i32("p", 0), Leader: i32("leader", NoLeaderChange)}
 		if v, ok := kv["isr"]; ok {
@@ -81,6 +108,7 @@ func parseRecord(line string) (Record, error) {
 		if v, ok := kv["replicas"]; ok {
 			r.Replicas = int32List(v)
 		}
+		r.Directories = testDirs(kv)
 		return r, nil
 	case "remove-topic":
 		return &RemoveTopicRecord{TopicID: testTopicID(kv["id"])}, nil
@@ -94,7 +122,7 @@ func parseRecord(line string) (Record, error) {
 		return &ProducerIDsRecord{BrokerID: i32("broker", 0), BrokerEpoch: i64("epoch"), NextProducerID: i64("next")}, nil
 	case "register-broker":
 		r := &RegisterBrokerRecord{BrokerID: i32("id", 0), IncarnationID: testTopicID(kv["incarnation"]), BrokerEpoch: i64("epoch"),
-			Rack: optStr("rack"), Fenced: kv["fenced"] == "true"}
+			Rack: optStr("rack"), Fenced: kv["fenced"] == "true", LogDirs: testDirs(kv)}
 		if ep, ok := kv["endpoint"]; ok {
 			name, rest, _ := strings.Cut(ep, "://")
 			host, port, _ := strings.Cut(rest, ":")
@@ -109,7 +137,7 @@ func parseRecord(line string) (Record, error) {
 	case "unfence-broker":
 		return &UnfenceBrokerRecord{BrokerID: i32("id", 0), BrokerEpoch: i64("epoch")}, nil
 	case "broker-change":
-		return &BrokerRegistrationChangeRecord{BrokerID: i32("id", 0), BrokerEpoch: i64("epoch"), Fenced: int8(i32("fenced", 0))}, nil
+		return &BrokerRegistrationChangeRecord{BrokerID: i32("id", 0), BrokerEpoch: i64("epoch"), Fenced: int8(i32("fenced", 0)), LogDirs: testDirs(kv)}, nil
 	}
 	if rec, ok := parseSecurityRecord(fields[0], kv); ok {
 		return rec, nil

@@ -24,6 +24,7 @@ func SnapshotRecords(im *Image) []Record {
 		out = append(out, &RegisterBrokerRecord{
 			BrokerID: b.ID, IncarnationID: b.IncarnationID, BrokerEpoch: b.Epoch,
 			Endpoints: slices.Clone(b.Endpoints), Rack: cloneString(b.Rack), Fenced: b.Fenced,
+			LogDirs: slices.Clone(b.LogDirs),
 		})
 	}
 	for _, name := range im.TopicNames() {
@@ -35,6 +36,7 @@ func SnapshotRecords(im *Image) []Record {
 				TopicID: t.ID, Partition: p, Replicas: slices.Clone(ps.Replicas), ISR: slices.Clone(ps.ISR),
 				Leader: ps.Leader, LeaderEpoch: ps.LeaderEpoch, PartitionEpoch: ps.PartitionEpoch,
 				RemovingReplicas: slices.Clone(ps.RemovingReplicas), AddingReplicas: slices.Clone(ps.AddingReplicas),
+				Directories: slices.Clone(ps.Directories),
 			})
 		}
 	}
