@@ -31,6 +31,8 @@ func TestPlan(t *testing.T) {
 				opts.Tolerance = v
 			case "ignore-bytes":
 				opts.IgnoreBytes = true
+			case "drain-only":
+				opts.DrainOnly = true
 			}
 		}
 		brokers, parts := parseCase(t, d.Input)
