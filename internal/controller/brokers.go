@@ -44,6 +44,11 @@ func (c *Controller) RegisterBroker(im *metadata.Image, req *kmsg.BrokerRegistra
 		// session expiry would have done.
 		recs = FenceBroker(im, req.BrokerID)
 	}
+	logDirs, err := registrationLogDirs(im, req)
+	if err != nil {
+		resp.ErrorCode = kerr.InvalidRegistration.Code
+		return nil, resp
+	}
 	epoch := im.Offset() + 1
 	if old, ok := im.Broker(req.BrokerID); ok && old.Epoch >= epoch {
 		epoch = old.Epoch + 1
@@ -54,6 +59,7 @@ func (c *Controller) RegisterBroker(im *metadata.Image, req *kmsg.BrokerRegistra
 		BrokerEpoch:   epoch,
 		Rack:          req.Rack,
 		Fenced:        true,
+		LogDirs:       logDirs,
 	}
 	for _, l := range req.Listeners {
 		rec.Endpoints = append(rec.Endpoints, metadata.Endpoint{Name: l.Name, Host: l.Host, Port: int32(l.Port), SecurityProtocol: l.SecurityProtocol})

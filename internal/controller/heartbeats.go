@@ -55,7 +55,7 @@ func (c *Controller) BrokerHeartbeat(im *metadata.Image, req *kmsg.BrokerHeartbe
 		return UnfenceBroker(im, req.BrokerID), resp
 	default:
 		resp.IsFenced = b.Fenced
-		return nil, resp
+		return HandleDirectoriesOffline(im, req.BrokerID, b.Epoch, dirIDs(req.OfflineLogDirs)), resp
 	}
 }
 
