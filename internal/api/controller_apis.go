@@ -137,6 +137,7 @@ func ControllerHandlers(d ControllerDeps) []Handler {
 			newAlterUserSCRAMCredentialsHandler(d.Admin),
 		)
 		hs = append(hs, newUnregisterBrokerHandler(d.Admin))
+		hs = append(hs, newUpdateFeaturesHandler(d.Admin))
 	}
 	if d.ProducerIDs != nil {
 		hs = append(hs, newInitProducerIDHandler(d.ProducerIDs, nil))

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/internal/testcluster"
 	"github.com/sluice-io/sluice/internal/testutil"
@@ -121,5 +122,49 @@ func TestHighWatermarkCheckpointWholeClusterRestart(t *testing.T) {
 	}
 	if got != 100 {
 		t.Fatalf("read_committed consumer read %d records, want 100", got)
+	}
+}
+
+// TestUpdateFeaturesForwarded: 3 combined nodes; UpdateFeatures sent to
+// every broker (two of them forward it to the active controller) downgrades
+// and upgrades share.version, and every broker's ApiVersions reports each
+// new level (applied live, no restart).
+func TestUpdateFeaturesForwarded(t *testing.T) {
+	c := testcluster.StartProcesses(t, binaryPath, testcluster.Options{Nodes: 3})
+	addrs := c.Layout.BrokerAddrs()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for i, addr := range addrs {
+		level := int16(1 + i%2) // 1, 2, 1
+		cl := newClient(t, addr)
+		req := kmsg.NewPtrUpdateFeaturesRequest()
+		req.Version = 1
+		u := kmsg.NewUpdateFeaturesRequestFeatureUpdate()
+		u.Feature, u.MaxVersionLevel, u.UpgradeType = "share.version", level, 1
+		if level == 1 {
+			u.UpgradeType = 2 // SAFE_DOWNGRADE
+		}
+		req.FeatureUpdates = append(req.FeatureUpdates, u)
+		testutil.EventuallyNoError(t, 20*time.Second, func() error {
+			resp, err := req.RequestWith(ctx, cl.Broker(int(c.Layout.Nodes[i].ID)))
+			if err == nil && resp.ErrorCode != 0 {
+				err = fmt.Errorf("error %d: %v", resp.ErrorCode, resp.ErrorMessage)
+			}
+			return err
+		}, "UpdateFeatures share.version=%d through node %d", level, i+1)
+		for _, other := range addrs {
+			testutil.EventuallyNoError(t, 10*time.Second, func() error {
+				resp, err := kmsg.NewPtrApiVersionsRequest().RequestWith(ctx, newClient(t, other))
+				if err != nil {
+					return err
+				}
+				for _, f := range resp.FinalizedFeatures {
+					if f.Name == "share.version" && f.MaxVersionLevel == level {
+						return nil
+					}
+				}
+				return fmt.Errorf("%s finalizes %v", other, resp.FinalizedFeatures)
+			}, "share.version %d seen by %s", level, other)
+		}
 	}
 }
