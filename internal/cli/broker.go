@@ -132,8 +132,13 @@ func drainBroker(ctx context.Context, conn *connection, cl *kgo.Client, adm *kad
 	return true, fmt.Errorf("broker %d still holds replicas after %d rounds", id, drainRounds)
 }
 
-// retireBroker unregisters id once it is stopped (fenced).
+// stoppedFor is how long a broker must stay fenced to count as stopped: a
+// broker that has just started is fenced too, until it catches up.
+const stoppedFor = 5 * time.Second
+
+// retireBroker unregisters id once it is stopped (fenced for stoppedFor).
 func retireBroker(ctx context.Context, conn *connection, cl *kgo.Client, id int32, wait bool, out io.Writer) error {
+	var fencedSince time.Time
 	for announced := false; ; {
 		rctx, cancel := conn.requestContext(ctx)
 		brokers, err := describeBrokers(rctx, cl)
@@ -142,18 +147,25 @@ func retireBroker(ctx context.Context, conn *connection, cl *kgo.Client, id int3
 			return err
 		}
 		i := slices.IndexFunc(brokers, func(b kmsg.DescribeClusterResponseBroker) bool { return b.NodeID == id })
+		fenced := i >= 0 && brokers[i].IsFenced
 		switch {
 		case i < 0:
 			fmt.Fprintf(out, "Broker %d is no longer registered.\n", id)
 			return nil
-		case brokers[i].IsFenced:
+		case fenced && fencedSince.IsZero():
+			fencedSince = time.Now()
+		case fenced && time.Since(fencedSince) >= stoppedFor:
 			return unregisterBroker(ctx, conn, cl, id, out)
+		case fenced:
 		case !wait:
 			fmt.Fprintf(out, "Broker %d is still running. Stop it, then run 'sluice broker unregister %d' (or rerun with --wait-for-shutdown).\n", id, id)
 			return nil
-		case !announced:
-			fmt.Fprintf(out, "Waiting for broker %d to be stopped...\n", id)
-			announced = true
+		default:
+			fencedSince = time.Time{}
+			if !announced {
+				fmt.Fprintf(out, "Waiting for broker %d to be stopped...\n", id)
+				announced = true
+			}
 		}
 		select {
 		case <-ctx.Done():
