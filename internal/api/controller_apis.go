@@ -25,6 +25,7 @@ type BrokerControl interface {
 	BrokerHeartbeat(ctx context.Context, req *kmsg.BrokerHeartbeatRequest) (*kmsg.BrokerHeartbeatResponse, error)
 	AllocateProducerIDs(ctx context.Context, req *kmsg.AllocateProducerIDsRequest) (*kmsg.AllocateProducerIDsResponse, error)
 	AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error)
+	AssignReplicasToDirs(ctx context.Context, req *kmsg.AssignReplicasToDirsRequest) (*kmsg.AssignReplicasToDirsResponse, error)
 }
 
 // QuorumControl is this voter's part in the metadata quorum
@@ -82,6 +83,7 @@ func controllerOnlyKeys() []VersionRange {
 		{Key: 62, Min: 0, Max: 4}, // BrokerRegistration
 		{Key: 63, Min: 0, Max: 1}, // BrokerHeartbeat
 		{Key: 67, Min: 0, Max: 0}, // AllocateProducerIds
+		{Key: 73, Min: 0, Max: 0}, // AssignReplicasToDirs
 		{Key: 82, Min: 0, Max: 0}, // UpdateRaftVoter
 	}
 }
@@ -151,6 +153,7 @@ func ControllerHandlers(d ControllerDeps) []Handler {
 			newBrokerRegistrationHandler(d.Brokers),
 			newBrokerHeartbeatHandler(d.Brokers),
 			newAllocateProducerIDsHandler(d.Brokers),
+			newAssignReplicasToDirsHandler(d.Brokers),
 		)
 	}
 	if d.Quorum != nil {

@@ -52,6 +52,13 @@ type LifecycleOptions struct {
 	// and controller.quorum.request.timeout.ms.
 	HeartbeatInterval time.Duration
 	RequestTimeout    time.Duration
+	// LogDirs, when set, are the ids of the broker's online and offline
+	// log dirs (KIP-858): registrations list the online ones, heartbeats
+	// name the offline ones.
+	LogDirs func() (online, offline [][16]byte)
+	// AssignDirs, when set, runs after each successful heartbeat: it tells
+	// the controller where replicas are placed (AssignReplicasToDirs).
+	AssignDirs func(ctx context.Context, epoch int64)
 	// FS and Dir locate the file keeping the epoch of a clean stop (the
 	// metadata log dir).
 	FS     vfs.FS
@@ -108,6 +115,7 @@ func (m *LifecycleManager) Register(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	m.addLogDirs(req)
 	if m.opts.Sole != nil {
 		epoch, err := m.opts.Sole(ctx, req)
 		if err != nil {
@@ -188,6 +196,9 @@ func (m *LifecycleManager) heartbeat(ctx context.Context, shutdown bool) (bool, 
 	req.BrokerID, req.BrokerEpoch = m.opts.NodeID, m.Epoch()
 	req.CurrentMetadataOffset = m.opts.MetadataOffset()
 	req.WantShutdown = shutdown
+	if m.opts.LogDirs != nil {
+		_, req.OfflineLogDirs = m.opts.LogDirs()
+	}
 	resp, err := m.opts.Controller.BrokerHeartbeat(ctx, req)
 	if err != nil {
 		return true, err
@@ -244,7 +255,16 @@ func (m *LifecycleManager) runHeartbeats() {
 			}
 		} else if err != nil && ctx.Err() == nil {
 			m.log.Debug("heartbeat failed", "err", err)
+		} else if err == nil && m.opts.AssignDirs != nil {
+			m.opts.AssignDirs(ctx, m.Epoch())
 		}
+	}
+}
+
+// addLogDirs lists the online log dirs' ids in a registration.
+func (m *LifecycleManager) addLogDirs(req *kmsg.BrokerRegistrationRequest) {
+	if m.opts.LogDirs != nil {
+		req.LogDirs, _ = m.opts.LogDirs()
 	}
 }
 
@@ -253,6 +273,7 @@ func (m *LifecycleManager) reregister(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	m.addLogDirs(req)
 	if err := m.registerRemote(ctx, req); err != nil {
 		return err
 	}

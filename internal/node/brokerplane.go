@@ -141,6 +141,7 @@ func (n *Node) lifecycleOptions() broker.LifecycleOptions {
 	if n.cfg.SingleNode() {
 		opts.Sole = n.ctrl.RegisterSoleBroker
 	}
+	n.wireDirAssignment(&opts)
 	return opts
 }
 
