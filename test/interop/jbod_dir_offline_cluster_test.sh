@@ -67,7 +67,11 @@ until tool reassign-partitions --reassignment-json-file "$work/place.json" --ver
 done
 [[ -d "$work/node-1-a/dira-0" && -d "$work/node-1-b/dirb-0" ]] || fail "node 1's replicas are not in the dirs asked for"
 # The broker reports each replica's dir after a heartbeat (500 ms); give it two.
-until grep -qs 'msg="replicas assigned to log dirs"' "$work/node-1.log"; do sleep 0.2; done
+deadline=$((SECONDS + 15))
+until grep -qs 'msg="replicas assigned to log dirs"' "$work/node-1.log"; do
+  ((SECONDS < deadline)) || { SLUICE_LOG="$work/node-1.log"; fail "node 1 never sent AssignReplicasToDirs"; }
+  sleep 0.2
+done
 sleep 1.5
 tool topics --describe > "$work/before.txt"
 grep -Eq 'Topic: dira[[:space:]]+Partition: 0[[:space:]]+Leader: 1[[:space:]]' "$work/before.txt" || fail "node 1 does not lead dira-0: $(cat "$work/before.txt")"
