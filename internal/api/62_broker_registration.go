@@ -8,8 +8,12 @@ package api
 // (DUPLICATE_BROKER_REGISTRATION); a node that is not the active controller
 // answers NOT_CONTROLLER.
 //
-// Deviations: features, log dirs and the previous broker epoch (v3-4) are
-// not checked.
+// Log dirs (v2+, KIP-858) are recorded and checked as Kafka's (none,
+// reserved, duplicate or another broker's: INVALID_REGISTRATION) once
+// directory assignment is on; before, they are ignored.
+//
+// Deviations: features and the previous broker epoch (v3-4) are not
+// checked.
 
 import (
 	"context"

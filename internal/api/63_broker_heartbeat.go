@@ -10,13 +10,15 @@ package api
 // and a stale epoch STALE_BROKER_EPOCH; a node that is not the active
 // controller answers NOT_CONTROLLER.
 //
-// Deviations: offline log dirs (v1) are ignored: Sluice's metadata records
-// carry no directory assignment (KIP-858's PartitionRecord Directories), so
-// the controller cannot tell which partitions a dir held, and Sluice's
-// brokers do not send them (a broker halts instead when a dir failure
-// leaves it no online dir or takes its metadata log dir, as Kafka's does,
-// and is fenced; with another dir online it keeps its leadership). A
-// controlled shutdown is answered ShouldShutdown at once, with leadership
+// Offline log dirs (v1, KIP-858) as Kafka's handleDirectoriesOffline: the
+// replicas assigned to a newly offline dir of the broker leave their ISR
+// and their leadership moves (controller.HandleDirectoriesOffline), once
+// directory assignment is on (metadata.DirectoryAssignment); a broker whose
+// last dir or metadata log dir fails halts instead, as Kafka's does.
+//
+// Deviations: offline dirs are acted on only in a heartbeat that neither
+// fences, unfences nor shuts the broker down (the next one carries them
+// again). A controlled shutdown is answered ShouldShutdown at once, with leadership
 // already moved (Kafka waits for the broker's replicas to leave the ISR
 // over several heartbeats).
 

@@ -28,9 +28,10 @@ var haltNode = func() { os.Exit(1) }
 // (LogManager.handleLogDirFailure, ReplicaManager.handleLogDirFailure): the
 // controller then fences it and moves its leadership after
 // broker.session.timeout.ms. A broker with another dir online keeps
-// serving it; the controller does not learn which partitions the failed
-// dir held (Sluice's metadata has no directory assignment, KIP-858), so
-// their leadership stays until the broker restarts.
+// serving it and names the failed dir in its next heartbeat, and the
+// controller moves the leadership of that dir's partitions
+// (logdirs_assign.go, KIP-858; in clusters bootstrapped before directory
+// assignment, their leadership stays until the broker restarts).
 func (n *Node) watchLogDirs() {
 	metaDir := filepath.Clean(metadataLogDir(n.cfg))
 	dirs := n.cfg.LogDirs()
