@@ -29,7 +29,7 @@ func newFormatCommand() *cobra.Command {
 	var clusterID, configFile string
 	var overrides []string
 	var ignoreFormatted bool
-	var addScram []string
+	var addScram, features []string
 	var qf cli.QuorumFormat
 	cmd := &cobra.Command{
 		Use:   "format",
@@ -45,6 +45,13 @@ func newFormatCommand() *cobra.Command {
 				r, err := cli.ParseAddScram(a)
 				if err != nil {
 					return fmt.Errorf("--add-scram: %w", err)
+				}
+				records = append(records, r)
+			}
+			for _, f := range features {
+				r, err := node.FormatFeature(f)
+				if err != nil {
+					return fmt.Errorf("--feature: %w", err)
 				}
 				records = append(records, r)
 			}
@@ -85,6 +92,8 @@ func newFormatCommand() *cobra.Command {
 	cmd.Flags().BoolVarP(&ignoreFormatted, "ignore-formatted", "g", false, "skip directories that are already formatted")
 	cmd.Flags().StringArrayVarP(&addScram, "add-scram", "S", nil,
 		"a SCRAM credential the cluster starts with, as kafka-storage's: 'SCRAM-SHA-256=[name=alice,password=alice-secret]' (repeatable; format every controller with the same ones)")
+	cmd.Flags().StringArrayVarP(&features, "feature", "f", nil,
+		"a feature level the cluster starts with, as kafka-storage's: 'sluice.directory.assignment.version=1' records replicas' log dirs (KIP-858; the cluster then cannot roll back to v0.1.0) (repeatable; format every controller with the same ones)")
 	cmd.Flags().BoolVarP(&qf.Standalone, "standalone", "s", false, "start a dynamic quorum (controller.quorum.bootstrap.servers) with this controller as its only voter")
 	cmd.Flags().StringVarP(&qf.InitialControllers, "initial-controllers", "I", "", "start a dynamic quorum with these voters: id@host:port:directoryid,...")
 	cmd.Flags().BoolVarP(&qf.NoInitialControllers, "no-initial-controllers", "N", false, "a controller that joins an existing dynamic quorum (added with kafka-metadata-quorum add-controller)")

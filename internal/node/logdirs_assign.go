@@ -11,8 +11,11 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -129,10 +132,22 @@ func (n *Node) sendDirAssignments(ctx context.Context, epoch int64, plan map[kaf
 	n.logger.Info("replicas assigned to log dirs", "dirs", len(plan))
 }
 
-// directoryAssignmentBootstrap finalizes directory assignment in a new
-// cluster's first records: every node of a cluster formatted by this build
-// reads the directory fields. A cluster bootstrapped by an older release
-// keeps it off (docs/versions.md: nothing raises it yet).
-func directoryAssignmentBootstrap() metadata.Record {
-	return &metadata.FeatureLevelRecord{Name: metadata.DirectoryAssignmentFeature, Level: 1}
+// FormatFeature is `sluice storage format --feature NAME=LEVEL` (Kafka's
+// kafka-storage format --feature): the FeatureLevelRecord a new cluster
+// starts with. Only Sluice's directory assignment feature is accepted:
+// Kafka's features are finalized at the pinned release's levels anyway. A
+// cluster formatted with it cannot be rolled back to a release that does
+// not read the directory fields (docs/versions.md); one without it keeps
+// directory assignment off, as every cluster bootstrapped by v0.1.0.
+func FormatFeature(spec string) (metadata.Record, error) {
+	name, v, ok := strings.Cut(spec, "=")
+	level, err := strconv.ParseInt(strings.TrimSpace(v), 10, 16)
+	if !ok || err != nil || level < 0 {
+		return nil, fmt.Errorf("%q: expected NAME=LEVEL", spec)
+	}
+	name = strings.TrimSpace(name)
+	if name != metadata.DirectoryAssignmentFeature || level > 1 {
+		return nil, fmt.Errorf("unsupported feature %s=%d: the supported one is %s (levels 0-1)", name, level, metadata.DirectoryAssignmentFeature)
+	}
+	return &metadata.FeatureLevelRecord{Name: name, Level: int16(level)}, nil
 }

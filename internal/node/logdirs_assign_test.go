@@ -47,3 +47,15 @@ func TestPlanDirAssignments(t *testing.T) {
 		t.Fatalf("plan with assignment off: %+v", got)
 	}
 }
+
+func TestFormatFeature(t *testing.T) {
+	r, err := FormatFeature("sluice.directory.assignment.version=1")
+	if f, ok := r.(*metadata.FeatureLevelRecord); err != nil || !ok || f.Level != 1 || f.Name != metadata.DirectoryAssignmentFeature {
+		t.Fatalf("got %+v, %v", r, err)
+	}
+	for _, bad := range []string{"sluice.directory.assignment.version=2", "metadata.version=33", "x", "sluice.directory.assignment.version=-1"} {
+		if _, err := FormatFeature(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}

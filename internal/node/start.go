@@ -95,7 +95,6 @@ func (n *Node) bootstrapRecords() ([]metadata.Record, error) {
 	if len(recs) == 0 {
 		return nil, errors.New("bootstrap: no metadata.version in the pinned release")
 	}
-	recs = append(recs, directoryAssignmentBootstrap())
 	formatted, err := n.formattedBootstrapRecords()
 	if err != nil {
 		return nil, err

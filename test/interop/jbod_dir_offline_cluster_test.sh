@@ -6,7 +6,8 @@
 # idempotent acks=all kcat producer to dirb: node 1 names the dir offline in its
 # heartbeat, the controller moves dirb's leadership to node 2 or 3 and takes node 1 out of
 # its ISR; node 1 does not halt and keeps leading and serving dira; every acknowledged
-# record is read back exactly once.
+# record is read back exactly once. The cluster is formatted with directory assignment on
+# (sluice storage format --feature sluice.directory.assignment.version=1).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/sluice_lib.sh"
 sluice_init jbod_dir_offline_cluster
@@ -31,7 +32,8 @@ node_args() {
 }
 for i in 1 2 3; do
   # shellcheck disable=SC2046
-  "$fault_bin" storage format --cluster-id "$cluster_id" --config /dev/null $(node_args "$i") > /dev/null
+  "$fault_bin" storage format --cluster-id "$cluster_id" --config /dev/null --feature sluice.directory.assignment.version=1 \
+    $(node_args "$i") > /dev/null
 done
 for i in 1 2 3; do
   # shellcheck disable=SC2046
