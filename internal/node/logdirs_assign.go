@@ -27,17 +27,22 @@ import (
 	"github.com/sluice-io/sluice/internal/metadata"
 )
 
-// dirIDs reads the directory id of each log dir (cleaned path → id); nil
-// when a dir has none, so the broker registers no dirs at all.
+// dirIDs reads the directory id of each log dir (cleaned path → id). A dir
+// whose meta.properties cannot be read (a disk already failed) is left out,
+// as Kafka's broker registers only the dirs it could load; nil when no dir
+// has an id.
 func (n *Node) dirIDs() map[string]kafka.UUID {
 	out := map[string]kafka.UUID{}
 	for _, d := range n.cfg.LogDirs() {
 		mp, err := metafile.ReadMetaProperties(n.fsys, filepath.Join(d, metafile.MetaPropertiesFile))
 		if err != nil || mp.DirectoryID.IsZero() {
-			n.logger.Warn("log dir without a directory id: directory assignment (KIP-858) is off for this broker", "dir", d, "err", err)
-			return nil
+			n.logger.Warn("log dir without a readable directory id: not registered with the controller (KIP-858)", "dir", d, "err", err)
+			continue
 		}
 		out[filepath.Clean(d)] = mp.DirectoryID
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }
@@ -51,7 +56,10 @@ func (n *Node) wireDirAssignment(opts *broker.LifecycleOptions) {
 	opts.LogDirs = func() (online, offline [][16]byte) {
 		off := n.storage.mgr.OfflineDirs()
 		for _, d := range n.cfg.LogDirs() {
-			id := ids[filepath.Clean(d)]
+			id, ok := ids[filepath.Clean(d)]
+			if !ok {
+				continue
+			}
 			if slices.ContainsFunc(off, func(o string) bool { return filepath.Clean(o) == filepath.Clean(d) }) {
 				offline = append(offline, id)
 			} else {
