@@ -25,6 +25,7 @@ java_run="$here/java/run"
 sluice_pids=()
 sluice_overrides=()
 
+# SLUICE_KEEP_WORK=1 keeps each test's work dir (node logs, configs) for a look after it.
 sluice_init() {
   sluice_test_name="$1"
   work="$(mktemp -d "${TMPDIR:-/tmp}/sluice-interop-$1.XXXXXX")"
@@ -53,6 +54,10 @@ sluice_cleanup() {
   for pid in "${sluice_pids[@]}"; do
     stop_pid "$pid"
   done
+  if [[ -n "${SLUICE_KEEP_WORK:-}" && -n "${work:-}" ]]; then
+    echo "$sluice_test_name: work dir (node logs) kept in $work" >&2
+    return 0
+  fi
   [[ -n "${work:-}" && -d "$work" ]] && rm -rf "$work"
 }
 
