@@ -125,15 +125,7 @@ func growingCluster(t *testing.T, overrides map[string]string, topic string, par
 	c.Stop(3)
 	c.Stop(4)
 	awaitBrokers(t, cl, map[int32]bool{1: false, 2: false, 3: false, 4: true, 5: true})
-	testutil.EventuallyNoError(t, 30*time.Second, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		resp, err := adm.CreateTopic(ctx, partitions, rf, nil, topic)
-		if err != nil {
-			return err
-		}
-		return resp.Err
-	}, "create %s", topic)
+	createTopicEventuallyRF(t, adm, topic, partitions, rf)
 	if err := produceEach(t, addrs[:3], topic, partitions); err != nil {
 		t.Fatalf("produce: %v", err)
 	}
@@ -307,15 +299,7 @@ func TestBalanceDecommissionUnderProducer(t *testing.T) {
 	c := testcluster.StartProcesses(t, binaryPath, testcluster.Options{Nodes: 4, Overrides: clusterOverrides})
 	addrs := c.Layout.BrokerAddrs()
 	adm := clusterAdmin(t, addrs[:3])
-	testutil.EventuallyNoError(t, 30*time.Second, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		resp, err := adm.CreateTopic(ctx, 24, 2, nil, topic)
-		if err != nil {
-			return err
-		}
-		return resp.Err
-	}, "create %s", topic)
+	createTopicEventuallyRF(t, adm, topic, 24, 2)
 	prod := startAckedProducer(t, addrs[:3], topic)
 	time.Sleep(2 * time.Second)
 
@@ -423,15 +407,7 @@ func TestBalanceDecommissionKill(t *testing.T) {
 	c := testcluster.StartProcesses(t, binaryPath, testcluster.Options{Nodes: 4, Overrides: clusterOverrides})
 	addrs := c.Layout.BrokerAddrs()
 	adm := clusterAdmin(t, addrs[:3])
-	testutil.EventuallyNoError(t, 30*time.Second, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		resp, err := adm.CreateTopic(ctx, 16, 2, nil, topic)
-		if err != nil {
-			return err
-		}
-		return resp.Err
-	}, "create %s", topic)
+	createTopicEventuallyRF(t, adm, topic, 16, 2)
 	filled := fillTopic(t, addrs[:3], topic, 24*balanceScale())
 	prod := startAckedProducer(t, addrs, topic)
 

@@ -67,10 +67,18 @@ func clusterAdmin(t *testing.T, addrs []string) *kadm.Client {
 
 func createTopicEventually(t *testing.T, adm *kadm.Client, name string, partitions int32) {
 	t.Helper()
+	createTopicEventuallyRF(t, adm, name, partitions, 1)
+}
+
+// createTopicEventuallyRF retries CreateTopics for 30 s (a cluster that has
+// just started may have no controller or too few brokers yet); a topic that
+// exists already (an earlier attempt that timed out) counts as created.
+func createTopicEventuallyRF(t *testing.T, adm *kadm.Client, name string, partitions int32, rf int16) {
+	t.Helper()
 	testutil.EventuallyNoError(t, 30*time.Second, func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		resp, err := adm.CreateTopic(ctx, partitions, 1, nil, name)
+		resp, err := adm.CreateTopic(ctx, partitions, rf, nil, name)
 		if err != nil {
 			return err
 		}

@@ -12,11 +12,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/sluice_lib.sh"
 sluice_init jbod_dir_offline_cluster
 against_kafka_ref && { echo "jbod_dir_offline_cluster: injects a disk fault into Sluice; skipped with SLUICE_INTEROP_BROKER=kafka-ref"; exit 0; }
-fault_bin="${SLUICE_FAULT_BIN:-}"
-if [[ -z "$fault_bin" ]]; then
-  fault_bin="$work/sluice-fault"
-  (cd "$repo" && go build -tags sluicefault -o "$fault_bin" ./cmd/sluice) || fail "go build -tags sluicefault"
-fi
+sluice_build_fault
 
 read -r -a ports <<<"$(free_ports 6)"
 voters="1@127.0.0.1:${ports[1]},2@127.0.0.1:${ports[3]},3@127.0.0.1:${ports[5]}"

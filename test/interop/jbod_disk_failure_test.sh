@@ -9,11 +9,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/sluice_lib.sh"
 sluice_init jbod_disk_failure
 against_kafka_ref && { echo "jbod_disk_failure: injects a disk fault into Sluice; skipped with SLUICE_INTEROP_BROKER=kafka-ref"; exit 0; }
-fault_bin="${SLUICE_FAULT_BIN:-}"
-if [[ -z "$fault_bin" ]]; then
-  fault_bin="$work/sluice-fault"
-  (cd "$repo" && go build -tags sluicefault -o "$fault_bin" ./cmd/sluice) || fail "go build -tags sluicefault"
-fi
+sluice_build_fault
 step "fault-injection binary $fault_bin"
 
 read -r -a ports <<<"$(free_ports 2)"

@@ -98,6 +98,23 @@ sluice_build() {
   export SLUICE_BIN
 }
 
+# sluice_build_fault sets fault_bin to a binary built with -tags sluicefault (its log dirs
+# can be made to fail: SLUICE_FAULT_LOG_DIR and a "<dir>.fail" file), SLUICE_FAULT_BIN when
+# given; built once per machine beside sluice_build's binary (go build is incremental).
+sluice_build_fault() {
+  if [[ -n "${SLUICE_FAULT_BIN:-}" ]]; then
+    fault_bin="$SLUICE_FAULT_BIN"
+    return 0
+  fi
+  local dir="${TMPDIR:-/tmp}/sluice-interop-bin.$(id -u)"
+  mkdir -p "$dir"
+  fault_bin="$dir/sluice-fault"
+  (
+    flock 9
+    cd "$repo" && go build -tags sluicefault -o "$fault_bin" ./cmd/sluice
+  ) 9> "$dir/lock" > "$work/build-fault.log" 2>&1 || { cat "$work/build-fault.log" >&2; fail "go build -tags sluicefault"; }
+}
+
 # free_ports prints N distinct ports that are free on 127.0.0.1 right now, chosen below
 # the kernel's ephemeral range: a port from that range can be taken, while a killed node
 # is down, as the local port of some client's connection (or by a self-connection of a

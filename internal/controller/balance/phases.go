@@ -49,34 +49,41 @@ func (p *planner) countBounds() (int, int) {
 // loop ends.
 func (p *planner) balanceCounts() {
 	lo, hi := p.countBounds()
+	p.levelOut(func(b int) int { return p.brokers[b].replicas }, lo, hi, p.pushFrom, p.pullInto)
+}
+
+// levelOut is the loop of balanceCounts and balanceLeaders: while a target's
+// load is above hi (first) or below lo, it asks push to move load off the
+// heaviest such target, or pull to bring some to the lightest, skipping
+// targets whose step found nothing until some step succeeds (which changes
+// the loads, so a stuck target may move again).
+func (p *planner) levelOut(load func(int) int, lo, hi int, push, pull func(int) bool) {
 	stuckOver := make([]bool, len(p.brokers))
 	stuckUnder := make([]bool, len(p.brokers))
-	count := func(b int) int { return p.brokers[b].replicas }
 	for {
 		over, under := -1, -1
 		for _, t := range p.targets {
-			if count(t) > hi && !stuckOver[t] && (over < 0 || count(t) > count(over)) {
+			if load(t) > hi && !stuckOver[t] && (over < 0 || load(t) > load(over)) {
 				over = t
 			}
-			if count(t) < lo && !stuckUnder[t] && (under < 0 || count(t) < count(under)) {
+			if load(t) < lo && !stuckUnder[t] && (under < 0 || load(t) < load(under)) {
 				under = t
 			}
 		}
 		switch {
 		case over >= 0:
-			if !p.pushFrom(over) {
+			if !push(over) {
 				stuckOver[over] = true
 				continue
 			}
 		case under >= 0:
-			if !p.pullInto(under) {
+			if !pull(under) {
 				stuckUnder[under] = true
 				continue
 			}
 		default:
 			return
 		}
-		// A step changed the loads: a broker stuck before may move now.
 		clear(stuckOver)
 		clear(stuckUnder)
 	}

@@ -14,37 +14,9 @@ func (p *planner) balanceLeaders() {
 		total += p.brokers[t].leaders
 	}
 	lo, hi := bounds(float64(total)/float64(len(p.targets)), p.opts.Tolerance)
-	stuckOver := make([]bool, len(p.brokers))
-	stuckUnder := make([]bool, len(p.brokers))
-	leaders := func(b int) int { return p.brokers[b].leaders }
-	for {
-		over, under := -1, -1
-		for _, t := range p.targets {
-			if leaders(t) > hi && !stuckOver[t] && (over < 0 || leaders(t) > leaders(over)) {
-				over = t
-			}
-			if leaders(t) < lo && !stuckUnder[t] && (under < 0 || leaders(t) < leaders(under)) {
-				under = t
-			}
-		}
-		switch {
-		case over >= 0:
-			if !p.shiftLeader(over) && !p.chainLeader(over) {
-				stuckOver[over] = true
-				continue
-			}
-		case under >= 0:
-			if !p.pullLeader(under) && !p.chainPull(under) {
-				stuckUnder[under] = true
-				continue
-			}
-		default:
-			return
-		}
-		// A step changed the loads: a broker stuck before may move now.
-		clear(stuckOver)
-		clear(stuckUnder)
-	}
+	p.levelOut(func(b int) int { return p.brokers[b].leaders }, lo, hi,
+		func(b int) bool { return p.shiftLeader(b) || p.chainLeader(b) },
+		func(b int) bool { return p.pullLeader(b) || p.chainPull(b) })
 }
 
 // shiftLeader hands one of src's leaderships to the replica that leads the
