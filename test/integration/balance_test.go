@@ -218,7 +218,10 @@ type ackedProducer struct {
 }
 
 func startAckedProducer(t *testing.T, addrs []string, topic string) *ackedProducer {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DefaultProduceTopic(topic), kgo.RecordRetries(20))
+	// A delivery timeout bounds each batch's wait (kgo's default is none), so a
+	// record stuck without a leader fails instead of hanging finish().
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DefaultProduceTopic(topic), kgo.RecordRetries(20),
+		kgo.RecordDeliveryTimeout(30*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
