@@ -19,7 +19,7 @@ import (
 // level where sameTier allows it. A new package must be placed here.
 var tiers = map[string]int{
 	"kafka": 0, "clock": 0, "vfs": 0, "testbin": 0, "testutil": 0, "logging": 0, "version": 0,
-	"protocol": 1, "records": 1, "transport": 1,
+	"protocol": 1, "records": 1, "transport": 1, "netfault": 1,
 	"commitlog": 2, "purgatory": 2, "quorum": 2, "metadata": 2,
 	"coordinator": 3, "replication": 3, "controller": 3, "auth": 3, "config": 3, "fetchwire": 3, "quota": 3, "share": 3,
 	"server": 4, "api": 4, "console": 4, "broker": 4,

@@ -2,11 +2,10 @@ package testcluster
 
 import (
 	"fmt"
-	"net"
 	"strings"
-	"sync"
 	"testing"
-	"time"
+
+	"github.com/sluice-io/sluice/internal/netfault"
 )
 
 // interBrokerListener is the listener replicas fetch from when a process
@@ -27,19 +26,15 @@ type nodeProxies struct {
 	// addresses ("" on a controller-only node).
 	internal, advertised []string
 
-	mu   sync.Mutex
-	pids []int // node index -> pid of its running process, 0 when none
+	// owners attributes each proxied connection to a node's process.
+	owners *netfault.Owners
 }
-
-// identifyAttempts covers the moment between a node's process starting
-// and its pid being recorded.
-const identifyAttempts = 3
 
 func newNodeProxies(t testing.TB, l *Layout) *nodeProxies {
 	t.Helper()
 	np := &nodeProxies{internal: make([]string, len(l.Nodes)), advertised: make([]string, len(l.Nodes)),
-		pids: make([]int, len(l.Nodes))}
-	np.proxy = NewProxy(np.identify, nil)
+		owners: netfault.NewOwners(len(l.Nodes))}
+	np.proxy = netfault.NewProxy(np.owners.Identify, nil)
 	t.Cleanup(np.proxy.Close)
 	ports, err := freePorts(len(l.Nodes))
 	if err != nil {
@@ -80,37 +75,7 @@ func (np *nodeProxies) rewrite(i int, props map[string]string) {
 
 // started records node i's process id (0 once it is gone).
 func (np *nodeProxies) started(i, pid int) {
-	np.mu.Lock()
-	np.pids[i] = pid
-	np.mu.Unlock()
-}
-
-// identify finds which node's process holds the client end of an accepted
-// connection, from /proc (Linux); UnknownNode when none does.
-func (np *nodeProxies) identify(client, listener net.Addr) int {
-	c, ok1 := client.(*net.TCPAddr)
-	l, ok2 := listener.(*net.TCPAddr)
-	if !ok1 || !ok2 {
-		return UnknownNode
-	}
-	for attempt := range identifyAttempts {
-		if attempt > 0 {
-			time.Sleep(10 * time.Millisecond)
-		}
-		inode, ok, err := socketInode(c, l)
-		if err != nil || !ok {
-			return UnknownNode
-		}
-		np.mu.Lock()
-		pids := append([]int(nil), np.pids...)
-		np.mu.Unlock()
-		for i, pid := range pids {
-			if pid != 0 && ownsSocket(pid, inode) {
-				return i
-			}
-		}
-	}
-	return UnknownNode
+	np.owners.Set(i, pid)
 }
 
 // Cut cuts node i off the other nodes (see Proxy.Cut); clients still

@@ -1,4 +1,4 @@
-package testcluster
+package netfault
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 )
 
 // socketInode finds the inode of the TCP socket whose local address is
@@ -91,4 +93,56 @@ func ownsSocket(pid int, inode string) bool {
 		}
 	}
 	return false
+}
+
+// identifyAttempts covers the moment between a node's process starting
+// and its pid being recorded.
+const identifyAttempts = 3
+
+// Owners attributes connections to nodes by the process holding their
+// client end: node i is the process whose pid was last Set for i. Its
+// Identify is a Proxy's identify function.
+type Owners struct {
+	mu   sync.Mutex
+	pids []int // node index -> pid of its running process, 0 when none
+}
+
+// NewOwners returns an identifier for nodes 0..n-1, none running yet.
+func NewOwners(n int) *Owners {
+	return &Owners{pids: make([]int, n)}
+}
+
+// Set records node i's process id (0 once it is gone).
+func (o *Owners) Set(i, pid int) {
+	o.mu.Lock()
+	o.pids[i] = pid
+	o.mu.Unlock()
+}
+
+// Identify finds which node's process holds the client end of an accepted
+// connection, from /proc (Linux); UnknownNode when none does.
+func (o *Owners) Identify(client, listener net.Addr) int {
+	c, ok1 := client.(*net.TCPAddr)
+	l, ok2 := listener.(*net.TCPAddr)
+	if !ok1 || !ok2 {
+		return UnknownNode
+	}
+	for attempt := range identifyAttempts {
+		if attempt > 0 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		inode, ok, err := socketInode(c, l)
+		if err != nil || !ok {
+			return UnknownNode
+		}
+		o.mu.Lock()
+		pids := append([]int(nil), o.pids...)
+		o.mu.Unlock()
+		for i, pid := range pids {
+			if pid != 0 && ownsSocket(pid, inode) {
+				return i
+			}
+		}
+	}
+	return UnknownNode
 }
