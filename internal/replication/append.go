@@ -82,6 +82,7 @@ func (p *Partition) appendRecordsToLeader(ctx context.Context, batches []byte, r
 		info, err = p.log.AppendAsCoordinator(batches, p.mu.leaderEpoch)
 	case checks.verify:
 		info, err = p.log.AppendVerified(batches, p.mu.leaderEpoch, checks.guard)
+	case bugDropAcked(p, batches, &info):
 	default:
 		info, err = p.log.Append(batches, p.mu.leaderEpoch)
 	}
@@ -91,6 +92,7 @@ func (p *Partition) appendRecordsToLeader(ctx context.Context, batches []byte, r
 		}
 		return failedAppend(fmt.Errorf("partition %s: append: %w", p.tp, err), p.log.LogStartOffset()), false
 	}
+	bugDuplicate(p, batches)
 	moved := p.maybeIncrementHighWatermarkLocked()
 	return AppendResult{
 		FirstOffset:     info.FirstOffset,

@@ -245,7 +245,7 @@ func (p *Partition) maybeIncrementHighWatermarkLocked() bool {
 		return false
 	}
 	hw := p.log.LogEndOffset()
-	for _, r := range p.maximalISRLocked() {
+	for _, r := range bugISR(p.maximalISRLocked()) {
 		if r == p.brokerID {
 			continue
 		}
