@@ -28,7 +28,7 @@ func (n *Node) brokerRegistry() (*api.Registry, error) {
 			n.broker.shareFetch.ConnectionClosed(key)
 		}
 	}
-	return api.NewRegistry(api.BrokerRelease(), info, api.BrokerHandlersWithQuotas(api.BrokerDeps{
+	return api.NewRegistry(api.BrokerRelease(), info, n.hooked(api.BrokerHandlersWithQuotas(api.BrokerDeps{
 		Config:      n.cfg,
 		Metadata:    n,
 		Admin:       n.channel,
@@ -47,7 +47,7 @@ func (n *Node) brokerRegistry() (*api.Registry, error) {
 		Txns:   &api.TxnPlaneDeps{Coordinator: n.broker.txns, Image: n.Image},
 		Shares: n.sharePlaneDeps(),
 		Quotas: quotas,
-	}))
+	})))
 }
 
 // controllerRegistry is the CONTROLLER listeners' request handlers: the
@@ -57,7 +57,7 @@ func (n *Node) controllerRegistry() (*api.Registry, error) {
 	if err != nil {
 		return nil, err
 	}
-	return api.NewRegistry(api.ControllerListenerRelease(), info, api.ControllerHandlers(api.ControllerDeps{
+	return api.NewRegistry(api.ControllerListenerRelease(), info, n.hooked(api.ControllerHandlers(api.ControllerDeps{
 		Config:      n.cfg,
 		Metadata:    n,
 		Admin:       n.channel,
@@ -69,7 +69,7 @@ func (n *Node) controllerRegistry() (*api.Registry, error) {
 		MetadataLog: n.meta.logs,
 		Controllers: controllerDirectory{n},
 		Loggers:     n.logLevels(),
-	}))
+	})))
 }
 
 func (n *Node) registryInfo() (api.RegistryInfo, error) {

@@ -291,12 +291,14 @@ func (n *Node) registrationListeners() []kmsg.BrokerRegistrationRequestListener 
 // SyncGroup requests are answered (NOT_COORDINATOR) before the listeners
 // drain; the controller moves this broker's leadership away before it
 // goes. A broker whose build failed half way has only some of them.
-func (b *brokerPlane) stopServing() error {
+func (b *brokerPlane) stopServing(abrupt bool) error {
 	if b.groups != nil {
 		b.groups.Close()
 	}
-	if b.lifecycle != nil {
+	if b.lifecycle != nil && !abrupt {
 		b.lifecycle.ControlledShutdown(shutdownGrace / 2)
+	}
+	if b.lifecycle != nil {
 		b.lifecycle.Stop()
 	}
 	return shutdownServer(b.server)

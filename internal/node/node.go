@@ -76,6 +76,8 @@ type Node struct {
 	// hwCheckpoints writes replication-offset-checkpoint (hwcheckpoint.go).
 	hwCheckpoints *hwCheckpointer
 
+	embedding // options only an embedding sets (embed.go)
+
 	ready     chan struct{}
 	closeOnce sync.Once
 	closeErr  error
@@ -84,8 +86,8 @@ type Node struct {
 // New checks the configuration, locks and formats the log dirs (a
 // single-voter combined node formats empty dirs itself), loads the partition
 // logs and the metadata log and builds every component. Nothing runs until
-// Run. registry may be nil.
-func New(cfg *config.Config, logger *slog.Logger, registry prometheus.Registerer) (*Node, error) {
+// Run. registry may be nil; opts are an embedding's (embed.go).
+func New(cfg *config.Config, logger *slog.Logger, registry prometheus.Registerer, opts ...Option) (*Node, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -97,6 +99,9 @@ func New(cfg *config.Config, logger *slog.Logger, registry prometheus.Registerer
 		return nil, fmt.Errorf("process.roles=%v: a node is a broker, a controller or both", cfg.ProcessRoles())
 	}
 	n := &Node{cfg: cfg, logger: logger, metrics: listCollectors(registry), history: prometheus.NewRegistry(), fsys: vfs.Default, clk: clock.Real{}, ready: make(chan struct{})}
+	for _, o := range opts {
+		o(n)
+	}
 	if err := n.build(); err != nil {
 		n.Close()
 		return nil, err
@@ -199,7 +204,7 @@ func (n *Node) close() error {
 		}
 	}
 	if n.broker != nil {
-		add("stop listeners", n.broker.stopServing())
+		add("stop listeners", n.broker.stopServing(n.abrupt.Load()))
 	}
 	add("stop controller listeners", shutdownServer(n.ctrlServer))
 	if n.meta != nil {

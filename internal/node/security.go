@@ -115,7 +115,7 @@ func (n *Node) raftDial(listener string) func(ctx context.Context, network, addr
 func (n *Node) peerDial(listener string) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	st := n.tls[listener]
 	if st == nil {
-		return nil
+		return n.dial // nil unless an embedding routes peers (WithPeerDial)
 	}
 	return st.Dial(&net.Dialer{Timeout: peerDialTimeout})
 }

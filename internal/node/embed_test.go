@@ -1,0 +1,77 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/vfs"
+)
+
+// An embedding's options: the logs live in the given FS (not on disk), and
+// the request hook sees each request first: it closes the connection of
+// the first Produce, which the client retries.
+func TestEmbeddingOptions(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := config.Parse("", map[string]string{
+		"log.dirs":  dir,
+		"listeners": "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := vfs.NewMem()
+	var produces atomic.Int32
+	hook := func(_ context.Context, req *api.Request) (api.Response, bool) {
+		if req.Header.APIKey == 0 && produces.Add(1) == 1 {
+			return api.CloseConnection(errors.New("first produce refused")), true
+		}
+		return api.Response{}, false
+	}
+	n, err := New(cfg, nil, nil, WithFS(mem), WithRequestHook(hook))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("stop: %v", err)
+		}
+	}()
+	select {
+	case <-n.Ready():
+	case err := <-done:
+		t.Fatalf("node stopped at start: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("node not ready after 20s")
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr("PLAINTEXT").String()), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	pctx, pcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer pcancel()
+	if err := cl.ProduceSync(pctx, &kgo.Record{Topic: "embed", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatalf("produce: %v", err)
+	}
+	if got := produces.Load(); got < 2 {
+		t.Fatalf("hook saw %d produce requests, want the refused one and its retry", got)
+	}
+	if _, err := mem.Stat(filepath.Join(dir, "embed-0")); err != nil {
+		t.Fatalf("partition dir not in the in-memory FS: %v", err)
+	}
+	if _, err := vfs.Default.Stat(filepath.Join(dir, "embed-0")); err == nil {
+		t.Fatal("partition dir written to disk despite WithFS")
+	}
+}
