@@ -1,0 +1,150 @@
+package sluicetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/node"
+	"github.com/sluice-io/sluice/internal/vfs"
+)
+
+// startTimeout bounds a node's start; seedTimeout the seed topics' creation.
+const (
+	startTimeout = 60 * time.Second
+	seedTimeout  = 60 * time.Second
+)
+
+// errKilled is what a killed node's file operations fail with while it
+// winds down, so it writes nothing a killed process could not have.
+var errKilled = errors.New("sluicetest: node killed")
+
+// member is one node: its fixed addresses and dir, and the running node.
+type member struct {
+	c                    *Cluster
+	id                   int32
+	brokerAddr, ctrlAddr string
+	logDir               string
+	// mem is the node's in-memory file system (InMemory only); it
+	// outlives restarts, as a disk does.
+	mem *vfs.MemFS
+
+	mu struct {
+		sync.Mutex
+		node   *node.Node
+		fs     *vfs.ErrorFS
+		cancel context.CancelFunc
+		done   chan error
+	}
+}
+
+func (m *member) baseFS() vfs.FS {
+	if m.mem != nil {
+		return m.mem
+	}
+	return vfs.Default
+}
+
+// properties are the node's server.properties; the cluster's Config keys
+// win over everything but the node's identity, listeners and quorum.
+func (m *member) properties() map[string]string {
+	n := len(m.c.nodes)
+	props := map[string]string{
+		"offsets.topic.replication.factor":         strconv.Itoa(min(n, 3)),
+		"transaction.state.log.replication.factor": strconv.Itoa(min(n, 3)),
+		"transaction.state.log.min.isr":            strconv.Itoa(min(n, 2)),
+	}
+	for k, v := range m.c.opts.config {
+		props[k] = v
+	}
+	for k, v := range map[string]string{
+		"process.roles":                  "broker,controller",
+		"node.id":                        strconv.Itoa(int(m.id)),
+		"controller.quorum.voters":       m.c.voters(),
+		"controller.listener.names":      "CONTROLLER",
+		"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+		"listeners":                      "PLAINTEXT://" + m.brokerAddr + ",CONTROLLER://" + m.ctrlAddr,
+		"advertised.listeners":           "PLAINTEXT://" + m.brokerAddr,
+		"log.dirs":                       m.logDir,
+	} {
+		props[k] = v
+	}
+	return props
+}
+
+// start builds and runs the node and waits until it serves clients.
+func (m *member) start() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mu.node != nil {
+		return fmt.Errorf("sluicetest: node %d is running", m.id)
+	}
+	cfg, err := config.Parse("", m.properties())
+	if err != nil {
+		return fmt.Errorf("sluicetest: node %d config: %w", m.id, err)
+	}
+	efs := vfs.NewErrorFS(m.baseFS(), nil)
+	n, err := node.New(cfg, m.c.log.With("node", m.id), nil,
+		node.WithFS(efs),
+		node.WithRequestHook(m.c.ctl.hook(m.id)),
+		node.WithPeerDial(m.c.net.dialer(m.id)))
+	if err != nil {
+		return fmt.Errorf("sluicetest: node %d: %w", m.id, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	select {
+	case <-n.Ready():
+	case err := <-done:
+		cancel()
+		return fmt.Errorf("sluicetest: node %d stopped while starting: %w", m.id, err)
+	case <-time.After(startTimeout):
+		cancel()
+		<-done
+		return fmt.Errorf("sluicetest: node %d not ready after %s", m.id, startTimeout)
+	}
+	m.mu.node, m.mu.fs, m.mu.cancel, m.mu.done = n, efs, cancel, done
+	return nil
+}
+
+// stop ends the running node, if any. A kill first makes every file
+// operation fail (so the node writes nothing more: no flush, no clean
+// shutdown marker), drops an in-memory FS's unsynced writes and skips the
+// controlled shutdown; its stop errors are expected and dropped.
+func (m *member) stop(kill bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := m.mu.node
+	if n == nil {
+		return nil
+	}
+	if kill {
+		n.StopAbruptly()
+		m.mu.fs.SetInjector(vfs.InjectorFunc(func(vfs.Op, string, int) error { return errKilled }))
+		if m.mem != nil {
+			m.mem.Crash()
+		}
+	}
+	m.mu.cancel()
+	err := <-m.mu.done
+	m.mu.node, m.mu.fs, m.mu.cancel, m.mu.done = nil, nil, nil, nil
+	if kill {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sluicetest: node %d stopped with: %w", m.id, err)
+	}
+	return nil
+}
+
+// running is the node when it runs, else nil.
+func (m *member) running() *node.Node {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.mu.node
+}
