@@ -13,12 +13,12 @@ type optFunc func(*options)
 func (f optFunc) apply(o *options) { f(o) }
 
 type options struct {
-	nodes     int
-	inMemory  bool
-	dir       string
-	config    map[string]string
-	seeds     []seedTopic
-	logger    *slog.Logger
+	nodes    int
+	inMemory bool
+	dir      string
+	config   map[string]string
+	seeds    []seedTopic
+	logger   *slog.Logger
 }
 
 type seedTopic struct {
