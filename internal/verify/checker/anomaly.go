@@ -71,6 +71,9 @@ type Stats struct {
 type Result struct {
 	Anomalies []Anomaly
 	Stats     Stats
+	// Omitted counts, per kind, the anomalies found beyond the first
+	// thousand of that kind, which Anomalies does not list.
+	Omitted map[string]int64 `json:",omitempty"`
 }
 
 // Valid reports whether no anomaly was found.
@@ -81,6 +84,9 @@ func (r Result) ByKind() map[string]int {
 	m := map[string]int{}
 	for _, a := range r.Anomalies {
 		m[a.Kind]++
+	}
+	for k, n := range r.Omitted {
+		m[k] += int(n)
 	}
 	return m
 }
