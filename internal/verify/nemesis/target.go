@@ -96,11 +96,13 @@ func External(brokers []string, opts ...kgo.Opt) Target {
 func Supported(t Target) []Kind {
 	var out []Kind
 	// Fewer than 3 nodes have no minority to take down.
-	if p, ok := t.(ProcessTarget); ok && len(p.Nodes()) >= 3 {
+	p, ok := t.(ProcessTarget)
+	processes := ok && len(p.Nodes()) >= 3
+	if processes {
 		out = append(out, Kill, Pause, Partition, PartialPartition, Terminate)
 	}
 	out = append(out, LeaderElection, Reassign)
-	if c, ok := t.(ClockTarget); ok && c.ClockFaults() {
+	if c, ok := t.(ClockTarget); ok && processes && c.ClockFaults() {
 		out = append(out, ClockJump)
 	}
 	return out
