@@ -42,6 +42,7 @@ func AddCommands(root *cobra.Command) {
 		newACLCommand(),
 		newUserCommand(),
 		newBrokerCommand(),
+		newVerifyCommand(),
 	)
 }
 
