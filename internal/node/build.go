@@ -28,7 +28,7 @@ func (n *Node) build() error {
 	if n.locks, err = logdir.Lock(dirs); err != nil {
 		return err
 	}
-	n.fsys = faultFS(n.fsys, n.logger) // fault tests only (-tags sluicefault)
+	n.fsys = faultFS(n.fsys, n.logger)  // fault tests only (-tags sluicefault)
 	n.clk = faultClock(n.clk, n.logger) // fault tests only (-tags sluicefault)
 	var formatted []string
 	if n.clusterID, formatted, err = logdir.EnsureFormatted(n.fsys, dirs, n.cfg.NodeID(), n.cfg.SingleNode()); err != nil {
