@@ -8,6 +8,7 @@ import (
 	"context"
 	"net"
 	"sync/atomic"
+	"time"
 
 	"github.com/sluice-io/sluice/internal/api"
 	"github.com/sluice-io/sluice/internal/vfs"
@@ -38,10 +39,17 @@ func WithPeerDial(dial func(ctx context.Context, network, addr string) (net.Conn
 	return func(n *Node) { n.dial = dial }
 }
 
+// WithRaftTick sets the metadata quorum's Raft tick (default 100 ms), the
+// grain of its timeouts: with a short controller.quorum.election.timeout.ms
+// a test cluster elects its first controller in tens of milliseconds
+// instead of the default's 1 to 2 s.
+func WithRaftTick(d time.Duration) Option { return func(n *Node) { n.raftTick = d } }
+
 // embedding is the state the options set; its zero value changes nothing.
 type embedding struct {
-	hook RequestHook
-	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	hook     RequestHook
+	raftTick time.Duration
+	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
 	// abrupt makes the stop skip the controlled shutdown (StopAbruptly).
 	abrupt atomic.Bool
 }

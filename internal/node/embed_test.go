@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/internal/api"
+	"github.com/sluice-io/sluice/internal/commitlog/logdir"
 	"github.com/sluice-io/sluice/internal/config"
 	"github.com/sluice-io/sluice/internal/vfs"
 )
@@ -73,5 +74,40 @@ func TestEmbeddingOptions(t *testing.T) {
 	}
 	if _, err := vfs.Default.Stat(filepath.Join(dir, "embed-0")); err == nil {
 		t.Fatal("partition dir written to disk despite WithFS")
+	}
+}
+
+// WithRaftTick reaches the metadata quorum; without it the quorum keeps
+// its default tick.
+func TestWithRaftTick(t *testing.T) {
+	for _, tc := range []struct {
+		opts []Option
+		want time.Duration
+	}{
+		{nil, 100 * time.Millisecond},
+		{[]Option{WithRaftTick(7 * time.Millisecond)}, 7 * time.Millisecond},
+	} {
+		cfg, err := config.Parse("", map[string]string{
+			"log.dirs":                 t.TempDir(),
+			"process.roles":            "broker,controller",
+			"node.id":                  "1",
+			"controller.quorum.voters": "1@127.0.0.1:1,2@127.0.0.1:2,3@127.0.0.1:3",
+			"listeners":                "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:1",
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := logdir.Format(vfs.Default, cfg.LogDirs(), "AAAAAAAAAAAAAAAAAAAAAA", 1, false); err != nil {
+			t.Fatal(err)
+		}
+		n, err := New(cfg, nil, nil, tc.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := n.meta.driver.TickInterval()
+		n.Close()
+		if got != tc.want {
+			t.Errorf("tick %s, want %s", got, tc.want)
+		}
 	}
 }

@@ -105,6 +105,7 @@ func (n *Node) openVoter(m *metadataPlane, dir string) error {
 		Voters:          voters,
 		ElectionTimeout: millis(int64(n.cfg.Int(config.ControllerQuorumElectionTimeoutMs))),
 		FetchTimeout:    millis(int64(n.cfg.Int(config.ControllerQuorumFetchTimeoutMs))),
+		TickInterval:    n.raftTick, // zero: the quorum's default
 		FS:              n.fsys,
 		Dir:             dir,
 		Store:           m.store,

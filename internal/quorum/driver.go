@@ -329,6 +329,9 @@ func (d *Driver) Replayed() <-chan struct{} { return d.replayed }
 // Status returns the voter's latest view.
 func (d *Driver) Status() Status { return *d.status.Load() }
 
+// TickInterval is the Raft tick the driver runs on.
+func (d *Driver) TickInterval() time.Duration { return d.opts.TickInterval }
+
 // Latencies are the voter's commit and election latencies.
 func (d *Driver) Latencies() *RaftLatencies { return d.voter.latencies }
 
