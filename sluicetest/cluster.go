@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
@@ -179,10 +180,14 @@ func (c *Cluster) NodeIDs() []int32 {
 // ClusterID is the cluster's id, as clients see it in Metadata.
 func (c *Cluster) ClusterID() string { return c.clusterID }
 
-// Client returns a franz-go client seeded with every node's address; opts
-// come after the seeds. The caller closes it.
+// Client returns a franz-go client seeded with every node's address, with
+// a metadata min age of 10 ms (kgo's default is 5 s, and it waits up to
+// 250 ms to look again for a topic just created) so that a test sees new
+// topics and moved leaders at once; opts come after and win. The caller
+// closes it.
 func (c *Cluster) Client(opts ...kgo.Opt) (*kgo.Client, error) {
-	return kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...)}, opts...)...)
+	base := []kgo.Opt{kgo.SeedBrokers(c.ListenAddrs()...), kgo.MetadataMinAge(10 * time.Millisecond)}
+	return kgo.NewClient(append(base, opts...)...)
 }
 
 // Close stops every running node cleanly and removes the temp dir it made.
