@@ -45,6 +45,7 @@ func NewProducer(cfg Config, process string, rec *history.Recorder, opts ...kgo.
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.RecordDeliveryTimeout(cfg.DeliveryTimeout),
 		kgo.RequiredAcks(kgo.AllISRAcks()),
+		kgo.MaxBufferedRecords(maxBuffered(cfg)),
 	}, opts...)
 	cl, err := NewClient(cfg, all...)
 	if err != nil {
@@ -52,6 +53,15 @@ func NewProducer(cfg Config, process string, rec *history.Recorder, opts ...kgo.
 	}
 	return &Producer{Process: process, Client: cl, Topic: cfg.Topic, Rec: rec, cfg: cfg,
 		open: make(map[string]openSend), done: make(chan struct{}, 1)}, nil
+}
+
+// maxBuffered is room for twice what one producer sends in a delivery
+// timeout, so Produce (which blocks when the buffer is full, and whose
+// context is not the run's) does not hold the send loop past the run's end
+// while the cluster is unavailable.
+func maxBuffered(cfg Config) int {
+	perProducer := float64(cfg.Rate) / float64(cfg.Producers) * cfg.DeliveryTimeout.Seconds()
+	return max(10000, int(2*perProducer))
 }
 
 // NextValue returns the producer's next unique value.

@@ -240,3 +240,47 @@ func checkFinalReadsAcks(t *testing.T, s summary) {
 		}
 	}
 }
+
+// FinalRead names the partitions it could not read while the cluster is
+// down, and retries until it can once the cluster is back.
+func TestFinalReadRetriesAndNamesUnfinished(t *testing.T) {
+	c := startCluster(t, 1)
+	cfg := testConfig(c, t, "final")
+	cfg.Partitions = 2
+	rec := history.NewRecorder(time.Now, nil)
+	runFor(t, 20*time.Second, func(ctx context.Context) error { return CreateTopic(ctx, cfg) })
+	p, err := NewProducer(cfg, "producer-1", rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		p.Send(int32(i % 2))
+	}
+	p.Drain(10 * time.Second)
+	c.Stop(0)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	err = FinalRead(ctx, cfg, history.NewRecorder(time.Now, nil))
+	cancel()
+	if err == nil || !strings.Contains(err.Error(), "partitions [0 1]") {
+		t.Fatalf("final read with the cluster down: %v, want an error naming partitions [0 1]", err)
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
+		defer cancel()
+		done <- FinalRead(ctx, cfg, rec)
+	}()
+	time.Sleep(time.Second)
+	c.Restart(0)
+	if err := <-done; err != nil {
+		t.Fatalf("final read across a restart: %v", err)
+	}
+	s := summarize(t, rec.Ops())
+	checkSendsEnd(t, s)
+	checkFinalReadsAcks(t, s)
+	if s.acks != 10 || len(s.finalReads) != 10 {
+		t.Errorf("%d acks, %d values read back, want 10 and 10", s.acks, len(s.finalReads))
+	}
+}

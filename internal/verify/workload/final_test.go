@@ -1,0 +1,62 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/internal/verify/history"
+)
+
+// The final reader reads committed values only and still reaches the high
+// watermark when the partition ends in a transaction marker (which a
+// read_committed fetch does not hand out as a record).
+func TestFinalReadEndsAtTransactionMarkers(t *testing.T) {
+	c := startCluster(t, 1)
+	cfg := testConfig(c, t, "final-txn")
+	cfg.Partitions = 1
+	runFor(t, 20*time.Second, func(ctx context.Context) error { return CreateTopic(ctx, cfg) })
+	cl, err := NewClient(cfg, kgo.TransactionalID("final-test"), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	txn := func(vals []string, commit kgo.TransactionEndTry) {
+		t.Helper()
+		if err := cl.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range vals {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: cfg.Topic, Value: []byte(v)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := cl.EndTransaction(ctx, commit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	txn([]string{"c-0", "c-1", "c-2"}, kgo.TryCommit)
+	txn([]string{"a-0", "a-1"}, kgo.TryAbort)
+
+	rec := history.NewRecorder(time.Now, nil)
+	runFor(t, 15*time.Second, func(ctx context.Context) error { return FinalRead(ctx, cfg, rec) })
+	var read []string
+	var hw int64 = -1
+	for _, op := range rec.Ops() {
+		switch op.Kind {
+		case history.Poll:
+			read = append(read, fmt.Sprintf("%s@%d", op.Value, op.Offset))
+		case history.Final:
+			hw = op.Offset
+		}
+	}
+	// Offsets: 3 committed values, their marker, 2 aborted values, theirs.
+	if want := "[c-0@0 c-1@1 c-2@2]"; fmt.Sprint(read) != want || hw != 7 {
+		t.Errorf("final read %v up to %d, want %s up to 7", read, hw, want)
+	}
+}
