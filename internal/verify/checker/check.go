@@ -22,7 +22,10 @@ const maxOps = 8
 // Check finds the anomalies of a history and counts what it holds. It is
 // a function of ops alone (ops are not modified). Values of transactions
 // that did not commit are left to the transactional checks.
-func Check(ops []history.Op) Result {
+func Check(ops []history.Op) Result { return check(ops, checks) }
+
+// check runs the built-in checks and then extra.
+func check(ops []history.Op, extra []func([]history.Op) []Anomaly) Result {
 	x := buildIndex(ops)
 	c := &collector{count: map[string]int64{}}
 	res := Result{Stats: countStats(ops, x.finals)}
@@ -32,8 +35,8 @@ func Check(ops []history.Op) Result {
 	x.nonmonotonicSends(c)
 	x.polls(c)
 	x.commits(c)
-	for _, check := range checks {
-		for _, a := range check(ops) {
+	for _, more := range extra {
+		for _, a := range more(ops) {
 			c.add(a)
 		}
 	}

@@ -43,7 +43,9 @@ func TestCheckDataDriven(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", td.Pos, err)
 			}
-			res := Check(ops)
+			// The registered (transactional) checks have their own
+			// goldens in testdata/txn.
+			res := check(ops, nil)
 			out := formatResult(res)
 			if td.HasArg("stats") {
 				out += formatStats(res.Stats)

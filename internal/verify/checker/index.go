@@ -39,6 +39,8 @@ type index struct {
 
 	valueIDs map[string]int32
 	vals     []valInfo
+	// sendOrder lists the values in the order of their first Send.
+	sendOrder []int32
 	// extraLocs holds a value's places beyond its first (duplicates).
 	extraLocs map[int32][]loc
 	// dupOrder lists the values with extra places, in order found.
@@ -70,6 +72,7 @@ func buildIndex(ops []history.Op) *index {
 		ops:       ops,
 		finals:    finalProcesses(ops),
 		valueIDs:  make(map[string]int32, len(ops)/4),
+		vals:      make([]valInfo, 0, len(ops)/4),
 		extraLocs: map[int32][]loc{},
 		partIDs:   map[partKey]int32{},
 		clash:     map[offKey][]int32{},
@@ -83,6 +86,7 @@ func buildIndex(ops []history.Op) *index {
 			v := x.value(op.Value, undecided)
 			if x.vals[v].send < 0 {
 				x.vals[v].send = int32(i)
+				x.sendOrder = append(x.sendOrder, v)
 			}
 		case history.Ack:
 			v := x.value(op.Value, undecided)

@@ -60,7 +60,7 @@ func (x *index) ackWords(vi *valInfo, p *plog, off int64) string {
 	if vi.ack >= 0 {
 		return fmt.Sprintf("acknowledged at offset %d of %s at %s", off, partName(p.topic, p.partition), secs(x.ops[vi.ack]))
 	}
-	return fmt.Sprintf("sent to %s in transaction %s, which committed", partName(p.topic, p.partition), x.ops[vi.send].Txn)
+	return fmt.Sprintf("sent to %s in committed transaction %s", partName(p.topic, p.partition), x.ops[vi.send].Txn)
 }
 
 func (x *index) neverRead(v, pid int32, off int64) Anomaly {
@@ -166,4 +166,3 @@ func (x *index) placedBy(v int32, k offKey) int32 {
 	}
 	return vi.first.op
 }
-

@@ -21,16 +21,12 @@ func (x *index) nonmonotonicSends(c *collector) {
 		v   int32
 	}
 	prev := map[procPart]last{}
-	for i := range x.ops {
-		op := &x.ops[i]
-		if op.Kind != history.Send {
-			continue
-		}
-		v := x.valueIDs[op.Value]
+	for _, v := range x.sendOrder {
 		vi := &x.vals[v]
-		if vi.send != int32(i) || vi.ack < 0 || !vi.judged {
+		if vi.ack < 0 || !vi.judged {
 			continue
 		}
+		op := &x.ops[vi.send]
 		ack := &x.ops[vi.ack]
 		k := procPart{op.Process, x.part(ack.Topic, ack.Partition)}
 		if l, ok := prev[k]; ok && ack.Offset < l.off {
