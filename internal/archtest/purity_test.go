@@ -45,6 +45,8 @@ var pureCores = []pureCore{
 	// The authorizer reads the image it is given; net/netip parses CIDR
 	// hosts without touching the network.
 	{dir: "auth/acl", forbid: []string{"sync/...", "log/slog"}, allow: []string{"net/netip"}},
+	// sluice verify's checker: a result is a function of the history.
+	{dir: "verify/checker", forbid: []string{"sync/...", "log/slog"}},
 }
 
 // pureForbidden holds for every pure core: no OS, network, clock or file
