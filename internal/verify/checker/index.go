@@ -11,8 +11,8 @@ type partKey struct {
 // loc is one place the history puts a value: partition id, offset, and
 // the op (its position in ops) that put it there.
 type loc struct {
-	part int32
 	off  int64
+	part int32
 	op   int32
 }
 
@@ -170,7 +170,7 @@ func (x *index) place(v int32, i int) {
 	if op.Offset < 0 || !vi.judged {
 		return
 	}
-	l := loc{part: x.part(op.Topic, op.Partition), off: op.Offset, op: int32(i)}
+	l := loc{off: op.Offset, part: x.part(op.Topic, op.Partition), op: int32(i)}
 	switch {
 	case vi.first.part < 0:
 		vi.first = l

@@ -148,7 +148,7 @@ func (p *plog) finish() {
 
 // denseRank counts the seen dense offsets below dense index i.
 func (p *plog) denseRank(i int64) int64 {
-	if i <= 0 {
+	if i <= 0 || len(p.rank) == 0 {
 		return 0
 	}
 	if i >= int64(len(p.dense)) {
