@@ -45,10 +45,17 @@ func WithPeerDial(dial func(ctx context.Context, network, addr string) (net.Conn
 // instead of the default's 1 to 2 s.
 func WithRaftTick(d time.Duration) Option { return func(n *Node) { n.raftTick = d } }
 
+// WithHalt replaces the process exit a node ends with when a log dir
+// failure leaves it nothing to serve (Kafka's Exit.halt): a node run in a
+// test's process calls halt instead, which must stop it without waiting
+// for it (halt runs on the node's own goroutine).
+func WithHalt(halt func()) Option { return func(n *Node) { n.halt = halt } }
+
 // embedding is the state the options set; its zero value changes nothing.
 type embedding struct {
 	hook     RequestHook
 	raftTick time.Duration
+	halt     func()
 	dial     func(ctx context.Context, network, addr string) (net.Conn, error)
 	// abrupt makes the stop skip the controlled shutdown (StopAbruptly).
 	abrupt atomic.Bool

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -109,5 +111,54 @@ func TestWithRaftTick(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("tick %s, want %s", got, tc.want)
 		}
+	}
+}
+
+// A node whose only log dir fails calls the embedding's halt instead of
+// ending the process.
+func TestWithHaltReplacesExit(t *testing.T) {
+	cfg, err := config.Parse("", map[string]string{
+		"log.dirs":  t.TempDir(),
+		"listeners": "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	efs := vfs.NewErrorFS(vfs.Default, nil)
+	halted := make(chan struct{})
+	var once sync.Once
+	n, err := New(cfg, nil, nil, WithFS(efs), WithHalt(func() { once.Do(func() { close(halted) }) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done // its stop fails: the disk does
+	}()
+	select {
+	case <-n.Ready():
+	case err := <-done:
+		t.Fatalf("node stopped at start: %v", err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr("PLAINTEXT").String()), kgo.AllowAutoTopicCreation(),
+		kgo.RecordDeliveryTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	pctx, pcancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer pcancel()
+	if err := cl.ProduceSync(pctx, &kgo.Record{Topic: "embed", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatalf("produce before the failure: %v", err)
+	}
+	efs.SetInjector(vfs.OnlyOps(vfs.FailPaths(func(string) bool { return true }, syscall.EIO), vfs.OpWrite))
+	_ = cl.ProduceSync(pctx, &kgo.Record{Topic: "embed", Value: []byte("w")}).FirstErr()
+	select {
+	case <-halted:
+	case <-pctx.Done():
+		t.Fatal("the node never halted after its only log dir failed")
 	}
 }

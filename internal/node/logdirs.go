@@ -38,6 +38,10 @@ func (n *Node) watchLogDirs() {
 	n.storage.mgr.SetDirOfflineHandler(func(dir string, online int) {
 		if msg := logDirFailureFatal(dir, online, metaDir, dirs); msg != "" {
 			n.logger.Error(msg)
+			if n.halt != nil { // an embedding's node, in a process it does not own
+				n.halt()
+				return
+			}
 			haltNode()
 		}
 	})
