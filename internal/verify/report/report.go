@@ -87,7 +87,7 @@ func Write(dir string, meta Meta, ops []history.Op, res checker.Result) (Summary
 		return s, err
 	}
 	if err := writeFile(s.AnomaliesPath, func(w *bufio.Writer) error {
-		return writeAnomalies(w, res.Anomalies)
+		return writeAnomalies(w, s, res.Anomalies)
 	}); err != nil {
 		return s, err
 	}
@@ -109,11 +109,13 @@ func summarize(dir string, meta Meta, a *aggregates, res checker.Result) Summary
 		Meta:          meta,
 		Stats:         res.Stats,
 		Anomalies:     res.ByKind(),
-		Total:         len(res.Anomalies),
 		Span:          a.span,
 		Latency:       a.latency(),
 	}
 	s.Kinds = kindsOf(s.Anomalies)
+	for _, n := range s.Anomalies {
+		s.Total += n // ByKind counts the anomalies the checker found but did not list
+	}
 	for _, k := range s.Kinds {
 		if _, ok := s.Anomalies[k]; !ok {
 			s.Anomalies[k] = 0

@@ -68,7 +68,7 @@ func (s Summary) Verdict() string {
 }
 
 // row is one line of the summary table.
-type row struct{ name, value string }
+type row struct{ Name, Value string }
 
 func (s Summary) header() []row {
 	m := s.Meta
@@ -176,21 +176,32 @@ func (s Summary) Text() string {
 func writeRows(b *strings.Builder, rows []row) {
 	w := 0
 	for _, r := range rows {
-		w = max(w, len(r.name))
+		w = max(w, len(r.Name))
 	}
 	for _, r := range rows {
-		fmt.Fprintf(b, "  %-*s  %s\n", w, r.name, r.value)
+		fmt.Fprintf(b, "  %-*s  %s\n", w, r.Name, r.Value)
 	}
 }
 
 // writeAnomalies writes every anomaly with its values, offsets, ops and
 // explanation; "none" when there is none.
-func writeAnomalies(w *bufio.Writer, as []checker.Anomaly) error {
-	if len(as) == 0 {
+func writeAnomalies(w *bufio.Writer, s Summary, as []checker.Anomaly) error {
+	if s.Total == 0 {
 		_, err := w.WriteString("none\n")
 		return err
 	}
-	fmt.Fprintf(w, "%d anomalies\n", len(as))
+	fmt.Fprintf(w, "%s\n", s.Verdict())
+	if len(as) < s.Total {
+		listed := map[string]int{}
+		for _, a := range as {
+			listed[a.Kind]++
+		}
+		for _, k := range s.Kinds {
+			if n := s.Anomalies[k] - listed[k]; n > 0 {
+				fmt.Fprintf(w, "%d more %s anomalies were found but not listed by the checker\n", n, k)
+			}
+		}
+	}
 	for i, a := range as {
 		fmt.Fprintf(w, "\n#%d %s %s\n", i+1, a.Kind, where(a))
 		fmt.Fprintf(w, "  offsets: %s\n", offsets(a.Offsets))
