@@ -88,7 +88,7 @@ func (c *Consumer) Run(ctx context.Context) {
 			continue
 		}
 		c.recordPoll(fs)
-		c.commit(ctx)
+		c.commit(ctx, c.Client)
 	}
 }
 
@@ -104,14 +104,15 @@ func (c *Consumer) recordPoll(fs kgo.Fetches) {
 }
 
 // commit commits what was polled and records the partitions whose commit
-// the coordinator acknowledged without error.
-func (c *Consumer) commit(ctx context.Context) {
-	offsets := c.Client.UncommittedOffsets()
+// the coordinator acknowledged without error. The group callbacks pass
+// their client: they may run before NewClient has returned it.
+func (c *Consumer) commit(ctx context.Context, cl *kgo.Client) {
+	offsets := cl.UncommittedOffsets()
 	if len(offsets) == 0 {
 		return
 	}
 	start := c.cfg.Clock.Now()
-	c.Client.CommitOffsetsSync(ctx, offsets, func(_ *kgo.Client, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
+	cl.CommitOffsetsSync(ctx, offsets, func(_ *kgo.Client, req *kmsg.OffsetCommitRequest, resp *kmsg.OffsetCommitResponse, err error) {
 		if err != nil || c.killed.Load() {
 			return
 		}
@@ -139,26 +140,26 @@ func (c *Consumer) recordCommits(req *kmsg.OffsetCommitRequest, resp *kmsg.Offse
 	}
 }
 
-func (c *Consumer) onAssigned(_ context.Context, _ *kgo.Client, m map[string][]int32) {
-	c.changeAssignment("assigned", m[c.cfg.Topic], true)
+func (c *Consumer) onAssigned(_ context.Context, cl *kgo.Client, m map[string][]int32) {
+	c.changeAssignment(cl, "assigned", m[c.cfg.Topic], true)
 }
 
-func (c *Consumer) onRevoked(ctx context.Context, _ *kgo.Client, m map[string][]int32) {
+func (c *Consumer) onRevoked(ctx context.Context, cl *kgo.Client, m map[string][]int32) {
 	// Commit what was polled before the partitions move, so their next
 	// owner starts after it (kgo's advice with autocommit off).
 	if !c.killed.Load() {
-		c.commit(ctx)
+		c.commit(ctx, cl)
 	}
-	c.changeAssignment("revoked", m[c.cfg.Topic], false)
+	c.changeAssignment(cl, "revoked", m[c.cfg.Topic], false)
 }
 
-func (c *Consumer) onLost(_ context.Context, _ *kgo.Client, m map[string][]int32) {
-	c.changeAssignment("lost", m[c.cfg.Topic], false)
+func (c *Consumer) onLost(_ context.Context, cl *kgo.Client, m map[string][]int32) {
+	c.changeAssignment(cl, "lost", m[c.cfg.Topic], false)
 }
 
 // changeAssignment applies a callback's change and records the member's
 // whole assignment after it.
-func (c *Consumer) changeAssignment(how string, parts []int32, add bool) {
+func (c *Consumer) changeAssignment(cl *kgo.Client, how string, parts []int32, add bool) {
 	c.mu.Lock()
 	for _, p := range parts {
 		if add {
@@ -176,7 +177,7 @@ func (c *Consumer) changeAssignment(how string, parts []int32, add bool) {
 		return
 	}
 	slices.Sort(now)
-	_, gen := c.Client.GroupMetadata()
+	_, gen := cl.GroupMetadata()
 	c.rec.Record(history.Op{Kind: history.Assign, Process: c.Process, Topic: c.cfg.Topic,
 		Offset: -1, Group: c.cfg.Group, Generation: gen, Partitions: now,
 		Detail: fmt.Sprintf("%s %v (%s protocol)", how, parts, c.Protocol)})
