@@ -257,6 +257,9 @@ func (h *latHist) quantile(q float64) time.Duration {
 	if rank < 1 {
 		rank = 1
 	}
+	if rank >= uint64(h.n) {
+		return h.max
+	}
 	var seen uint64
 	for b, c := range h.bins {
 		seen += uint64(c)

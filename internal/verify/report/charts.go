@@ -138,7 +138,7 @@ func faultChart(a *aggregates, fs *faultShades) (chart, error) {
 	ticks := make(plot.ConstantTicks, len(fs.kinds))
 	for row, kind := range fs.kinds {
 		ticks[row] = plot.Tick{Value: float64(row), Label: kind}
-		pg, err := fs.polygon(kind, float64(row)-0.35, float64(row)+0.35, 0.9, fs.minWidth*3)
+		pg, err := fs.polygon(kind, float64(row)-0.35, float64(row)+0.35, 0.9, fs.minWidth*2)
 		if err != nil {
 			return chart{}, err
 		}
