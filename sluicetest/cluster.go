@@ -14,7 +14,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/sluice-io/sluice/internal/commitlog/logdir"
 	"github.com/sluice-io/sluice/internal/kafka"
 	"github.com/sluice-io/sluice/internal/testbin"
 	"github.com/sluice-io/sluice/internal/vfs"
@@ -107,10 +106,8 @@ func (c *Cluster) layout() error {
 		if c.opts.inMemory {
 			m.mem = vfs.NewMem()
 		}
-		if c.opts.nodes > 1 {
-			if err := logdir.Format(m.baseFS(), []string{m.logDir}, c.clusterID, m.id, false); err != nil {
-				return fmt.Errorf("sluicetest: format node %d: %w", m.id, err)
-			}
+		if err := m.format(c.clusterID); err != nil {
+			return err
 		}
 		c.nodes = append(c.nodes, m)
 	}

@@ -144,3 +144,10 @@ func (c *Cluster) checkIDs(ids ...int32) error {
 	}
 	return nil
 }
+
+// Running reports whether node id runs: false once stopped or killed, and
+// once it halted itself, as a Kafka broker halts when its log dirs fail.
+func (c *Cluster) Running(id int32) bool {
+	m, err := c.node(id)
+	return err == nil && m.running() != nil
+}

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/sluice-io/sluice/internal/commitlog/logdir"
 	"github.com/sluice-io/sluice/internal/config"
 	"github.com/sluice-io/sluice/internal/node"
 	"github.com/sluice-io/sluice/internal/vfs"
@@ -43,6 +45,9 @@ type member struct {
 		fs     *vfs.ErrorFS
 		cancel context.CancelFunc
 		done   chan error
+		// gen counts the node's starts, so a halt of an earlier run
+		// never stops a later one.
+		gen int
 	}
 }
 
@@ -51,6 +56,31 @@ func (m *member) baseFS() vfs.FS {
 		return m.mem
 	}
 	return vfs.Default
+}
+
+// format formats the node's log dir, as `sluice storage format` does
+// before a cluster's first start. In memory it then syncs every directory
+// on the way to it: a disk prepared before the test, which a simulated
+// power loss does not take back.
+func (m *member) format(clusterID string) error {
+	fsys := m.baseFS()
+	if err := fsys.MkdirAll(m.logDir, 0o755); err != nil {
+		return fmt.Errorf("sluicetest: node %d dir: %w", m.id, err)
+	}
+	if err := logdir.Format(fsys, []string{m.logDir}, clusterID, m.id, false); err != nil {
+		return fmt.Errorf("sluicetest: format node %d: %w", m.id, err)
+	}
+	if m.mem == nil {
+		return nil
+	}
+	for dir := m.logDir; ; dir = filepath.Dir(dir) {
+		if err := m.mem.SyncDir(dir); err != nil {
+			return fmt.Errorf("sluicetest: node %d dir: %w", m.id, err)
+		}
+		if parent := filepath.Dir(dir); parent == dir {
+			return nil
+		}
+	}
 }
 
 // properties are the node's server.properties; the cluster's Config keys
@@ -97,11 +127,14 @@ func (m *member) start() error {
 		return fmt.Errorf("sluicetest: node %d config: %w", m.id, err)
 	}
 	efs := vfs.NewErrorFS(m.baseFS(), nil)
+	m.mu.gen++
+	gen := m.mu.gen
 	n, err := node.New(cfg, m.c.log.With("node", m.id), nil,
 		node.WithFS(efs),
 		node.WithRequestHook(m.c.ctl.hook(m.id)),
 		node.WithPeerDial(m.c.net.dialer(m.id)),
-		node.WithRaftTick(raftTick))
+		node.WithRaftTick(raftTick),
+		node.WithHalt(func() { go m.halt(gen) }))
 	if err != nil {
 		return fmt.Errorf("sluicetest: node %d: %w", m.id, err)
 	}
@@ -129,6 +162,20 @@ func (m *member) start() error {
 func (m *member) stop(kill bool) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.stopLocked(kill)
+}
+
+// stopGen kills run gen if it still runs.
+func (m *member) stopGen(gen int) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.mu.gen != gen {
+		return nil
+	}
+	return m.stopLocked(true)
+}
+
+func (m *member) stopLocked(kill bool) error {
 	n := m.mu.node
 	if n == nil {
 		return nil
@@ -150,6 +197,18 @@ func (m *member) stop(kill bool) error {
 		return fmt.Errorf("sluicetest: node %d stopped with: %w", m.id, err)
 	}
 	return nil
+}
+
+// halt stops run gen of the node as a kill would: its log dirs failed
+// and a `sluice server` process would have exited.
+func (m *member) halt(gen int) {
+	m.mu.Lock()
+	current := m.mu.gen == gen && m.mu.node != nil
+	m.mu.Unlock()
+	if current {
+		m.c.log.Warn("sluicetest: node halted (its log dirs failed); RestartNode starts it again", "node", m.id)
+		_ = m.stopGen(gen)
+	}
 }
 
 // running is the node when it runs, else nil.
