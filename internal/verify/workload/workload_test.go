@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,7 +81,23 @@ func TestQueueThenFinalReadReadsEveryAckOnce(t *testing.T) {
 	if s.polls["consumer-1"]+s.polls["consumer-2"] == 0 || s.kinds[history.Commit] == 0 || s.kinds[history.Assign] == 0 {
 		t.Errorf("group consumers: polls %v, commits %d, assigns %d", s.polls, s.kinds[history.Commit], s.kinds[history.Assign])
 	}
-	t.Logf("ops by kind: %v; polls by process: %v", s.kinds, s.polls)
+	t.Logf("ops by kind: %v; polls by process: %v; ack latency %s", s.kinds, s.polls, ackLatency(ops))
+}
+
+// ackLatency describes the acks' latencies: "p50 3ms p99 9ms max 12ms".
+func ackLatency(ops []history.Op) string {
+	var ls []time.Duration
+	for _, op := range ops {
+		if op.Kind == history.Ack {
+			ls = append(ls, op.Latency)
+		}
+	}
+	if len(ls) == 0 {
+		return "(no acks)"
+	}
+	slices.Sort(ls)
+	q := func(f float64) time.Duration { return ls[int(f*float64(len(ls)-1))] }
+	return fmt.Sprintf("p50 %s p99 %s max %s", q(0.5), q(0.99), ls[len(ls)-1])
 }
 
 func TestGroupChurnRecordsGenerations(t *testing.T) {
