@@ -93,3 +93,22 @@ func (c *Cluster) leaderless(ctx context.Context, cl *kgo.Client, topic string) 
 	}
 	return "", nil
 }
+
+// Leader is the node leading partition of topic, as the cluster's metadata
+// names it now (-1 when it has none).
+func (c *Cluster) Leader(ctx context.Context, topic string, partition int32) (int32, error) {
+	cl, err := c.Client()
+	if err != nil {
+		return -1, err
+	}
+	defer cl.Close()
+	md, err := kadm.NewClient(cl).Metadata(ctx, topic)
+	if err != nil {
+		return -1, fmt.Errorf("sluicetest: metadata of %s: %w", topic, err)
+	}
+	p, ok := md.Topics[topic].Partitions[partition]
+	if !ok {
+		return -1, fmt.Errorf("sluicetest: no partition %d of %s", partition, topic)
+	}
+	return p.Leader, nil
+}
