@@ -93,6 +93,8 @@ func (m *member) properties() map[string]string {
 		// timeout and heartbeats scale with it.
 		"controller.quorum.election.timeout.ms":    "100",
 		"controller.quorum.fetch.timeout.ms":       "200",
+		// A group's first member need not wait 3 s for others to join.
+		"group.initial.rebalance.delay.ms":         "0",
 		"offsets.topic.replication.factor":         strconv.Itoa(min(n, 3)),
 		"transaction.state.log.replication.factor": strconv.Itoa(min(n, 3)),
 		"transaction.state.log.min.isr":            strconv.Itoa(min(n, 2)),
