@@ -91,8 +91,8 @@ func (m *member) properties() map[string]string {
 		// With 10 ms Raft ticks (raftTick) a quorum elects its first
 		// leader within 100 to 200 ms instead of 1 to 2 s; fetch
 		// timeout and heartbeats scale with it.
-		"controller.quorum.election.timeout.ms":    "100",
-		"controller.quorum.fetch.timeout.ms":       "200",
+		"controller.quorum.election.timeout.ms": "100",
+		"controller.quorum.fetch.timeout.ms":    "200",
 		// A group's first member need not wait 3 s for others to join.
 		"group.initial.rebalance.delay.ms":         "0",
 		"offsets.topic.replication.factor":         strconv.Itoa(min(n, 3)),
