@@ -78,11 +78,11 @@ func (p *Partition) appendRecordsToLeader(ctx context.Context, batches []byte, r
 	}
 	var info commitlog.AppendInfo
 	switch {
+	case bugDropAcked(p, batches, &info):
 	case checks.origin == AppendOriginCoordinator:
 		info, err = p.log.AppendAsCoordinator(batches, p.mu.leaderEpoch)
 	case checks.verify:
 		info, err = p.log.AppendVerified(batches, p.mu.leaderEpoch, checks.guard)
-	case bugDropAcked(p, batches, &info):
 	default:
 		info, err = p.log.Append(batches, p.mu.leaderEpoch)
 	}
