@@ -1,6 +1,7 @@
 package report
 
 import (
+	"flag"
 	"math"
 	"math/rand"
 	"os"
@@ -141,11 +142,14 @@ func soakFaults(n int, span time.Duration) []history.Op {
 	return ops
 }
 
-// BenchmarkWrite1M writes the report of a 1M-op history (a third of
-// them acks) over two hours with 1,000 faults, as a soak's.
-func BenchmarkWrite1M(b *testing.B) {
+var benchOps = flag.Int("ops", 1_000_000, "ops in BenchmarkWrite's history")
+
+// BenchmarkWrite writes the report of a 1M-op history (-ops sets the
+// size; a third of them acks) over two hours with 1,000 faults, as a
+// soak's.
+func BenchmarkWrite(b *testing.B) {
 	span := 2 * time.Hour
-	h := synthHistory(1_000_000, span, soakFaults(1000, span))
+	h := synthHistory(*benchOps, span, soakFaults(1000, span))
 	res := checker.Result{Stats: statsOf(h)}
 	dir := b.TempDir()
 	// The history file exists (as the Recorder's would), so Write's cost
