@@ -49,6 +49,10 @@ type controlRun struct {
 	keep, drop bool
 }
 
+// A control function runs on the request's connection goroutine while no
+// other control function runs, so it must not wait for another request to
+// the cluster (a client call of its own, say) except through SleepControl.
+
 // ControlKey adds fn for requests of API key key (kmsg.Produce, say) on
 // every node: client requests and the nodes' own requests to each other
 // (follower fetches, forwarded admin requests, broker heartbeats) alike;
@@ -61,16 +65,29 @@ func (c *Cluster) ControlKey(key int16, fn ControlFn) { c.ctl.add(key, fn) }
 func (c *Cluster) Control(fn ControlFn) { c.ctl.add(-1, fn) }
 
 // KeepControl, called inside a control function, keeps it for later
-// requests.
-func (c *Cluster) KeepControl() { c.ctl.cur.keep = true }
+// requests. Outside one it does nothing.
+func (c *Cluster) KeepControl() {
+	if cur := c.ctl.cur; cur != nil {
+		cur.keep = true
+	}
+}
 
 // DropControl, called inside a control function, removes it after this
-// call even if it called KeepControl.
-func (c *Cluster) DropControl() { c.ctl.cur.drop = true }
+// call even if it called KeepControl. Outside one it does nothing.
+func (c *Cluster) DropControl() {
+	if cur := c.ctl.cur; cur != nil {
+		cur.drop = true
+	}
+}
 
 // CurrentNode, called inside a control function, is the id of the node
-// the request came to.
-func (c *Cluster) CurrentNode() int32 { return c.ctl.cur.node }
+// the request came to; -1 outside one.
+func (c *Cluster) CurrentNode() int32 {
+	if cur := c.ctl.cur; cur != nil {
+		return cur.node
+	}
+	return -1
+}
 
 // SleepControl, called inside a control function, waits until wakeup
 // returns while other control functions run for other requests; the
