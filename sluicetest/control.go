@@ -39,8 +39,9 @@ type control struct {
 	count atomic.Int32
 	mu    sync.Mutex
 	fns   []*controlFn
-	// cur is the running function's state; guarded by run.
-	cur *controlRun
+	// cur is the running function's state; set under run, atomic so a
+	// call outside a control function reads nil without a race.
+	cur atomic.Pointer[controlRun]
 }
 
 // controlRun is one call of a control function.
@@ -67,7 +68,7 @@ func (c *Cluster) Control(fn ControlFn) { c.ctl.add(-1, fn) }
 // KeepControl, called inside a control function, keeps it for later
 // requests. Outside one it does nothing.
 func (c *Cluster) KeepControl() {
-	if cur := c.ctl.cur; cur != nil {
+	if cur := c.ctl.cur.Load(); cur != nil {
 		cur.keep = true
 	}
 }
@@ -75,7 +76,7 @@ func (c *Cluster) KeepControl() {
 // DropControl, called inside a control function, removes it after this
 // call even if it called KeepControl. Outside one it does nothing.
 func (c *Cluster) DropControl() {
-	if cur := c.ctl.cur; cur != nil {
+	if cur := c.ctl.cur.Load(); cur != nil {
 		cur.drop = true
 	}
 }
@@ -83,7 +84,7 @@ func (c *Cluster) DropControl() {
 // CurrentNode, called inside a control function, is the id of the node
 // the request came to; -1 outside one.
 func (c *Cluster) CurrentNode() int32 {
-	if cur := c.ctl.cur; cur != nil {
+	if cur := c.ctl.cur.Load(); cur != nil {
 		return cur.node
 	}
 	return -1
@@ -94,11 +95,11 @@ func (c *Cluster) CurrentNode() int32 {
 // request stays unanswered meanwhile. SleepControl(func() {
 // time.Sleep(d) }) delays a request by d.
 func (c *Cluster) SleepControl(wakeup func()) {
-	cur := c.ctl.cur
+	cur := c.ctl.cur.Load()
 	c.ctl.run.Unlock()
 	defer func() {
 		c.ctl.run.Lock()
-		c.ctl.cur = cur
+		c.ctl.cur.Store(cur)
 	}()
 	wakeup()
 }
@@ -170,9 +171,9 @@ func (ct *control) call(id int32, f *controlFn, req kmsg.Request) (kmsg.Response
 	f.running = true
 	ct.mu.Unlock()
 	run := &controlRun{node: id}
-	ct.cur = run
+	ct.cur.Store(run)
 	resp, err, handled := f.fn(req)
-	ct.cur = nil
+	ct.cur.Store(nil)
 	ct.mu.Lock()
 	defer ct.mu.Unlock()
 	f.running = false
