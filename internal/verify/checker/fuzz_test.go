@@ -70,3 +70,16 @@ func FuzzCheck(f *testing.F) {
 		}
 	})
 }
+
+// TestSpreadOffsetsStayCheap: offsets far apart (each within reach of the
+// dense store's growth) do not make it allocate per gap.
+func TestSpreadOffsetsStayCheap(t *testing.T) {
+	var ops []history.Op
+	for i := range 5000 {
+		ops = append(ops, history.Op{Kind: history.Poll, Process: "consumer-1", Topic: "t", Offset: int64(i) * (denseSlack - 1), Value: fmt.Sprintf("v-%d", i)})
+	}
+	x := buildIndex(ops)
+	if n := len(x.parts[0].dense); n > 4*5000+denseSlack {
+		t.Fatalf("dense store of %d slots for 5000 offsets", n)
+	}
+}

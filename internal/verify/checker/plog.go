@@ -15,9 +15,10 @@ const denseSlack = 1 << 16
 // offset (from acks and reads together) and which offsets some reader
 // read a value at.
 //
-// Invariant: an offset is stored in dense (base <= off < base+len(dense))
-// or in sparse, never in both; value ids are >= 0 and noValue marks an
-// empty dense slot.
+// Invariant: an offset's value is in dense (base <= off < base+len(dense))
+// or in sparse, never in both: an offset stored sparsely before dense
+// grew over it stays sparse, its dense slot empty, until set moves it.
+// Value ids are >= 0 and noValue marks an empty dense slot.
 type plog struct {
 	topic     string
 	partition int32
@@ -26,6 +27,10 @@ type plog struct {
 	dense  []int32 // value id at base+i, or noValue
 	seen   []uint64
 	sparse map[int64]int32
+	// placed counts the offsets set; sparseAbove the sparse ones above
+	// base (which dense may grow over; those below it it never will).
+	placed      int64
+	sparseAbove int
 	// sparseSeen lists the sparse offsets some reader read; sorted by
 	// finish.
 	sparseSeen []int64
@@ -64,23 +69,18 @@ func (p *plog) slot(off int64) (int, bool) {
 	if i < int64(len(p.dense)) {
 		return int(i), true
 	}
-	if i >= int64(len(p.dense))+denseSlack {
+	// Dense grows only while the offsets it holds are not too sparse, so
+	// memory stays linear in the history.
+	if i >= int64(len(p.dense))+denseSlack || i >= 4*p.placed+denseSlack {
 		return 0, false
 	}
-	for int64(len(p.dense)) <= i {
-		v := int32(noValue)
-		if len(p.sparse) > 0 {
-			// An offset stored sparsely before dense reached it moves in.
-			off := p.base + int64(len(p.dense))
-			if sv, ok := p.sparse[off]; ok {
-				v = sv
-				delete(p.sparse, off)
-			}
-		}
-		p.dense = append(p.dense, v)
+	n := int(i) + 1 - len(p.dense)
+	p.dense = slices.Grow(p.dense, n)
+	for range n {
+		p.dense = append(p.dense, noValue)
 	}
-	for len(p.seen)*64 < len(p.dense) {
-		p.seen = append(p.seen, 0)
+	if w := (len(p.dense) + 63) / 64; w > len(p.seen) {
+		p.seen = append(p.seen, make([]uint64, w-len(p.seen))...)
 	}
 	return int(i), true
 }
@@ -90,8 +90,16 @@ func (p *plog) slot(off int64) (int, bool) {
 func (p *plog) set(off int64, v int32) int32 {
 	if i, ok := p.slot(off); ok {
 		old := p.dense[i]
+		if old == noValue && p.sparseAbove > 0 {
+			if sv, had := p.sparse[off]; had {
+				old, p.dense[i] = sv, sv
+				delete(p.sparse, off)
+				p.sparseAbove--
+			}
+		}
 		if old == noValue {
 			p.dense[i] = v
+			p.placed++
 		}
 		return old
 	}
@@ -101,6 +109,10 @@ func (p *plog) set(off int64, v int32) int32 {
 	old, had := p.sparse[off]
 	if !had {
 		p.sparse[off] = v
+		p.placed++
+		if p.base >= 0 && off > p.base {
+			p.sparseAbove++
+		}
 		return noValue
 	}
 	return old
@@ -117,7 +129,7 @@ func (p *plog) markSeen(off int64) {
 
 // at returns the value at off, or noValue.
 func (p *plog) at(off int64) int32 {
-	if p.base >= 0 && off >= p.base && off-p.base < int64(len(p.dense)) {
+	if p.base >= 0 && off >= p.base && off-p.base < int64(len(p.dense)) && p.dense[off-p.base] != noValue {
 		return p.dense[off-p.base]
 	}
 	if v, ok := p.sparse[off]; ok {
