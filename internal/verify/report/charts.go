@@ -80,7 +80,7 @@ func throughputChart(a *aggregates, fs *faultShades) (chart, error) {
 		ymax = math.Max(ymax, math.Max(acks[i].Y, polled[i].Y))
 	}
 	p.Y.Min, p.Y.Max = 0, ymax*1.1
-	lines, err := newLines(leg, []string{"acks/s", "records polled/s"}, acks, polled)
+	lines, err := newLines(leg, []string{"acks/s", "records polled/s"}, 0, acks, polled)
 	if err != nil {
 		return chart{}, err
 	}
@@ -123,7 +123,7 @@ func latencyChart(a *aggregates, fs *faultShades) (chart, error) {
 	} else {
 		p.Y.Min, p.Y.Max = 0, hi*1.1
 	}
-	lines, err := newLines(leg, []string{"p50", "p99", "max"}, p50, p99, pmax)
+	lines, err := newLines(leg, []string{"p50", "p99", "max"}, 1.5*a.width.Seconds(), p50, p99, pmax)
 	if err != nil {
 		return chart{}, err
 	}
@@ -170,23 +170,51 @@ func newPlot(a *aggregates, title, ylabel string) (*plot.Plot, *plot.Legend) {
 }
 
 // newLines makes a line of each series, named in leg; the caller adds
-// them to the plot after the fault shades, so they are drawn on top.
-func newLines(leg *plot.Legend, names []string, series ...plotter.XYs) ([]plot.Plotter, error) {
+// them to the plot after the fault shades, so they are drawn on top. A
+// series breaks where consecutive points are more than gap apart (no
+// data there, e.g. no ack during a pause), rather than bridging the gap
+// with a slope that was never measured; gap 0 never breaks.
+func newLines(leg *plot.Legend, names []string, gap float64, series ...plotter.XYs) ([]plot.Plotter, error) {
 	var out []plot.Plotter
 	for i, xys := range series {
-		if len(xys) == 0 {
-			continue
+		for j, seg := range segments(xys, gap) {
+			l, err := plotter.NewLine(seg)
+			if err != nil {
+				return nil, fmt.Errorf("drawing %s: %w", names[i], err)
+			}
+			l.Color = lineColors[i%len(lineColors)]
+			l.Width = vg.Points(1.2)
+			out = append(out, l)
+			if len(seg) == 1 {
+				// A lone point draws no line: mark it.
+				dot, err := plotter.NewScatter(seg)
+				if err != nil {
+					return nil, fmt.Errorf("drawing %s: %w", names[i], err)
+				}
+				dot.GlyphStyle = draw.GlyphStyle{Color: l.Color, Radius: vg.Points(1.5), Shape: draw.CircleGlyph{}}
+				out = append(out, dot)
+			}
+			if j == 0 {
+				leg.Add(names[i], l)
+			}
 		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			return nil, fmt.Errorf("drawing %s: %w", names[i], err)
-		}
-		l.Color = lineColors[i%len(lineColors)]
-		l.Width = vg.Points(1.2)
-		out = append(out, l)
-		leg.Add(names[i], l)
 	}
 	return out, nil
+}
+
+func segments(xys plotter.XYs, gap float64) []plotter.XYs {
+	var out []plotter.XYs
+	start := 0
+	for i := 1; i <= len(xys); i++ {
+		if i == len(xys) || (gap > 0 && xys[i].X-xys[i-1].X > gap) {
+			out = append(out, xys[start:i])
+			start = i
+		}
+	}
+	if len(xys) == 0 {
+		return nil
+	}
+	return out
 }
 
 // legendWidth is the strip right of a chart that holds its legend.

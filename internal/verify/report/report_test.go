@@ -240,3 +240,25 @@ func readString(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+var regen = flag.String("history", "", "TestRegenerate: check this history.jsonl and write its report into -keep")
+
+// TestRegenerate re-renders a real run's report from its history, to
+// look at (go test -run Regenerate -history RUN/history.jsonl -keep DIR).
+func TestRegenerate(t *testing.T) {
+	if *regen == "" || *keep == "" {
+		t.Skip("needs -history and -keep")
+	}
+	f, err := os.Open(*regen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ops, err := history.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(*keep, Meta{Command: "regenerated from " + *regen}, ops, checker.Check(ops)); err != nil {
+		t.Fatal(err)
+	}
+}
