@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"html/template"
 	"strconv"
-	"strings"
 
 	"github.com/sluice-io/sluice/internal/verify/checker"
 )
@@ -29,7 +28,7 @@ type page struct {
 type anomalyRow struct {
 	N               int
 	Kind, Where     string
-	Offsets, Values string
+	Offsets, Values []string // at most htmlItems, then "… N more"
 	Ops             []string
 	MoreOps         int
 	Explain         string
@@ -63,11 +62,11 @@ func newAnomalyRow(n int, a *checker.Anomaly) anomalyRow {
 	return r
 }
 
-func capList(ss []string) string {
+func capList(ss []string) []string {
 	if len(ss) <= htmlItems {
-		return strings.Join(ss, " ")
+		return ss
 	}
-	return strings.Join(ss[:htmlItems], " ") + " … " + strconv.Itoa(len(ss)-htmlItems) + " more"
+	return append(ss[:htmlItems:htmlItems], "… "+strconv.Itoa(len(ss)-htmlItems)+" more")
 }
 
 // trusted marks a chart's SVG, drawn by gonum/plot (which escapes its
@@ -97,10 +96,14 @@ th, td { text-align: left; padding: 0.15em 0.6em; vertical-align: top; }
 .run td:nth-child(2) { text-align: left; }
 .nonzero { color: #8a1010; font-weight: bold; }
 .chart svg { width: 100%; height: auto; }
-.anomalies td, .anomalies th { border: 1px solid #ddd; }
+.anomalies { width: 100%; }
+.anomalies th { border-bottom: 1px solid #999; }
+.anomalies tr.first td { border-top: 1px solid #ccc; padding-top: 0.4em; }
 .anomalies td { font-size: 0.85em; }
+.item { white-space: nowrap; }
+.note { font-size: 0.85em; color: #555; }
 code, .ops { font-family: ui-monospace, monospace; font-size: 0.85em; }
-.ops { white-space: pre; }
+.ops { white-space: pre-wrap; color: #333; }
 </style>
 </head>
 <body>
@@ -116,13 +119,14 @@ code, .ops { font-family: ui-monospace, monospace; font-size: 0.85em; }
 {{range .Charts}}<h2>{{.Title}}</h2>
 <div class="chart">{{svg .SVG}}</div>
 {{end}}
-<h2>Anomalies</h2>
+<h2 id="anomalies">Anomalies</h2>
 {{if .Anomalies}}<table class="anomalies">
-<tr><th>#</th><th>kind</th><th>where</th><th>offsets</th><th>values</th><th>ops (time since start)</th><th>explanation</th></tr>
-{{range .Anomalies}}<tr><td>{{.N}}</td><td>{{.Kind}}</td><td>{{.Where}}</td><td>{{.Offsets}}</td><td>{{.Values}}</td>
-<td class="ops">{{range .Ops}}{{.}}
-{{end}}{{if .MoreOps}}… {{.MoreOps}} more ops (anomalies.txt has them){{end}}</td><td>{{.Explain}}</td></tr>
+<tr><th>#</th><th>kind</th><th>where</th><th>offsets</th><th>values</th><th>explanation</th></tr>
+{{range .Anomalies}}<tr class="first"><td>{{.N}}</td><td>{{.Kind}}</td><td>{{.Where}}</td><td>{{range .Offsets}}<span class="item">{{.}}</span> {{end}}</td><td>{{range .Values}}<span class="item">{{.}}</span> {{end}}</td><td>{{.Explain}}</td></tr>
+<tr><td></td><td colspan="5" class="ops">{{range .Ops}}{{.}}
+{{end}}{{if .MoreOps}}… {{.MoreOps}} more ops (anomalies.txt has them){{end}}</td></tr>
 {{end}}</table>
+<p class="note">Each anomaly's ops: time since start in seconds, #index in history.jsonl, kind, process, topic/partition, offset and value.</p>
 {{if .More}}<p>{{.More}} more anomalies are not shown here; anomalies.txt lists every one the checker reported.</p>{{end}}
 {{else}}<p>None.</p>{{end}}
 </body>
