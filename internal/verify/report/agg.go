@@ -2,9 +2,11 @@ package report
 
 import (
 	"math/bits"
+	"slices"
 	"sort"
 	"time"
 
+	"github.com/sluice-io/sluice/internal/verify/checker"
 	"github.com/sluice-io/sluice/internal/verify/history"
 )
 
@@ -27,6 +29,9 @@ type aggregates struct {
 	totalAcks, totalPolled int64
 
 	faults []window // in start order
+	// anomalyAt are the times of the anomalies' first ops, sorted (set
+	// by setAnomalies, for the fault timeline).
+	anomalyAt []time.Duration
 }
 
 // window is one fault: its kind, when it started and ended (End is the
@@ -86,6 +91,22 @@ func aggregate(ops []history.Op) *aggregates {
 	}
 	a.faults = fw.windows(a.span)
 	return a
+}
+
+// setAnomalies notes when each anomaly's earliest op happened.
+func (a *aggregates) setAnomalies(as []checker.Anomaly) {
+	a.anomalyAt = a.anomalyAt[:0]
+	for i := range as {
+		if len(as[i].Ops) == 0 {
+			continue
+		}
+		first := as[i].Ops[0].Time
+		for _, op := range as[i].Ops[1:] {
+			first = min(first, op.Time)
+		}
+		a.anomalyAt = append(a.anomalyAt, first)
+	}
+	slices.Sort(a.anomalyAt)
 }
 
 func (a *aggregates) bucket(t time.Duration) int {

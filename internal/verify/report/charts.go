@@ -132,25 +132,66 @@ func latencyChart(a *aggregates, fs *faultShades) (chart, error) {
 	return render(p, leg, chartWidth, chartHeight)
 }
 
+// anomalyLabel names the fault timeline's row marking when anomalies began.
+const anomalyLabel = "anomalies"
+
+var anomalyColor = color.NRGBA{R: 0xc0, G: 0x10, B: 0x10, A: 0xff}
+
 func faultChart(a *aggregates, fs *faultShades) (chart, error) {
 	p, _ := newPlot(a, "Fault timeline", "")
-	p.Y.Min, p.Y.Max = -0.6, math.Max(0.6, float64(len(fs.kinds))-0.4)
-	ticks := make(plot.ConstantTicks, len(fs.kinds))
+	rows := len(fs.kinds)
+	ticks := make(plot.ConstantTicks, 0, rows+1)
 	for row, kind := range fs.kinds {
-		ticks[row] = plot.Tick{Value: float64(row), Label: kind}
+		ticks = append(ticks, plot.Tick{Value: float64(row), Label: kind})
 		pg, err := fs.polygon(kind, float64(row)-0.35, float64(row)+0.35, 0.9, fs.minWidth*2)
 		if err != nil {
 			return chart{}, err
 		}
 		p.Add(pg)
 	}
+	if marks := anomalyMarks(a.anomalyAt, float64(rows), fs.minWidth); marks != nil {
+		// When the anomalies' first ops happened, against the faults.
+		ticks = append(ticks, plot.Tick{Value: float64(rows), Label: anomalyLabel})
+		p.Add(marks)
+		rows++
+	}
+	p.Y.Min, p.Y.Max = -0.6, math.Max(0.6, float64(rows)-0.4)
 	p.Y.Tick.Marker = ticks
 	p.Y.Tick.Label.Font.Size = vg.Points(9)
-	if len(fs.kinds) == 0 {
+	switch {
+	case len(fs.kinds) == 0 && len(a.anomalyAt) == 0:
 		p.Title.Text = "Fault timeline (no fault injected)"
+	case len(a.anomalyAt) > 0:
+		p.Title.Text = "Fault timeline, and when each anomaly's first op happened"
 	}
-	h := 3*vg.Centimeter + vg.Length(max(1, len(fs.kinds)))*vg.Centimeter
+	h := 3*vg.Centimeter + vg.Length(max(1, rows))*vg.Centimeter
 	return render(p, nil, chartWidth, h)
+}
+
+// anomalyMarks are thin red bars at the given times (sorted), merged
+// where closer than minWidth; nil when there are none.
+func anomalyMarks(at []time.Duration, row, minWidth float64) *plotter.Polygon {
+	var rings []plotter.XYer
+	last := math.Inf(-1)
+	for _, t := range at {
+		x := t.Seconds()
+		if x-last < minWidth {
+			continue // one mark stands for anomalies within a pixel or so
+		}
+		last = x
+		x0, x1 := x-minWidth/2, x+minWidth/2
+		rings = append(rings, plotter.XYs{{X: x0, Y: row - 0.35}, {X: x1, Y: row - 0.35}, {X: x1, Y: row + 0.35}, {X: x0, Y: row + 0.35}})
+	}
+	if len(rings) == 0 {
+		return nil
+	}
+	pg, err := plotter.NewPolygon(rings...)
+	if err != nil {
+		return nil // finite coordinates always make a polygon
+	}
+	pg.Color = anomalyColor
+	pg.LineStyle.Width = 0
+	return pg
 }
 
 // newPlot is a plot with a time axis covering the history, and its

@@ -36,6 +36,7 @@ type anomalyRow struct {
 
 // writeHTML writes report.html: one page, no external resource.
 func writeHTML(w *bufio.Writer, s Summary, a *aggregates, as []checker.Anomaly) error {
+	a.setAnomalies(as)
 	cs, err := charts(a)
 	if err != nil {
 		return err

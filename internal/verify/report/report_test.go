@@ -69,6 +69,12 @@ func TestWriteInvalid(t *testing.T) {
 		if !strings.Contains(page, "fault: "+kind) {
 			t.Errorf("report.html has no legend for fault %s", kind)
 		}
+		if !strings.Contains(page, ">"+kind+"</text>") {
+			t.Errorf("the fault timeline has no row for %s", kind)
+		}
+	}
+	if !strings.Contains(page, ">"+anomalyLabel+"</text>") {
+		t.Errorf("the fault timeline has no anomalies row")
 	}
 }
 
@@ -88,6 +94,9 @@ func TestWriteValid(t *testing.T) {
 	checkHTML(t, page, 3)
 	if !strings.Contains(page, "VALID: no anomaly found") || strings.Contains(page, "INVALID") {
 		t.Errorf("report.html's verdict is wrong")
+	}
+	if strings.Contains(page, ">"+anomalyLabel+"</text>") || !strings.Contains(page, "no fault injected") {
+		t.Errorf("the fault timeline of a valid run without faults is wrong")
 	}
 }
 
