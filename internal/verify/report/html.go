@@ -111,9 +111,9 @@ code, .ops { font-family: ui-monospace, monospace; font-size: 0.85em; }
 <h1>sluice verify</h1>
 <p class="verdict {{if .S.Valid}}valid{{else}}invalid{{end}}">{{.S.Verdict}}</p>
 <div class="tables">
-{{range $i, $sec := .Sections}}<table class="{{if eq $i 0}}run{{end}}">
+{{range $sec := .Sections}}<table class="{{$sec.Class}}">
 <tr><th colspan="2">{{$sec.Title}}</th></tr>
-{{range $sec.Rows}}<tr><td>{{.Name}}</td><td{{if and (eq $i 3) (ne .Value "0")}} class="nonzero"{{end}}>{{.Value}}</td></tr>
+{{range $sec.Rows}}<tr><td>{{.Name}}</td><td{{if and (eq $sec.Class "verdict-counts") (ne .Value "0")}} class="nonzero"{{end}}>{{.Value}}</td></tr>
 {{end}}</table>
 {{end}}</div>
 <table class="files">{{range .Files}}<tr><td>{{.Name}}</td><td><code>{{.Value}}</code></td></tr>{{end}}</table>

@@ -147,17 +147,20 @@ func (s Summary) files() []row {
 // sections are the summary table's parts, shared by Text and the page.
 func (s Summary) sections() []section {
 	return []section{
-		{"run", s.header()},
-		{"operations", s.operations()},
-		{"faults by kind", s.faults()},
-		{"anomalies by kind", s.anomalies()},
-		{fmt.Sprintf("throughput and latency (over %s)", s.Span.Round(time.Millisecond)), s.performance()},
+		{Title: "run", Rows: s.header(), Class: "run"},
+		{Title: "operations", Rows: s.operations()},
+		{Title: "faults by kind", Rows: s.faults()},
+		{Title: "anomalies by kind", Rows: s.anomalies(), Class: "verdict-counts"},
+		{Title: fmt.Sprintf("throughput and latency (over %s)", s.Span.Round(time.Millisecond)), Rows: s.performance()},
 	}
 }
 
 type section struct {
 	Title string
 	Rows  []row
+	// Class styles the page's table: "run" (text values), "verdict-counts"
+	// (a value other than 0 is shown as an alarm).
+	Class string
 }
 
 // Text is the summary table `sluice verify` prints.
