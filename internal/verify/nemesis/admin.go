@@ -35,7 +35,9 @@ func (n *Nemesis) adminClient() (*adminClient, error) {
 	if n.admin != nil {
 		return n.admin, nil
 	}
-	opts := append([]kgo.Opt{kgo.SeedBrokers(n.t.BootstrapServers()...)}, n.opts...)
+	// kadm's Metadata answers from the client's cache while it is younger
+	// than the min age (5 s by default), too stale to follow a move.
+	opts := append([]kgo.Opt{kgo.SeedBrokers(n.t.BootstrapServers()...), kgo.MetadataMinAge(adminPoll / 2)}, n.opts...)
 	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("nemesis admin client: %w", err)
@@ -200,6 +202,7 @@ func (n *Nemesis) elect(ctx context.Context, a *adminClient, m move) error {
 	if err := n.reassign(ctx, a, m.partition, m.to); err != nil {
 		return err
 	}
+	n.log.Debug("replicas reordered", "partition", m.partition, "replicas", m.to)
 	rctx, cancel := context.WithTimeout(ctx, adminRequestTimeout)
 	res, err := a.adm.ElectLeaders(rctx, kadm.ElectPreferredReplica, kadm.TopicsSet{n.topic: {m.partition: {}}})
 	cancel()
@@ -209,6 +212,7 @@ func (n *Nemesis) elect(ctx context.Context, a *adminClient, m move) error {
 	if r, ok := res[n.topic][m.partition]; ok && r.Err != nil && !errors.Is(r.Err, kerr.ElectionNotNeeded) {
 		return fmt.Errorf("elect leader of %s/%d: %w %s", n.topic, m.partition, r.Err, r.ErrMessage)
 	}
+	n.log.Debug("preferred election done", "partition", m.partition, "result", res[n.topic][m.partition].Err)
 	return n.await(ctx, a, m.partition, func(p kadm.PartitionDetail) bool { return p.Leader == m.leader },
 		fmt.Sprintf("leader %d", m.leader))
 }
@@ -240,6 +244,7 @@ func (n *Nemesis) reassign(ctx context.Context, a *adminClient, partition int32,
 	if r, ok := res[n.topic][partition]; ok && r.Err != nil {
 		return fmt.Errorf("reassign %s/%d to %v: %w %s", n.topic, partition, replicas, r.Err, r.ErrMessage)
 	}
+	n.log.Debug("reassignment accepted", "partition", partition, "replicas", replicas)
 	return n.await(ctx, a, partition, func(p kadm.PartitionDetail) bool {
 		return slices.Equal(p.Replicas, replicas) && n.reassignmentDone(ctx, a, partition)
 	}, fmt.Sprintf("replicas %v", replicas))

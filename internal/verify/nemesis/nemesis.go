@@ -111,7 +111,7 @@ func (n *Nemesis) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	r := rand.New(rand.NewPCG(uint64(n.s.Seed), 0x5eed))
+	r := rand64(n.s.Seed)
 	var nodes []int32
 	if p, ok := n.t.(ProcessTarget); ok {
 		nodes = p.Nodes()
@@ -230,6 +230,9 @@ func restart(ctx context.Context, p ProcessTarget, id int32) error {
 		}
 	}
 }
+
+// rand64 is the schedule's source for seed.
+func rand64(seed int64) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), 0x5eed)) }
 
 // sleep waits d; false when ctx ended first.
 func sleep(ctx context.Context, d time.Duration) bool {
