@@ -21,6 +21,8 @@ const (
 	adminRequestTimeout = 15 * time.Second
 	adminWaitTimeout    = 60 * time.Second
 	adminPoll           = 200 * time.Millisecond
+	// planTimeout bounds the wait for a partition an admin fault fits.
+	planTimeout = 15 * time.Second
 )
 
 // adminClient is the client the admin-API faults use.
@@ -66,21 +68,9 @@ func (n *Nemesis) adminFault(ctx context.Context, f fault) error {
 	if err != nil {
 		return err
 	}
-	md, err := n.metadata(ctx, a)
+	m, err := n.planMove(ctx, a, f)
 	if err != nil {
-		n.log.Warn("fault skipped: no metadata", "kind", f.kind, "err", err)
-		return nil
-	}
-	r := rand.New(rand.NewPCG(f.seed, 0xad))
-	var m move
-	var ok bool
-	if f.kind == LeaderElection {
-		m, ok = planElection(r, n.topic, md)
-	} else {
-		m, ok = planReassign(r, n.topic, md, f.hold)
-	}
-	if !ok {
-		n.log.Warn("fault skipped: no partition fits", "kind", f.kind, "topic", n.topic)
+		n.log.Warn("fault skipped", "kind", f.kind, "topic", n.topic, "err", err)
 		return nil
 	}
 	n.rec.Record(history.Op{Kind: history.FaultStart, Process: "nemesis", Offset: -1, Topic: n.topic,
@@ -102,6 +92,30 @@ func (n *Nemesis) adminFault(ctx context.Context, f fault) error {
 	}
 	n.rec.Record(end)
 	return nil
+}
+
+// planMove plans f against the metadata, trying again for a while when
+// no partition fits (just after a fault, an ISR may not be whole yet).
+func (n *Nemesis) planMove(ctx context.Context, a *adminClient, f fault) (move, error) {
+	ctx, cancel := context.WithTimeout(ctx, planTimeout)
+	defer cancel()
+	for {
+		md, err := n.metadata(ctx, a)
+		if err == nil {
+			r := rand.New(rand.NewPCG(f.seed, 0xad))
+			m, ok := planElection(r, n.topic, md)
+			if f.kind == Reassign {
+				m, ok = planReassign(r, n.topic, md, f.hold)
+			}
+			if ok {
+				return m, nil
+			}
+			err = errors.New("no partition fits")
+		}
+		if !sleep(ctx, adminPoll) {
+			return move{}, err
+		}
+	}
 }
 
 func (n *Nemesis) metadata(ctx context.Context, a *adminClient) (kadm.Metadata, error) {

@@ -152,7 +152,7 @@ func TestNemesisOnRealProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	ops := rec.Ops()
-	checkPairs(t, ops, nem.Counts(), count)
+	checkPairs(t, ops, nem.Counts(), count, kinds)
 	// Every partition takes writes again after each fault.
 	for _, op := range ops {
 		if op.Kind != history.FaultEnd {
@@ -170,11 +170,24 @@ func TestNemesisOnRealProcesses(t *testing.T) {
 		t.Logf("%s %v: %s (%s)", ops[i].Fault, ops[i].Nodes, (ops[i+1].Time - ops[i].Time).Round(time.Millisecond), ops[i].Detail)
 	}
 	t.Logf("seed %d: faults %v in %s", seed, nem.Counts(), time.Since(rec.Start()).Round(time.Second))
+
+	// The same cluster seen only through its brokers (sluice verify
+	// --brokers): the admin faults alone.
+	ext := External(c.BootstrapServers())
+	extKinds := Supported(ext)
+	extRec := history.NewRecorder(time.Now, nil)
+	extNem := New(ext, topic, Schedule{Seed: seedCovering(extKinds, nil, 4), Interval: 200 * time.Millisecond,
+		Hold: 500 * time.Millisecond, Count: 4}, extRec, nemLog)
+	if err := extNem.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkPairs(t, extRec.Ops(), extNem.Counts(), 4, extKinds)
+	t.Logf("external: faults %v", extNem.Counts())
 }
 
 // checkPairs: each FaultStart is followed by its FaultEnd, without error,
 // and the counts agree with the history and cover every kind.
-func checkPairs(t *testing.T, ops []history.Op, counts map[Kind]int, count int) {
+func checkPairs(t *testing.T, ops []history.Op, counts map[Kind]int, count int, kinds []Kind) {
 	t.Helper()
 	if len(ops) != 2*count {
 		t.Fatalf("%d fault ops for %d faults", len(ops), count)
@@ -190,7 +203,7 @@ func checkPairs(t *testing.T, ops []history.Op, counts map[Kind]int, count int) 
 		}
 		seen[Kind(s.Fault)]++
 	}
-	for _, k := range Kinds {
+	for _, k := range kinds {
 		if seen[k] == 0 || counts[k] != seen[k] {
 			t.Errorf("%s: %d in the history, counted %d", k, seen[k], counts[k])
 		}
