@@ -42,7 +42,8 @@ func NumNodes(n int) Opt { return optFunc(func(o *options) { o.nodes = max(n, 1)
 func InMemory() Opt { return optFunc(func(o *options) { o.inMemory = true }) }
 
 // Dir puts the nodes' log dirs under path (node-1, node-2, ...) instead of
-// a new temp dir, and leaves them there at Close.
+// a new temp dir, and leaves them there at Close. Each cluster formats its
+// dirs anew: path must not hold another cluster's.
 func Dir(path string) Opt { return optFunc(func(o *options) { o.dir = path }) }
 
 // Config sets a server.properties key on every node, e.g.
