@@ -19,6 +19,15 @@
 // timeouts (a killed node's partitions move once broker.session.timeout.ms
 // has passed; lower it with Config for fault tests).
 //
+// A few settings differ from Kafka's defaults so that a cluster starts in
+// tens of milliseconds (Config overrides any of them):
+// controller.quorum.election.timeout.ms=100 on 10 ms Raft ticks (fetch
+// timeout 200), group.initial.rebalance.delay.ms=0, and the offsets and
+// transaction topics' replication factor min(3, nodes). Client sets kgo's
+// MetadataMinAge to 10 ms. A node whose log dirs all fail halts as a Kafka
+// broker does, but stops instead of ending the test binary (Running
+// reports it; RestartNode starts it again).
+//
 // Nodes are numbered 1 to NumNodes (their node.id). Every node is a
 // combined broker and controller and a voter of a static quorum; the
 // nodes' connections to each other pass through a fault proxy, clients'
