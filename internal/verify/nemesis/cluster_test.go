@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -89,9 +90,14 @@ func produce(ctx context.Context, t *testing.T, brokers []string, topic string, 
 	return done
 }
 
-// seedCovering finds a seed whose first count faults draw every kind.
+// seedCovering finds a seed whose first count faults draw every kind,
+// from SLUICE_NEMESIS_SEED on (default 1) to try other schedules by hand.
 func seedCovering(kinds []Kind, nodes []int32, count int) int64 {
-	for seed := int64(1); ; seed++ {
+	from, err := strconv.ParseInt(os.Getenv("SLUICE_NEMESIS_SEED"), 10, 64)
+	if err != nil {
+		from = 1
+	}
+	for seed := from; ; seed++ {
 		r := rand64(seed)
 		seen := map[Kind]bool{}
 		for range count {
