@@ -140,7 +140,11 @@ func TestNemesisOnRealProcesses(t *testing.T) {
 	if !slices.Equal(kinds, Kinds) {
 		t.Fatalf("a 3-node fault build supports %v, want %v", kinds, Kinds)
 	}
-	const topic, partitions, count = "nemesis-test", 3, 20
+	const topic, partitions = "nemesis-test", 3
+	count := 20
+	if n, err := strconv.Atoi(os.Getenv("SLUICE_NEMESIS_COUNT")); err == nil && n > 0 {
+		count = n // a longer run by hand
+	}
 	createTopic(t, c.BootstrapServers(), topic, partitions)
 
 	rec := history.NewRecorder(time.Now, nil)
@@ -152,7 +156,7 @@ func TestNemesisOnRealProcesses(t *testing.T) {
 	seed := seedCovering(kinds, c.Nodes(), count)
 	nemLog := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	nem := New(c, topic, Schedule{Seed: seed, Interval: 300 * time.Millisecond, Hold: 1500 * time.Millisecond, Count: count}, rec, nemLog)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(count)*20*time.Second)
 	defer cancel()
 	if err := nem.Run(ctx); err != nil {
 		t.Fatal(err)
