@@ -1,0 +1,6 @@
+//go:build sluicefault
+
+package cluster
+
+// testFaultBuild is whether this test binary has -tags sluicefault.
+const testFaultBuild = true
