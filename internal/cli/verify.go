@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -86,7 +88,7 @@ func addVerifyFlags(cmd *cobra.Command, o *verifyOptions) {
 	f.IntVar(&o.rate, "rate", 200, "sends per second over all producers")
 	f.DurationVarP(&o.duration, "duration", "d", 60*time.Second, "how long the workload runs at most (it stops 5s after the last of --fault-count faults when that comes first)")
 	f.StringSliceVar(&o.faults, "faults", nil, "fault kinds to inject, comma-separated, or none (default: every kind the cluster supports; one of "+strings.Join(kindNames(nemesis.Kinds), ", ")+")")
-	f.DurationVar(&o.faultInterval, "fault-interval", 5*time.Second, "time between the starts of two faults")
+	f.DurationVar(&o.faultInterval, "fault-interval", 5*time.Second, "quiet time before each fault (after the previous one is healed)")
 	f.IntVar(&o.faultCount, "fault-count", 0, "faults to inject before stopping (0: until --duration)")
 	f.DurationVar(&o.faultHold, "fault-hold", 0, "how long a fault lasts before it is healed (0: the nemesis's default)")
 	f.Int64Var(&o.seed, "seed", 0, "seed of the fault schedule and of the workload's choices (0: from the clock; printed, so a run can be repeated)")
@@ -115,8 +117,11 @@ func runVerify(cmd *cobra.Command, o *verifyOptions) error {
 	defer stop()
 	fmt.Fprintf(cmd.ErrOrStderr(), "sluice verify: seed %d (repeat the schedule with --seed %d)\n", cfg.Seed, cfg.Seed)
 	res, err := verify.Run(ctx, cfg, cmd.OutOrStdout())
-	if err != nil {
+	if errors.Is(err, verify.ErrIncomplete) {
 		return &exitError{code: ExitIncomplete, err: fmt.Errorf("no verdict: %w", err)}
+	}
+	if err != nil {
+		return &exitError{code: ExitIncomplete, err: err}
 	}
 	if !res.Valid() {
 		return &exitError{code: ExitAnomalies, err: fmt.Errorf("%d anomalies found (%s)", len(res.Anomalies), byKindText(res.ByKind()))}
@@ -186,6 +191,8 @@ func (o *verifyOptions) checkRanges() error {
 		return fmt.Errorf("--min-insync-replicas %d: at least 1", o.minISR)
 	case o.minISR > int(o.rf):
 		return fmt.Errorf("--min-insync-replicas %d is above --replication-factor %d: every acks=all send would fail", o.minISR, o.rf)
+	case !slices.Contains(verify.Workloads, o.workload):
+		return fmt.Errorf("--workload %q: want one of %s", o.workload, strings.Join(verify.Workloads, ", "))
 	case o.partitions < 1:
 		return fmt.Errorf("--partitions %d: at least 1", o.partitions)
 	case o.producers < 1 || o.consumers < 1:

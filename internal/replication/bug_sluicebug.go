@@ -4,8 +4,10 @@ package replication
 
 import (
 	"encoding/binary"
+	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/sluice-io/sluice/internal/commitlog"
@@ -83,10 +85,13 @@ func bugDuplicate(p *Partition, batches []byte) {
 	p.logger.Warn("planted bug duplicate: appended a batch twice", "first_offset", info.FirstOffset, "err", err)
 }
 
+var bugHWOnce sync.Once
+
 // bugISR is nobody under hw-ahead: the high watermark then waits for no
 // follower.
 func bugISR(isr []int32) []int32 {
 	if plantedBug == "hw-ahead" {
+		bugHWOnce.Do(func() { slog.Warn("planted bug hw-ahead: the high watermark waits for no follower") })
 		return nil
 	}
 	return isr

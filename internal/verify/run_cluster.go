@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-io/sluice/internal/verify/cluster"
 	"github.com/sluice-io/sluice/internal/verify/history"
 	"github.com/sluice-io/sluice/internal/verify/nemesis"
+	"github.com/sluice-io/sluice/internal/verify/workload"
 )
 
 // runEnv is the cluster a run works on: one it started (local set) or one
@@ -31,6 +32,9 @@ type runEnv struct {
 func openCluster(ctx context.Context, cfg Config, dir string) (*runEnv, error) {
 	if len(cfg.Brokers) > 0 {
 		cfg.Log.Info("verify: using the cluster at --brokers (admin-API faults only)", "brokers", strings.Join(cfg.Brokers, ","))
+		if err := ping(ctx, cfg); err != nil {
+			return nil, err
+		}
 		return &runEnv{
 			brokers:  cfg.Brokers,
 			describe: "external: " + strings.Join(cfg.Brokers, ","),
@@ -124,4 +128,23 @@ func (e *runEnv) close(log *slog.Logger) {
 		return
 	}
 	log.Info("verify: cluster stopped", "took", time.Since(start).Round(time.Millisecond))
+}
+
+// pingTimeout bounds the first contact with a cluster given by --brokers.
+const pingTimeout = 15 * time.Second
+
+// ping checks that some broker of cfg.Brokers answers, so an unreachable
+// cluster fails at once rather than after the topic's retries.
+func ping(ctx context.Context, cfg Config) error {
+	cl, err := workload.NewClient(cfg.workloadConfig(cfg.Brokers))
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	if err := cl.Ping(pctx); err != nil {
+		return fmt.Errorf("no broker of %s answers: %w", strings.Join(cfg.Brokers, ","), err)
+	}
+	return nil
 }
