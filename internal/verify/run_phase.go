@@ -24,6 +24,7 @@ type workloadFunc func(context.Context, workload.Config, *history.Recorder) erro
 var workloads = map[string]workloadFunc{
 	WorkloadQueue: workload.Queue,
 	WorkloadGroup: workload.Group,
+	WorkloadTxn:   workload.Txn,
 }
 
 // runPhase runs the workload and the nemesis together. The workload stops
