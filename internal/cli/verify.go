@@ -146,8 +146,14 @@ func (o *verifyOptions) config(cmd *cobra.Command) (verify.Config, error) {
 			cfg.Brokers = append(cfg.Brokers, s)
 		}
 	}
-	if len(cfg.Brokers) > 0 && cmd.Flags().Changed("nodes") {
-		return cfg, fmt.Errorf("--nodes starts a cluster; --brokers names an existing one: give one of them")
+	if len(cfg.Brokers) > 0 {
+		for _, local := range []string{"nodes", "binary", "override"} {
+			if cmd.Flags().Changed(local) {
+				return cfg, fmt.Errorf("--%s shapes the cluster sluice verify starts; --brokers names an existing one: give one of them", local)
+			}
+		}
+	} else if int(o.rf) > o.nodes {
+		return cfg, fmt.Errorf("--replication-factor %d is above --nodes %d", o.rf, o.nodes)
 	}
 	if o.commandConfig != "" {
 		opts, err := commandConfigOpts(o.commandConfig)

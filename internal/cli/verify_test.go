@@ -25,6 +25,8 @@ func TestVerifyFlagErrorsExitTwo(t *testing.T) {
 		{[]string{"--rate", "0"}, "--rate 0"},
 		{[]string{"--override", "novalue"}, "--override"},
 		{[]string{"--brokers", "h:9092", "--nodes", "5"}, "give one of them"},
+		{[]string{"--brokers", "h:9092", "--override", "a=b"}, "--override shapes"},
+		{[]string{"--nodes", "1"}, "--replication-factor 3 is above --nodes 1"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			cmd := newVerifyCommand()
