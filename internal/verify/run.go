@@ -60,6 +60,9 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (checker.Result, error)
 	defer hf.Close()
 	counts := &opCounter{}
 	rec := history.NewRecorder(time.Now, counts.wrap(hf))
+	// An incomplete run's history is written too, for a look at what
+	// happened (a complete one is flushed before the check).
+	defer rec.Flush()
 
 	sched, nem, err := env.nemesis(cfg, rec)
 	if err != nil {

@@ -72,7 +72,8 @@ type Config struct {
 	Quiet    time.Duration
 
 	// Faults are the fault kinds to inject (nil: every kind the cluster
-	// supports); one every FaultInterval (default 5 s), each held for
+	// supports; empty but not nil: none); each comes after FaultInterval
+	// (default 5 s) of quiet, held for
 	// FaultHold (default: the nemesis's), FaultCount in all (0: until
 	// Duration). Seed drives the schedule (0: from the clock).
 	Faults        []nemesis.Kind
