@@ -38,8 +38,9 @@ vet:
 	$(GO) vet ./...
 
 # Unit, race and integration tests (budget: 10 minutes on 2 cores). The
-# real-process fault test (short form) runs after the others, alone: it kills
-# and stops brokers on a timetable, and sharing the 2 cores with every other
+# real-process fault tests (test/faults' short form, then sluice verify's
+# cluster and nemesis on real processes) run after the others, alone: they kill
+# and stop brokers on a timetable, and sharing the 2 cores with every other
 # package's tests would measure the machine's load instead of Sluice. The
 # embedding examples are a separate module (examples/embed, using sluicetest
 # through a replace as a user would), so they run from their own directory.
@@ -47,6 +48,7 @@ test: vet
 	$(GO) test -race -timeout 9m $$($(GO) list ./... | grep -v -e /test/faults -e /test/console)
 	cd examples/embed && GOFLAGS="$$GOFLAGS -mod=readonly" $(GO) vet ./... && GOFLAGS="$$GOFLAGS -mod=readonly" $(GO) test -race -count=1 ./...
 	$(GO) test -timeout 5m -count=1 ./test/faults
+	SLUICE_REAL_PROCESS_TESTS=1 $(GO) test -race -timeout 5m -count=1 -run 'TestClusterFaultsUnderAcksAllProduce|TestNemesisOnRealProcesses' ./internal/verify/cluster ./internal/verify/nemesis
 
 # The fault test alone; SLUICE_FAULTS_LONG=1 for the long form.
 faults:
