@@ -11,7 +11,7 @@ LDFLAGS := -X github.com/sluice-io/sluice/internal/version.version=$(VERSION) \
 # Where make release puts its artifacts.
 DIST ?= dist
 
-.PHONY: ops ecosystem ecosystem-ci bench-ecosystem test build run release vet interop interop-heavy faults quota-long bench fuzz console-test prometheus-test \
+.PHONY: soak ops ecosystem ecosystem-ci bench-ecosystem test build run release vet interop interop-heavy faults quota-long bench fuzz console-test prometheus-test \
 	firsthour-test release-test container-test helm-test upgrade-test
 
 # A static binary (no cgo: the race tests alone need it), stamped. go
@@ -109,6 +109,20 @@ ops:
 		echo "== test/ops/$$t"; bash test/ops/$$t || failed="$$failed $$t"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "ops tests failed:$$failed"; exit 1; fi
+
+# The soak (not in CI; docs/reliability.md): sluice verify on 3 local nodes,
+# RF 3, min.insync.replicas 2, the queue workload at 200 records/s, until
+# SOAK_FAULTS faults of every kind have been injected (clock jumps too: the
+# binary is a -tags sluicefault build, whose fault hooks only a test sets),
+# one every 3 s of quiet plus its hold: about two hours for 1,000. Results
+# (summary.txt, report.html, history.jsonl, the nodes' logs) under
+# soak-results/; exit status 0 only when no anomaly was found.
+# SOAK_ARGS adds verify flags (e.g. --workload group, --seed N).
+SOAK_FAULTS ?= 1000
+soak:
+	CGO_ENABLED=0 $(GO) build -tags sluicefault -ldflags '$(LDFLAGS)' -o bin/sluice-fault ./cmd/sluice
+	bin/sluice-fault verify --nodes 3 --replication-factor 3 --min-insync-replicas 2 \
+		--fault-count $(SOAK_FAULTS) --fault-interval 3s --duration 3h --results soak-results $(SOAK_ARGS)
 
 # The client quota tests over Kafka's default quota windows: a producer and a
 # consumer limited to 1 MB/s measured over 36 s (make test runs them over 8 s
