@@ -81,7 +81,7 @@ func addVerifyFlags(cmd *cobra.Command, o *verifyOptions) {
 	f.Int16VarP(&o.rf, "replication-factor", "r", 3, "the topic's replication factor")
 	f.IntVar(&o.minISR, "min-insync-replicas", 2, "the topic's min.insync.replicas")
 	f.Int32VarP(&o.partitions, "partitions", "p", 6, "the topic's partitions")
-	f.StringVar(&o.topic, "topic", "verify", "the topic the workload writes (created when missing)")
+	f.StringVar(&o.topic, "topic", "", "the topic the workload writes (default: verify-<workload>-<UTC time>, new for each run; an earlier run's topic holds values this run would count as anomalies)")
 	f.StringVar(&o.workload, "workload", verify.WorkloadQueue, "queue (producers and a consumer group), group (members joining, leaving, killed) or txn (transactions, read-committed readers)")
 	f.IntVar(&o.producers, "producers", 2, "producers")
 	f.IntVar(&o.consumers, "consumers", 2, "consumers (group members)")

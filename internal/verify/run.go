@@ -38,8 +38,11 @@ func Run(ctx context.Context, cfg Config, out io.Writer) (checker.Result, error)
 	if err != nil {
 		return checker.Result{}, err
 	}
+	if cfg.Topic == "" {
+		cfg.Topic = "verify-" + filepath.Base(dir)
+	}
 	log := cfg.Log
-	log.Info("verify: starting", "workload", cfg.Workload, "seed", cfg.Seed, "results", dir)
+	log.Info("verify: starting", "workload", cfg.Workload, "seed", cfg.Seed, "topic", cfg.Topic, "results", dir)
 	env, err := openCluster(ctx, cfg, dir)
 	if err != nil {
 		return checker.Result{}, incomplete("starting the cluster", err)

@@ -51,7 +51,10 @@ type Config struct {
 	Env          []string
 	ServerConfig map[string]string
 
-	// Topic (default "verify") is created with Partitions (default 6),
+	// Topic (default "verify-<the run directory's name>", new for every
+	// run: a topic holding an earlier run's values, or a group holding its
+	// offsets, would show them as anomalies) is created with Partitions
+	// (default 6),
 	// ReplicationFactor (default 3, at most Nodes) and
 	// MinInsyncReplicas (default 2, at most the replication factor).
 	Topic             string
@@ -96,9 +99,6 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	if c.Nodes <= 0 {
 		c.Nodes = 3
-	}
-	if c.Topic == "" {
-		c.Topic = "verify"
 	}
 	if c.Partitions <= 0 {
 		c.Partitions = 6

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # sluice verify --brokers on a cluster it did not start: a single-node `sluice server` (or
 # the reference Kafka with SLUICE_INTEROP_BROKER=kafka-ref), the queue workload with RF 1,
-# only the admin-API faults: the run completes, exits 0 and prints a VALID verdict. Bad
+# only the admin-API faults: the run completes, exits 0 and prints a VALID verdict; a second
+# run on the same cluster does too (each run writes a topic and group of its own). Bad
 # flags exit 2 with a message naming the flag; a cluster that cannot be reached gives no
 # verdict (exit 2), never "valid".
 set -euo pipefail
@@ -40,4 +41,9 @@ finals="$(awk '$1 == "final" && $2 == "reads" { gsub(",", "", $4); print $4; exi
 ((${acks:-0} > 1000)) || { verify_show "$work/ext.out"; fail "only ${acks:-0} acknowledged sends"; }
 ((${finals:-0} >= acks)) || { verify_show "$work/ext.out"; fail "the final read got ${finals:-0} records of $acks acknowledged"; }
 check "--brokers: exit 0, VALID, $acks acknowledged sends all read back ($finals records in the final read)"
+sleep 1 # a new second: a new results directory and topic name
+verify_run "$work/ext2.out" --brokers "$SLUICE_BOOTSTRAP" --replication-factor 1 --min-insync-replicas 1 \
+  --duration 8s --rate 300 --seed 12
+[[ "$verify_rc" == 0 ]] || { verify_show "$work/ext2.out"; fail "second run: exit status $verify_rc, want 0"; }
+check "a second run on the same cluster: exit 0, $(grep '^VALID' "$work/ext2.out")"
 step "PASS"
