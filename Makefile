@@ -117,12 +117,16 @@ ops:
 # one every 3 s of quiet plus its hold: about two hours for 1,000. Results
 # (summary.txt, report.html, history.jsonl, the nodes' logs) under
 # soak-results/; exit status 0 only when no anomaly was found.
-# SOAK_ARGS adds verify flags (e.g. --workload group, --seed N).
+# SOAK_INTERVAL and SOAK_HOLD set the quiet time before each fault and its
+# mean hold; SOAK_ARGS adds verify flags (e.g. --workload group, --seed N).
 SOAK_FAULTS ?= 1000
+SOAK_INTERVAL ?= 3s
+SOAK_HOLD ?= 5s
 soak:
 	CGO_ENABLED=0 $(GO) build -tags sluicefault -ldflags '$(LDFLAGS)' -o bin/sluice-fault ./cmd/sluice
 	bin/sluice-fault verify --nodes 3 --replication-factor 3 --min-insync-replicas 2 \
-		--fault-count $(SOAK_FAULTS) --fault-interval 3s --duration 3h --results soak-results $(SOAK_ARGS)
+		--fault-count $(SOAK_FAULTS) --fault-interval $(SOAK_INTERVAL) --fault-hold $(SOAK_HOLD) \
+		--duration 3h --results soak-results $(SOAK_ARGS)
 
 # The client quota tests over Kafka's default quota windows: a producer and a
 # consumer limited to 1 MB/s measured over 36 s (make test runs them over 8 s
