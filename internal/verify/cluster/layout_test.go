@@ -49,17 +49,3 @@ func TestFaultBuildReadsTheBinarysTags(t *testing.T) {
 		t.Error("a missing binary counts as a fault build")
 	}
 }
-
-func TestFreePortsAreDistinct(t *testing.T) {
-	ports, err := freePorts(40)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[int]bool{}
-	for _, p := range ports {
-		if seen[p] || p >= ephemeralLow() {
-			t.Fatalf("port %d repeated or in the ephemeral range: %v", p, ports)
-		}
-		seen[p] = true
-	}
-}
