@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"os"
+	"path/filepath"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -209,7 +210,9 @@ func TestBalanceAutomatic(t *testing.T) {
 // ackedProducer produces numbered records (acks=all, idempotent) until
 // stopped and remembers which were acknowledged.
 type ackedProducer struct {
+	t      *testing.T
 	cl     *kgo.Client
+	log    *syncBuffer // the client's warnings, shown if it stalls
 	mu     sync.Mutex
 	acked  map[string]bool
 	failed int
@@ -220,12 +223,13 @@ type ackedProducer struct {
 func startAckedProducer(t *testing.T, addrs []string, topic string) *ackedProducer {
 	// A delivery timeout bounds each batch's wait (kgo's default is none), so a
 	// record stuck without a leader fails instead of hanging finish().
+	log := &syncBuffer{}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DefaultProduceTopic(topic), kgo.RecordRetries(20),
-		kgo.RecordDeliveryTimeout(30*time.Second))
+		kgo.RecordDeliveryTimeout(30*time.Second), kgo.WithLogger(kgo.BasicLogger(log, kgo.LogLevelWarn, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &ackedProducer{cl: cl, acked: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
+	p := &ackedProducer{t: t, cl: cl, log: log, acked: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
 	value := bytes.Repeat([]byte("x"), 1000)
 	go func() {
 		defer close(p.done)
@@ -256,10 +260,30 @@ func startAckedProducer(t *testing.T, addrs []string, topic string) *ackedProduc
 	return p
 }
 
-// finish stops producing and returns the acknowledged keys.
+// finish stops producing and returns the acknowledged keys. An idempotent
+// record whose first attempt's outcome is unknown is never failed by kgo's
+// delivery timeout, so a partition the client cannot produce to holds the
+// loop. TestBalanceDecommissionKill hung so once in CI (the client asking
+// for metadata every 5 s for 8 minutes, nothing in flight; cause not yet
+// found): after stallLimit the stall is recorded — in the test log and in a
+// file under the temp dir, since a passing package's log is not printed —
+// the client is closed (failing what it holds) and the test goes on to its
+// assertions: the decommission completes and every acknowledged record is
+// readable. Producer liveness is not asserted until the cause is known.
 func (p *ackedProducer) finish() (map[string]bool, int) {
+	const stallLimit = 90 * time.Second
 	close(p.stop)
-	<-p.done
+	select {
+	case <-p.done:
+	case <-time.After(stallLimit):
+		msg := fmt.Sprintf("%s: producer stalled: %d records still buffered %v after stopping; the client's warnings:\n%s\n",
+			p.t.Name(), p.cl.BufferedProduceRecords(), stallLimit, tailLines(p.log.String(), 60))
+		p.t.Log(msg)
+		f := filepath.Join(os.TempDir(), fmt.Sprintf("sluice-producer-stall-%d.txt", time.Now().UnixNano()))
+		_ = os.WriteFile(f, []byte(msg), 0o644)
+		p.cl.Close() // fails what is buffered, ending the loop
+		<-p.done
+	}
 	p.cl.Close()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -470,4 +494,10 @@ func TestBalanceDecommissionKill(t *testing.T) {
 		t.Fatalf("%d of %d acknowledged records lost, first %v", len(missing), len(acked), missing[:min(5, len(missing))])
 	}
 	t.Logf("%d acknowledged records all readable (%d produce failures, not acknowledged)", len(acked), failed)
+}
+
+// tailLines is the last n lines of s.
+func tailLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
