@@ -30,7 +30,15 @@ type Consumer struct {
 
 	batch  atomic.Int64
 	killed atomic.Bool
-	mu     sync.Mutex
+	// commitMu keeps one commit of this member at a time, its offsets read
+	// under it: kgo serializes CommitOffsetsSync calls but takes the offsets
+	// given at the call, so two calls (the poll loop and the revocation
+	// callback) could send the older offsets last and move the group's
+	// committed offset back (a soak saw it). Taken with TryLock only: a
+	// commit skipped here is made by the next one, and a callback never
+	// waits on the poll loop's commit (which may wait for a rebalance).
+	commitMu sync.Mutex
+	mu       sync.Mutex
 	// Invariant: assigned is the partitions of cfg.Topic the member owns
 	// as its callbacks last told it.
 	assigned map[int32]bool
@@ -107,6 +115,10 @@ func (c *Consumer) recordPoll(fs kgo.Fetches) {
 // the coordinator acknowledged without error. The group callbacks pass
 // their client: they may run before NewClient has returned it.
 func (c *Consumer) commit(ctx context.Context, cl *kgo.Client) {
+	if !c.commitMu.TryLock() {
+		return
+	}
+	defer c.commitMu.Unlock()
 	offsets := cl.UncommittedOffsets()
 	if len(offsets) == 0 {
 		return
