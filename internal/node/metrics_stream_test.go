@@ -70,6 +70,7 @@ func TestStreamedMetricsMatchTheRegistry(t *testing.T) {
 		t.Fatal("node not ready after 30s")
 	}
 	useSmallNode(t, n.Addr("PLAINTEXT").String())
+	waitRequestRecorded(t, reg, "OffsetCommit")
 
 	streamed := parseMetrics(t, scrapeText(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[1])))
 	rec := httptest.NewRecorder()
@@ -127,6 +128,45 @@ func useSmallNode(t *testing.T, addr string) {
 	if resp, err := adm.CommitOffsets(ctx, "streamed-group", offsets); err != nil || resp.Error() != nil {
 		t.Fatalf("commit: %v %v", err, resp.Error())
 	}
+}
+
+// waitRequestRecorded waits for the registry to hold every request metric
+// of the API named: a request's times are recorded after its response is
+// written, so the client can return before they are.
+func waitRequestRecorded(t *testing.T, reg *prometheus.Registry, api string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		families, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		missing := ""
+		for _, mf := range families {
+			if !strings.HasPrefix(mf.GetName(), "kafka_network_requestmetrics_") || hasLabel(mf, "request", api) {
+				continue
+			}
+			missing = mf.GetName()
+		}
+		if missing == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: no request=%s series after 10s", missing, api)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func hasLabel(mf *dto.MetricFamily, name, value string) bool {
+	for _, m := range mf.Metric {
+		for _, l := range m.Label {
+			if l.GetName() == name && l.GetValue() == value {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func scrapeText(t *testing.T, url string) string {
