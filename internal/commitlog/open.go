@@ -80,6 +80,16 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 		}
 	}
 	l.mu.gap = findGap(segs, l.mu.logStartOffset, st.CleanerOffset, dir)
+	if g := l.mu.gap; g != nil && !st.CleanShutdown && g.From >= st.RecoveryPoint {
+		// A hole above the recovery point after an unclean stop is the
+		// crash's: a sealed segment's unflushed tail was lost while a newer
+		// segment's directory entry was already durable (the roll's flush
+		// runs in the background, as Kafka's). Like Kafka, the log keeps the
+		// hole and serves on; only a hole in flushed data is a lost segment.
+		logger.Warn("unflushed records lost in the crash left a hole between segments",
+			"partition", tp.String(), "from", g.From, "to", g.To, "recovery_point", st.RecoveryPoint)
+		l.mu.gap = nil
+	}
 	if !st.DefaultOptions {
 		l.checkGapLocked()
 	}
@@ -214,7 +224,10 @@ func (l *Log) recoverSegments(segs []*segment, st StartState) ([]*segment, error
 		if cut > 0 {
 			l.logger.Warn("truncated invalid tail of segment", "partition", l.tp.String(), "segment", s.baseOffset, "bytes", cut)
 		}
-		if !last && (cut > 0 || s.nextOffset > segs[i+1].baseOffset) {
+		// Later segments also go when only empty ones follow a hole: a
+		// roll's background flush had not synced this one when the crash
+		// came, but a directory sync had made newer names durable.
+		if !last && (cut > 0 || s.nextOffset > segs[i+1].baseOffset || !trusted && emptyAfterHole(segs, i, st)) {
 			for _, later := range segs[i+1:] {
 				if err := removeSegmentFiles(later); err != nil {
 					return segs[:i+1], err
@@ -242,4 +255,20 @@ func removeSegmentFiles(s *segment) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// emptyAfterHole reports a hole after segs[i] above the recovery point of
+// an unclean stop, followed only by empty segments. A hole followed by
+// data is kept (see Open).
+func emptyAfterHole(segs []*segment, i int, st StartState) bool {
+	from := segs[i].nextOffset
+	if st.CleanShutdown || from >= segs[i+1].baseOffset || from < st.RecoveryPoint {
+		return false
+	}
+	for _, later := range segs[i+1:] {
+		if later.size.Load() > 0 {
+			return false
+		}
+	}
+	return true
 }
