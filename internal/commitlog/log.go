@@ -72,6 +72,10 @@ type Log struct {
 		producers         *producerstate.Manager
 		epochs            *epoch.Cache
 		gap               *MissingSegmentError // found by Open, judged by checkGapLocked
+		// gapUnflushed says gap lies above the recovery point of an unclean
+		// stop: the crash's doing (a roll's background flush had not
+		// synced the segment before it), not a lost segment.
+		gapUnflushed bool
 	}
 }
 

@@ -80,19 +80,7 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 		}
 	}
 	l.mu.gap = findGap(segs, l.mu.logStartOffset, st.CleanerOffset, dir)
-	if g := l.mu.gap; g != nil && !st.CleanShutdown && g.From >= st.RecoveryPoint {
-		// A hole above the recovery point after an unclean stop is the
-		// crash's: a sealed segment's unflushed tail was lost while a newer
-		// segment's directory entry was already durable (the roll's flush
-		// runs in the background, as Kafka's). Like Kafka, the log keeps the
-		// hole and serves on; only a hole in flushed data is a lost segment.
-		logger.Warn("unflushed records lost in the crash left a hole between segments",
-			"partition", tp.String(), "from", g.From, "to", g.To, "recovery_point", st.RecoveryPoint)
-		l.mu.gap = nil
-	}
-	if !st.DefaultOptions {
-		l.checkGapLocked()
-	}
+	l.mu.gapUnflushed = l.mu.gap != nil && !st.CleanShutdown && unflushedHole(l.mu.gap.From, l.mu.logStartOffset, st)
 	if err := l.openEpochCacheLocked(); err != nil {
 		l.closeSegments()
 		return nil, err
@@ -118,6 +106,9 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 		// What recovery kept is made durable, so the next recovery starts here.
 		l.closeSegments()
 		return nil, err
+	}
+	if !st.DefaultOptions {
+		l.checkGapLocked()
 	}
 	return l, nil
 }
@@ -206,7 +197,7 @@ func (l *Log) recoverSegments(segs []*segment, st StartState) ([]*segment, error
 	opts := l.mu.opts
 	for i, s := range segs {
 		last := i+1 == len(segs)
-		trusted := st.CleanShutdown || (!last && segs[i+1].baseOffset <= st.RecoveryPoint)
+		trusted := st.CleanShutdown || (!last && segs[i+1].baseOffset <= st.RecoveryPoint && !s.untrimmed())
 		var cut int64
 		var err error
 		if trusted {
@@ -262,7 +253,7 @@ func removeSegmentFiles(s *segment) error {
 // data is kept (see Open).
 func emptyAfterHole(segs []*segment, i int, st StartState) bool {
 	from := segs[i].nextOffset
-	if st.CleanShutdown || from >= segs[i+1].baseOffset || from < st.RecoveryPoint {
+	if st.CleanShutdown || from >= segs[i+1].baseOffset || !unflushedHole(from, st.LogStartOffset, st) {
 		return false
 	}
 	for _, later := range segs[i+1:] {
@@ -271,4 +262,12 @@ func emptyAfterHole(segs []*segment, i int, st StartState) bool {
 		}
 	}
 	return true
+}
+
+// unflushedHole reports whether a hole starting at from, after an unclean
+// stop, misses only records the recovery point did not vouch for: those
+// at or above it. Records below the log start do not count (retention
+// raises the recovery point to the log start, whose records are deleted).
+func unflushedHole(from, logStart int64, st StartState) bool {
+	return max(from, logStart) >= st.RecoveryPoint
 }

@@ -29,21 +29,29 @@ type rollFlush struct {
 func (l *Log) flushRolled(f rollFlush) error {
 	upTo := f.next.baseOffset
 	l.mu.RLock()
-	if l.mu.closed || l.Offline() || upTo <= l.mu.recoveryPoint {
+	if l.mu.closed || l.Offline() {
 		l.mu.RUnlock()
 		return nil
 	}
 	rp, dir := l.mu.recoveryPoint, l.Dir()
 	var segs []*segment
-	for _, s := range l.mu.segments {
+	for i, s := range l.mu.segments {
 		if s.baseOffset >= upTo {
 			break
 		}
-		if s.nextOffset > rp || s.baseOffset >= rp {
+		// The segment the roll sealed is synced even when a Flush already
+		// covered its records: the roll then wrote its indexes' final
+		// state (the last time index entry, the trim), which a segment
+		// trusted below the recovery point is loaded from.
+		sealed := i+1 < len(l.mu.segments) && l.mu.segments[i+1] == f.next
+		if s.nextOffset > rp || s.baseOffset >= rp || sealed {
 			segs = append(segs, s)
 		}
 	}
 	l.mu.RUnlock()
+	if len(segs) == 0 && upTo <= rp {
+		return nil
+	}
 	for _, s := range segs {
 		if err := s.flush(); err != nil {
 			return l.rollFlushFailed(s, err)

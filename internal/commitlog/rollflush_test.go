@@ -299,3 +299,57 @@ func TestManagerFlushesRollsAndCheckpoints(t *testing.T) {
 	e := &rollEnv{t: t, l: l, acked: acked}
 	e.checkDurableBelow(rp, "manager crash after checkpoint")
 }
+
+// TestCrashHoleWithDataAfterIt: the crash kept a newer segment's data but
+// not the unflushed tail of the sealed one before it (its roll's flush had
+// not run). A non-compacted log keeps what precedes the hole (a crash
+// loses only a suffix of unflushed records) and serves on; a compacted
+// log, where holes are legitimate, keeps the hole and the data after it.
+func TestCrashHoleWithDataAfterIt(t *testing.T) {
+	for _, compact := range []bool{false, true} {
+		t.Run(fmt.Sprint("compact=", compact), func(t *testing.T) {
+			e := newRollEnv(t)
+			e.appendUntilRolls(1)
+			if err := e.l.flushRolled(e.pending[0]); err != nil {
+				t.Fatal(err)
+			}
+			rp := e.l.RecoveryPoint()
+			e.appendUntilRolls(1)
+			e.appendOne()
+			segs := e.l.Segments()
+			newest := segs[len(segs)-1]
+			// What writeback might have done: the newest segment's data
+			// and the directory reached the disk, the sealed one's did not.
+			f, err := e.mem.OpenReadWrite(fmt.Sprintf("%s/%020d.log", rollDir, newest.BaseOffset))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := errors.Join(f.Sync(), f.Close(), e.mem.SyncDir(rollDir)); err != nil {
+				t.Fatal(err)
+			}
+			e.mem.Crash()
+			opts := testOptions()
+			opts.Compact = compact
+			l, err := Open(e.mem, rollDir, testTP, opts, e.clk, StartState{RecoveryPoint: rp}, slog.New(slog.DiscardHandler))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			if l.Offline() {
+				t.Fatalf("log stopped by the crash's hole: %v", l.OfflineErr())
+			}
+			want := rp
+			if compact {
+				want = newest.NextOffset
+			}
+			if got := l.LogEndOffset(); got != want {
+				t.Fatalf("log end %d after the crash, want %d", got, want)
+			}
+			e.l = l
+			e.checkDurableBelow(rp, "hole")
+			if _, err := l.Append(makeBatch(batchSpec{records: 1, valueSize: 10}), 1); err != nil {
+				t.Fatalf("append after the crash: %v", err)
+			}
+		})
+	}
+}
