@@ -54,37 +54,44 @@ func (f *flusher) run() {
 	for {
 		select {
 		case <-f.stop:
+			f.runQueued() // what rolls asked for before close still runs
 			return
 		case <-f.wake:
 		}
-		f.mu.Lock()
-		batch := f.mu.queue
-		f.mu.queue = nil
-		f.mu.busy += len(batch)
-		f.mu.Unlock()
-		for _, r := range batch {
-			if err := r.log.flushRolled(r); err != nil {
-				f.logger.Warn("flushing rolled segments failed", "partition", r.log.tp.String(), "err", err)
-			}
-		}
-		f.mu.Lock()
-		f.mu.busy -= len(batch)
-		f.idle.Broadcast()
-		f.mu.Unlock()
+		f.runQueued()
 	}
+}
+
+func (f *flusher) runQueued() {
+	f.mu.Lock()
+	batch := f.mu.queue
+	f.mu.queue = nil
+	f.mu.busy += len(batch)
+	f.mu.Unlock()
+	for _, r := range batch {
+		if err := r.log.flushRolled(r); err != nil {
+			f.logger.Warn("flushing rolled segments failed", "partition", r.log.tp.String(), "err", err)
+		}
+	}
+	f.mu.Lock()
+	f.mu.busy -= len(batch)
+	f.idle.Broadcast()
+	f.mu.Unlock()
 }
 
 // drain waits until every queued flush has run (tests, benchmarks).
 func (f *flusher) drain() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for (len(f.mu.queue) > 0 && !f.mu.stopped) || f.mu.busy > 0 {
+	for len(f.mu.queue) > 0 || f.mu.busy > 0 {
 		f.idle.Wait()
 	}
 }
 
-// close stops the goroutine after the flush in progress, dropping queued
-// ones (the Manager closes its logs next, which flushes them whole).
+// close runs the queued flushes and stops the goroutine. The Manager
+// calls it before closing its logs: a log's Close flushes only what is at
+// or above its recovery point, and a roll's flush also syncs the sealed
+// segment's final indexes, which a Flush before the roll did not cover.
 func (f *flusher) close() {
 	f.mu.Lock()
 	if f.mu.stopped {
@@ -92,8 +99,6 @@ func (f *flusher) close() {
 		return
 	}
 	f.mu.stopped = true
-	f.mu.queue = nil
-	f.idle.Broadcast()
 	f.mu.Unlock()
 	close(f.stop)
 	<-f.done

@@ -50,7 +50,7 @@ before="$(end_offsets)"
 kill -9 "$node_pid"
 wait "$node_pid" 2>/dev/null || true
 cp="$(cat "$data/recovery-point-offset-checkpoint" 2>/dev/null || true)" # none before the first interval
-log_bytes=$(find "$data" -name '*.log' -path '*fill-*' -printf '%s\n' | awk '{ s += $1 } END { printf "%d\n", s }')
+log_bytes=$(find "$data" -name '*.log' -path '*fill-*' -printf '%s\n' | awk '{ s += $1 } END { printf "%.0f\n", s }')
 above=$(python3 - "$data" "$cp" <<'PY'
 import os, sys
 data, cp = sys.argv[1], sys.argv[2].split("\n")[2:]
