@@ -29,6 +29,7 @@
 //	info, err := l.AppendAsCoordinator(batches, ep)  // coordinators: no sequence checks
 //	g := l.MaybeStartTransactionVerification(pid, seq, epoch) // KIP-890, 0: ongoing
 //	info, err := l.AppendVerified(batches, ep, g)    // leader with verification on
+//	info, err := l.AppendValidated(&res.Validated, ep, la) // produce: Validate's batch, no second CRC pass
 //	info, err := l.AppendTxnMarker(marker, ep)       // COMMIT/ABORT for the coordinator
 //	info, err := l.AppendAsFollower(batches)         // follower: offsets kept
 //	res, err := l.Read(offset, maxBytes, maxOffset, minOneBatch)
