@@ -78,11 +78,26 @@ func findGap(segs []*segment, logStart, cleanerOffset int64, dir string) *Missin
 // checkGapLocked judges the hole Open found, once, with the topic's
 // options: on a compacted topic holes are the cleaner's (or a compacted
 // leader's, copied by a follower), on any other the log is stopped.
+//
+// A hole above the recovery point of an unclean stop is the crash's: a
+// roll's background flush had not synced the older segment's tail, while
+// a newer segment's name and some of its data were durable. The log then
+// keeps what precedes the hole, as it does after a torn tail, so a crash
+// loses only a suffix of the unflushed records.
 func (l *Log) checkGapLocked() {
-	gap := l.mu.gap
-	l.mu.gap = nil
-	if gap != nil && !l.mu.opts.Compact {
+	gap, unflushed := l.mu.gap, l.mu.gapUnflushed
+	l.mu.gap, l.mu.gapUnflushed = nil, false
+	if gap == nil || l.mu.opts.Compact {
+		return
+	}
+	if !unflushed {
 		l.stop(gap)
+		return
+	}
+	l.logger.Warn("unflushed records after a hole the crash left are dropped", "partition", l.tp.String(),
+		"from", gap.From, "to", gap.To)
+	if err := l.truncateToLocked(gap.From); err != nil {
+		l.stop(fmt.Errorf("truncate at the crash's hole: %w", err))
 	}
 }
 

@@ -29,6 +29,7 @@
 //	info, err := l.AppendAsCoordinator(batches, ep)  // coordinators: no sequence checks
 //	g := l.MaybeStartTransactionVerification(pid, seq, epoch) // KIP-890, 0: ongoing
 //	info, err := l.AppendVerified(batches, ep, g)    // leader with verification on
+//	info, err := l.AppendValidated(&res.Validated, ep, la) // produce: Validate's batch, no second CRC pass
 //	info, err := l.AppendTxnMarker(marker, ep)       // COMMIT/ABORT for the coordinator
 //	info, err := l.AppendAsFollower(batches)         // follower: offsets kept
 //	res, err := l.Read(offset, maxBytes, maxOffset, minOneBatch)
@@ -62,12 +63,21 @@
 //
 // Nothing is fsynced on append unless flush.messages / flush.ms say so
 // (Kafka's default); Flush syncs and moves the recovery point to the log end
-// offset. A rolled segment is synced at the roll, so a crash loses at most
-// a suffix of the log. After an unclean stop, Open re-validates every
-// segment holding offsets at or above the recovery point (header, CRC,
-// offsets per batch), cuts a torn or corrupt tail, deletes segments after a
-// corrupt one, rebuilds their indexes, and replays producer state from the
-// newest snapshot. After a clean stop it reads only the index tails.
+// offset. A roll fsyncs nothing under the log's lock: under a Manager its
+// flusher goroutine then syncs the sealed segments, the roll's producer
+// snapshot and the directory (Kafka's "flush-log" task) and only then
+// moves the recovery point to the new segment's base; a log opened alone
+// syncs at the roll. The Manager checkpoints recovery points every
+// log.flush.offset.checkpoint.interval.ms and at Close. After an unclean
+// stop, Open re-validates every segment holding offsets at or above the
+// recovery point (header, CRC, offsets per batch), cuts a torn or corrupt
+// tail, deletes segments after a corrupt one, rebuilds their indexes, and
+// replays producer state from the newest snapshot. After a clean stop it
+// reads only the index tails. A crash before a roll's flush completed can
+// leave a hole above the recovery point (a sealed segment's unsynced tail
+// lost, a newer segment's name durable): empty segments after it are
+// removed, a hole followed by data is kept as Kafka keeps it; only a hole
+// below the recovery point is a lost segment.
 //
 // A full disk (ENOSPC) fails the append with ErrStorage and leaves the log
 // readable. Any other I/O error takes the log offline (ErrOffline from then
@@ -89,6 +99,7 @@
 //
 //	m, err := commitlog.NewManager(fsys, commitlog.DefaultManagerOptions(dirs...), clk, logger)
 //	m.Start(ctx)                                    // retention, flush, checkpoints, file deletion
+//	                                                // (the rolls' flusher runs from NewManager)
 //	l, err := m.GetOrCreate(tp, topicID, opts)
 //	m.Get(tp); m.Logs(); m.OfflineDirs()
 //	m.Delete(tp)                                    // renamed "<tp>.<id>-delete", removed after the delay

@@ -48,12 +48,19 @@ type Log struct {
 	// once per log dir (without it the log logs its own).
 	full   atomic.Bool
 	onFull func(full bool, err error)
+	// onRoll, set by the Manager, queues the flush of what a roll sealed
+	// (Kafka's "flush-log" task) so that no fsync runs under mu; without
+	// it (a log opened alone) the roll flushes synchronously.
+	onRoll func(rollFlush)
 
 	mu struct {
 		sync.RWMutex
-		opts              Options
-		segments          []*segment // ascending base offset; the last is active; replaced, never mutated
-		logStartOffset    int64
+		opts           Options
+		segments       []*segment // ascending base offset; the last is active; replaced, never mutated
+		logStartOffset int64
+		// Invariant: every batch below recoveryPoint, its segment's
+		// indexes and the directory entries naming them are fsynced; it
+		// only moves after the syncs (Flush, flushRolled), never ahead.
 		recoveryPoint     int64
 		highWatermark     int64 // bound for retention; -1 until replication sets it
 		unflushedMessages int64
@@ -65,6 +72,10 @@ type Log struct {
 		producers         *producerstate.Manager
 		epochs            *epoch.Cache
 		gap               *MissingSegmentError // found by Open, judged by checkGapLocked
+		// gapUnflushed says gap lies above the recovery point of an unclean
+		// stop: the crash's doing (a roll's background flush had not
+		// synced the segment before it), not a lost segment.
+		gapUnflushed bool
 	}
 }
 
@@ -284,6 +295,13 @@ func (l *Log) appendAsLeader(batches []byte, leaderEpoch int32, checks appendChe
 	if err != nil {
 		return AppendInfo{}, err
 	}
+	return l.appendAsLeaderLocked(batches, headers, leaderEpoch, checks)
+}
+
+// appendAsLeaderLocked is a leader's append of batches whose headers were
+// parsed and CRCs checked (parseAppend, or records.Validate for a
+// Validated).
+func (l *Log) appendAsLeaderLocked(batches []byte, headers []records.Header, leaderEpoch int32, checks appendChecks) (AppendInfo, error) {
 	next := l.activeLocked().nextOffset
 	pos := 0
 	for i := range headers {
@@ -404,14 +422,34 @@ func (l *Log) rollLocked(baseOffset int64) (*segment, error) {
 	if err := old.onBecomeInactive(); err != nil {
 		return nil, l.ioFailure("roll", err)
 	}
-	// The old segment is made durable before a newer one exists (Kafka
-	// flushes it right after the roll): a crash can then lose only a
-	// suffix of the log, never a middle part with later segments kept.
+	if l.onRoll == nil {
+		return l.rollSyncLocked(old, baseOffset)
+	}
+	// Producer state is snapshotted at each segment boundary, as Kafka does,
+	// so recovery replays at most the active segment; the snapshot, the old
+	// segments and the directory are synced by the Manager's flusher, and
+	// the recovery point moves only once they are (flushRolled).
+	l.mu.producers.UpdateMapEndOffset(baseOffset)
+	snap, err := l.mu.producers.TakeSnapshotUnsynced()
+	if err != nil {
+		return nil, l.ioFailure("roll", err)
+	}
+	seg, err := createSegment(l.fsys, l.Dir(), baseOffset, l.mu.opts, l.clk.Now(), l.rollJitter(l.mu.opts))
+	if err != nil {
+		return nil, l.ioFailure("roll", err)
+	}
+	l.addRolledLocked(seg)
+	l.onRoll(rollFlush{log: l, next: seg, snapshot: snap})
+	return seg, nil
+}
+
+// rollSyncLocked finishes a roll of a log without a Manager: the old
+// segment is made durable before a newer one exists, so a crash can lose
+// only a suffix of the log.
+func (l *Log) rollSyncLocked(old *segment, baseOffset int64) (*segment, error) {
 	if err := l.flushSegmentsBelowLocked(old); err != nil {
 		return nil, err
 	}
-	// Producer state is snapshotted at each segment boundary, as Kafka does,
-	// so recovery replays at most the active segment.
 	l.mu.producers.UpdateMapEndOffset(baseOffset)
 	if err := l.mu.producers.TakeSnapshot(); err != nil {
 		return nil, l.ioFailure("roll", err)
@@ -424,11 +462,16 @@ func (l *Log) rollLocked(baseOffset int64) (*segment, error) {
 		seg.close()
 		return nil, l.ioFailure("roll", err)
 	}
+	l.addRolledLocked(seg)
+	return seg, nil
+}
+
+// addRolledLocked makes seg the active segment.
+func (l *Log) addRolledLocked(seg *segment) {
 	segs := make([]*segment, len(l.mu.segments), len(l.mu.segments)+1)
 	copy(segs, l.mu.segments)
 	l.mu.segments = append(segs, seg)
-	l.logger.Debug("rolled segment", "partition", l.tp.String(), "base_offset", baseOffset)
-	return seg, nil
+	l.logger.Debug("rolled segment", "partition", l.tp.String(), "base_offset", seg.baseOffset)
 }
 
 // replaceEmptyActiveLocked swaps an empty active segment for one at baseOffset.

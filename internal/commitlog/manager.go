@@ -107,6 +107,8 @@ type Manager struct {
 	// createMu serialises GetOrCreate's file work, which runs outside mu so
 	// lookups never wait for I/O.
 	createMu sync.Mutex
+	// flusher syncs what rolls sealed, off the append path (flusher.go).
+	flusher *flusher
 	// stop ends the scheduler goroutine; done is closed when it has returned.
 	stop context.CancelFunc
 	done chan struct{}
@@ -133,6 +135,7 @@ func NewManager(fsys vfs.FS, opts ManagerOptions, clk clock.Clock, logger *slog.
 	m.mu.futures = map[kafka.TopicPartition]*futureLog{}
 	m.mu.preferred = map[kafka.TopicPartition]string{}
 	m.moverWake = make(chan struct{}, 1)
+	m.flusher = newFlusher(logger)
 	resume := m.settleMoves()
 	for _, dir := range opts.Dirs {
 		if err := m.loadDir(dir, resume[dir]); err != nil {
@@ -141,6 +144,7 @@ func NewManager(fsys vfs.FS, opts ManagerOptions, clk clock.Clock, logger *slog.
 		}
 	}
 	if len(m.mu.offline) == len(opts.Dirs) {
+		m.flusher.close()
 		m.closeLogs()
 		return nil, fmt.Errorf("commitlog: every log dir failed: %w", m.mu.offline[opts.Dirs[0]])
 	}
@@ -285,6 +289,7 @@ func (m *Manager) openLogAt(dir, path string, tp kafka.TopicPartition, opts Opti
 	l.decoder = m.opts.Decoder
 	l.onCorrupt = func(*CorruptBatchError) { m.metrics.corruptBatch(l) }
 	l.onFull = func(full bool, err error) { m.dirFull(m.logDirOf(l, dir), l.tp, full, err) }
+	l.onRoll = m.flusher.enqueue
 	return l, nil
 }
 

@@ -178,6 +178,7 @@ func (m *Manager) Close() error {
 		m.stop()
 		<-m.done
 	}
+	m.flusher.close() // runs the queued roll flushes before the logs close
 	failed := m.closeLogs()
 	if err := m.removeRetiredLogs(m.clk.Now(), true); err != nil {
 		m.logger.Warn("removing deleted logs", "err", err)

@@ -80,9 +80,7 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 		}
 	}
 	l.mu.gap = findGap(segs, l.mu.logStartOffset, st.CleanerOffset, dir)
-	if !st.DefaultOptions {
-		l.checkGapLocked()
-	}
+	l.mu.gapUnflushed = l.mu.gap != nil && !st.CleanShutdown && unflushedHole(l.mu.gap.From, l.mu.logStartOffset, st)
 	if err := l.openEpochCacheLocked(); err != nil {
 		l.closeSegments()
 		return nil, err
@@ -108,6 +106,9 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 		// What recovery kept is made durable, so the next recovery starts here.
 		l.closeSegments()
 		return nil, err
+	}
+	if !st.DefaultOptions {
+		l.checkGapLocked()
 	}
 	return l, nil
 }
@@ -196,7 +197,7 @@ func (l *Log) recoverSegments(segs []*segment, st StartState) ([]*segment, error
 	opts := l.mu.opts
 	for i, s := range segs {
 		last := i+1 == len(segs)
-		trusted := st.CleanShutdown || (!last && segs[i+1].baseOffset <= st.RecoveryPoint)
+		trusted := st.CleanShutdown || (!last && segs[i+1].baseOffset <= st.RecoveryPoint && !s.untrimmed())
 		var cut int64
 		var err error
 		if trusted {
@@ -214,7 +215,10 @@ func (l *Log) recoverSegments(segs []*segment, st StartState) ([]*segment, error
 		if cut > 0 {
 			l.logger.Warn("truncated invalid tail of segment", "partition", l.tp.String(), "segment", s.baseOffset, "bytes", cut)
 		}
-		if !last && (cut > 0 || s.nextOffset > segs[i+1].baseOffset) {
+		// Later segments also go when only empty ones follow a hole: a
+		// roll's background flush had not synced this one when the crash
+		// came, but a directory sync had made newer names durable.
+		if !last && (cut > 0 || s.nextOffset > segs[i+1].baseOffset || !trusted && emptyAfterHole(segs, i, st)) {
 			for _, later := range segs[i+1:] {
 				if err := removeSegmentFiles(later); err != nil {
 					return segs[:i+1], err
@@ -242,4 +246,28 @@ func removeSegmentFiles(s *segment) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// emptyAfterHole reports a hole after segs[i] above the recovery point of
+// an unclean stop, followed only by empty segments. A hole followed by
+// data is kept (see Open).
+func emptyAfterHole(segs []*segment, i int, st StartState) bool {
+	from := segs[i].nextOffset
+	if st.CleanShutdown || from >= segs[i+1].baseOffset || !unflushedHole(from, st.LogStartOffset, st) {
+		return false
+	}
+	for _, later := range segs[i+1:] {
+		if later.size.Load() > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// unflushedHole reports whether a hole starting at from, after an unclean
+// stop, misses only records the recovery point did not vouch for: those
+// at or above it. Records below the log start do not count (retention
+// raises the recovery point to the log start, whose records are deleted).
+func unflushedHole(from, logStart int64, st StartState) bool {
+	return max(from, logStart) >= st.RecoveryPoint
 }

@@ -29,11 +29,24 @@ func TestPropertyAgainstModel(t *testing.T) {
 		seeds, steps = 4, 150
 	}
 	for seed := 0; seed < seeds; seed++ {
-		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) { runModel(t, uint64(seed), steps) })
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) { runModel(t, uint64(seed), steps, false) })
 	}
 }
 
-func runModel(t *testing.T, seed uint64, steps int) {
+// TestPropertyAgainstModelRollFlush is TestPropertyAgainstModel with the
+// rolls' flushes queued as under a Manager and run at random later steps:
+// a batch is durable once a flush moved the recovery point past it.
+func TestPropertyAgainstModelRollFlush(t *testing.T) {
+	seeds, steps := 60, 400
+	if testing.Short() {
+		seeds, steps = 4, 150
+	}
+	for seed := 0; seed < seeds; seed++ {
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) { runModel(t, uint64(seed), steps, true) })
+	}
+}
+
+func runModel(t *testing.T, seed uint64, steps int, async bool) {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	fsys := newDurableMem(t)
 	clk := clock.NewManual(testStart)
@@ -41,10 +54,15 @@ func runModel(t *testing.T, seed uint64, steps int) {
 	opts.SegmentBytes = int64(2048 + rng.IntN(4096))
 	opts.IndexIntervalBytes = rng.IntN(600)
 	opts.SegmentIndexBytes = 64 + rng.IntN(200)
+	var pending []rollFlush
 	open := func(st StartState) *Log {
 		l, err := Open(fsys, "/data/t-0", testTP, opts, clk, st, slog.New(slog.DiscardHandler))
 		if err != nil {
 			t.Fatalf("seed %d: open: %v", seed, err)
+		}
+		pending = nil
+		if async {
+			l.onRoll = func(r rollFlush) { pending = append(pending, r) }
 		}
 		return l
 	}
@@ -53,6 +71,16 @@ func runModel(t *testing.T, seed uint64, steps int) {
 	durable := 0 // batches of the model known flushed
 	next := int64(0)
 	for step := 0; step < steps; step++ {
+		if len(pending) > 0 && rng.IntN(4) == 0 {
+			if err := l.flushRolled(pending[0]); err != nil {
+				t.Fatalf("seed %d step %d: roll flush: %v", seed, step, err)
+			}
+			pending = pending[1:]
+			rp := l.RecoveryPoint()
+			for durable < len(model) && model[durable].base < rp {
+				durable++
+			}
+		}
 		op := rng.IntN(100)
 		start := l.LogStartOffset()
 		switch {

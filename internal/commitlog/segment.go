@@ -183,7 +183,7 @@ func (s *segment) loadState(opts Options, active bool, nextBase int64) error {
 		_, err := s.recover(opts)
 		return err
 	}
-	pos, err := s.scanTail(size)
+	pos, tail, err := s.scanTail(size)
 	if err != nil && !isFormatError(err) {
 		return fmt.Errorf("load segment %s: %w", s.path(logSuffix), err)
 	}
@@ -202,25 +202,36 @@ func (s *segment) loadState(opts Options, active bool, nextBase int64) error {
 	}
 	te := s.timeIndex.lastEntry()
 	s.maxTimestamp, s.offsetOfMaxTimestamp = te.Timestamp, te.Offset
+	// The time index may lack the entry a roll adds for the segment's
+	// maximum (the roll's flush had not synced it before a crash); the
+	// headers after the last index entry, read anyway, say it.
+	if tail.Timestamp > s.maxTimestamp {
+		s.maxTimestamp, s.offsetOfMaxTimestamp = tail.Timestamp, tail.Offset
+	}
 	return nil
 }
 
 // scanTail sets nextOffset from the batch headers after the last offset
 // index entry and returns where they stop: size, or where the bytes are not
-// a whole batch (err then says why when it is not a short tail).
-func (s *segment) scanTail(size int64) (int64, error) {
+// a whole batch (err then says why when it is not a short tail), and the
+// largest timestamp of those batches with its offset (-1 when none).
+func (s *segment) scanTail(size int64) (int64, indexEntry, error) {
 	s.nextOffset = s.baseOffset
 	pos := s.index.lastEntry().Position
+	maxTs := indexEntry{Timestamp: -1, Offset: -1}
 	for {
 		h, err := readHeader(s.log, pos, size)
 		if err == io.EOF {
-			return pos, nil
+			return pos, maxTs, nil
 		}
 		if err != nil {
-			return pos, err
+			return pos, maxTs, err
 		}
 		if s.firstBatchTimestamp < 0 && pos == 0 {
 			s.firstBatchTimestamp = h.MaxTimestamp
+		}
+		if h.MaxTimestamp > maxTs.Timestamp {
+			maxTs = indexEntry{Timestamp: h.MaxTimestamp, Offset: h.LastOffset()}
 		}
 		s.nextOffset = h.NextOffset()
 		pos += h.Size()
@@ -247,6 +258,19 @@ func (s *segment) indexesSane(size int64, active bool) bool {
 		return false
 	}
 	return true
+}
+
+// untrimmed reports a sealed segment whose roll-time trim did not reach
+// the disk (its roll's flush had not run before a crash): an index still
+// ends with the preallocated file's zero slots. No real entry but the
+// first can be all zero (offsets and timestamps increase).
+func (s *segment) untrimmed() bool {
+	return lastSlotZero(s.index.indexFile) || lastSlotZero(s.timeIndex.indexFile)
+}
+
+func lastSlotZero(x *indexFile) bool {
+	n := x.entries()
+	return n > 1 && isZero(x.entry(n-1))
 }
 
 // recover re-reads the whole segment, validating every batch (header, CRC,

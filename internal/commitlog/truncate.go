@@ -12,6 +12,10 @@ func (l *Log) TruncateTo(offset int64) error {
 	if err := l.checkUsableLocked(); err != nil {
 		return err
 	}
+	return l.truncateToLocked(offset)
+}
+
+func (l *Log) truncateToLocked(offset int64) error {
 	if offset >= l.activeLocked().nextOffset {
 		return nil
 	}

@@ -34,6 +34,13 @@ func FuzzValidate(f *testing.F) {
 		if err := CheckCRC(b); err != nil {
 			t.Fatalf("accepted batch has a bad CRC after rewrite: %v", err)
 		}
+		// The log trusts a Validated's header instead of parsing again:
+		// it must be the stored bytes' header, over exactly those bytes.
+		v := &res.Validated
+		if h, err := ParseHeader(b); err != nil || len(v.Headers()) != 1 || v.Headers()[0] != h ||
+			len(v.Bytes()) != len(b) || &v.Bytes()[0] != &b[0] || h.Size() != int64(len(b)) {
+			t.Fatalf("Validated %+v does not describe the %d accepted bytes (header %+v, %v)", v.Headers(), len(b), h, err)
+		}
 		var n int32
 		if err := ForEachRecord(b, func(Record) error { n++; return nil }); err != nil {
 			t.Fatalf("accepted batch does not iterate: %v", err)

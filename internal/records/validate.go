@@ -73,6 +73,9 @@ type ValidateResult struct {
 	LogAppendTimeMs int64
 	// MaxTimestamp is the largest timestamp over all batches.
 	MaxTimestamp int64
+	// Validated carries the batches and their headers to the log, so the
+	// leader's append neither parses nor checks the CRC again.
+	Validated Validated
 }
 
 // RecordError is one rejected record (KIP-467): its index in the batch
@@ -149,6 +152,7 @@ func Validate(ctx context.Context, batches []byte, opts ValidateOptions) (Valida
 	}
 	res.MaxTimestamp = info.MaxTimestamp
 	res.Batches = []BatchInfo{info}
+	res.Validated = Validated{buf: batches, one: [1]Header{info.Header}, n: 1}
 	return res, nil
 }
 

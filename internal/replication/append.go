@@ -79,12 +79,10 @@ func (p *Partition) appendRecordsToLeader(ctx context.Context, batches []byte, r
 	var info commitlog.AppendInfo
 	switch {
 	case bugDropAcked(p, batches, &info):
-	case checks.origin == AppendOriginCoordinator:
-		info, err = p.log.AppendAsCoordinator(batches, p.mu.leaderEpoch)
-	case checks.verify:
-		info, err = p.log.AppendVerified(batches, p.mu.leaderEpoch, checks.guard)
 	default:
-		info, err = p.log.Append(batches, p.mu.leaderEpoch)
+		// The batches were parsed and CRC-checked once, by Validate.
+		la := commitlog.LeaderAppend{Coordinator: checks.origin == AppendOriginCoordinator, Verify: checks.verify, Guard: checks.guard}
+		info, err = p.log.AppendValidated(&validated.Validated, p.mu.leaderEpoch, la)
 	}
 	if err != nil {
 		if errors.Is(err, commitlog.ErrOffline) {

@@ -21,10 +21,12 @@ import (
 	"github.com/sluice-io/sluice/internal/purgatory"
 )
 
-// conn is one client connection. Its reader goroutine (serve) reads a
-// request, runs the handler and hands the response to the writer goroutine,
-// then waits until the response is written before reading the next request:
-// one request in flight, as Kafka mutes a channel until its send completes.
+// conn is one client connection. Its goroutine (serve) reads a request,
+// runs the handler and writes the response before reading the next
+// request: one request in flight, as Kafka mutes a channel until its send
+// completes. The response is written by the same goroutine: a writer
+// goroutine the reader always waited for only added two goroutine
+// switches per request (issue 24's profile).
 type conn struct {
 	srv      *Server
 	registry *api.Registry
@@ -40,8 +42,9 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	out  chan outgoing
-	sent chan error
+	// wbuf is the encoding buffer kept between responses (at most
+	// maxRetainedWriteBuffer).
+	wbuf []byte
 
 	// frame is the request being read or served; its buffer is charged to
 	// the server's request memory from its first byte until its response
@@ -79,7 +82,7 @@ type conn struct {
 	diverted bool
 }
 
-// outgoing is a response handed from the reader to the writer.
+// outgoing is a response to write.
 type outgoing struct {
 	correlationID int32
 	flexible      bool
@@ -103,8 +106,6 @@ func newConn(s *Server, l Listener, registry *api.Registry, nc net.Conn, ip neti
 			RemoteAddr: nc.RemoteAddr(), LocalAddr: nc.LocalAddr()},
 		log:    s.log.With("listener", l.Name, "remote", nc.RemoteAddr().String()),
 		cancel: cancel,
-		out:    make(chan outgoing),
-		sent:   make(chan error),
 		timing: requestTiming{clk: s.clock},
 		parked: purgatory.NewParkedTime(s.clock),
 	}
@@ -122,16 +123,9 @@ func newConn(s *Server, l Listener, registry *api.Registry, nc net.Conn, ip neti
 func (c *conn) touch() { c.lastActive.Store(time.Now().UnixNano()) }
 
 // serve runs the connection until the client leaves, a protocol error or
-// shutdown; it owns the writer goroutine and closes the socket.
+// shutdown, and closes the socket.
 func (c *conn) serve() {
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		c.writeLoop()
-	}()
 	c.readLoop()
-	close(c.out)
-	<-writerDone
 	c.cancel()
 	c.registry.ConnClosed(&c.state)
 	if !c.diverted {
@@ -296,18 +290,18 @@ func (c *conn) serveRequest(frame []byte) bool {
 	return c.sasl == nil || !c.sasl.closeAfter
 }
 
-// respond hands the response to the writer and waits until it is written.
+// respond writes the response.
 func (c *conn) respond(h protocol.RequestHeader, resp api.Response) bool {
 	if resp.IsNoResponse() {
 		c.timing.dequeued, c.timing.sent = c.timing.handled, c.timing.handled
 		return true
 	}
-	c.out <- outgoing{
+	err := c.send(outgoing{
 		correlationID: h.CorrelationID,
 		flexible:      protocol.ResponseHeaderFlexible(h.APIKey, h.APIVersion),
 		resp:          resp,
-	}
-	if err := <-c.sent; err != nil {
+	})
+	if err != nil {
 		if !c.isDraining() {
 			c.closeFor(h, reasonWrite, err)
 		}
@@ -364,21 +358,19 @@ const maxRetainedWriteBuffer = 1 << 20
 // deadline: a response makes progress or the connection closes.
 const writeChunk = 1 << 20
 
-func (c *conn) writeLoop() {
-	var buf []byte
-	for o := range c.out {
-		c.timing.dequeued = c.srv.clock.Now()
-		n, err := c.write(o, &buf)
-		c.timing.sent = c.srv.clock.Now()
-		if cap(buf) > maxRetainedWriteBuffer {
-			buf = nil
-		}
-		c.sock.bytesOut.Add(uint64(n))
-		if err == nil {
-			c.touch()
-		}
-		c.sent <- err
+// send writes o, recording its send times and bytes.
+func (c *conn) send(o outgoing) error {
+	c.timing.dequeued = c.srv.clock.Now()
+	n, err := c.write(o, &c.wbuf)
+	c.timing.sent = c.srv.clock.Now()
+	if cap(c.wbuf) > maxRetainedWriteBuffer {
+		c.wbuf = nil
 	}
+	c.sock.bytesOut.Add(uint64(n))
+	if err == nil {
+		c.touch()
+	}
+	return err
 }
 
 func (c *conn) write(o outgoing, buf *[]byte) (int64, error) {

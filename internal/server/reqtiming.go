@@ -11,14 +11,12 @@ import (
 )
 
 // requestTiming is the request in flight's timestamps, Kafka's
-// RequestChannel.Request times. The reader sets them but dequeued and sent,
-// which the writer sets before it reports the write on conn.sent, so the
-// reader reads them only after.
+// RequestChannel.Request times, set by the connection's goroutine.
 type requestTiming struct {
 	clk clock.Clock
 	// arrived: the request's last byte read; started: its handler called;
-	// handled: the handler returned; dequeued: the writer took the
-	// response; sent: its last byte written.
+	// handled: the handler returned; dequeued: the response's write
+	// began; sent: its last byte written.
 	arrived, started, handled, dequeued, sent time.Time
 	// remote is the time the handler spent parked (purgatory.ParkedTime).
 	remote    time.Duration

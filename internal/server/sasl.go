@@ -388,8 +388,7 @@ func (c *conn) serveRawToken(token []byte) bool {
 		}
 		s.succeed(principal)
 	}
-	c.out <- outgoing{rawToken: true, raw: challenge}
-	if err := <-c.sent; err != nil {
+	if err := c.send(outgoing{rawToken: true, raw: challenge}); err != nil {
 		if !c.isDraining() {
 			c.log.Info("writing a SASL token failed; closing the connection", "err", err)
 		}

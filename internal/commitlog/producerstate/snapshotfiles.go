@@ -98,6 +98,64 @@ func (m *Manager) TakeSnapshot() error {
 	return nil
 }
 
+// TakeSnapshotUnsynced is TakeSnapshot without the fsyncs, for a roll
+// under the log's lock (Kafka's takeSnapshot(sync = false)): the caller
+// syncs the returned file and its directory later (SyncSnapshot), outside
+// the lock. Until then a crash may leave the file torn or absent, which
+// LoadLatest survives (a corrupt snapshot is deleted, an older one used).
+// path is "" when no snapshot was written.
+func (m *Manager) TakeSnapshotUnsynced() (path string, err error) {
+	if m.mapEndOffset <= m.lastSnapOffset {
+		return "", nil
+	}
+	entries := make([]*Entry, 0, len(m.producers))
+	for _, e := range m.producers {
+		entries = append(entries, e)
+	}
+	path = m.snapshotPath(m.mapEndOffset)
+	if err := writeUnsynced(m.fs, path, EncodeSnapshot(entries)); err != nil {
+		return "", fmt.Errorf("write producer snapshot %s: %w", path, err)
+	}
+	m.lastSnapOffset = m.mapEndOffset
+	return path, nil
+}
+
+// writeUnsynced writes data to a temporary file renamed to name, so name
+// never holds a partial write while the process runs.
+func writeUnsynced(fsys vfs.FS, name string, data []byte) error {
+	tmp := name + tempSuffix
+	f, err := fsys.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(data, 0); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return fsys.Rename(tmp, name)
+}
+
+// SyncSnapshot syncs a snapshot file written by TakeSnapshotUnsynced; the
+// caller syncs its directory after. A file deleted meanwhile (retention,
+// truncation) is not an error.
+func SyncSnapshot(fsys vfs.FS, path string) error {
+	f, err := fsys.Open(path)
+	if vfs.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sync producer snapshot %s: %w", path, err)
+	}
+	serr := f.Sync()
+	if err := errors.Join(serr, f.Close()); err != nil {
+		return fmt.Errorf("sync producer snapshot %s: %w", path, err)
+	}
+	return nil
+}
+
 // deleteSnapshot removes one snapshot file; a missing file is not an error.
 func (m *Manager) deleteSnapshot(offset int64) error {
 	if err := m.fs.Remove(m.snapshotPath(offset)); err != nil && !vfs.IsNotExist(err) {
