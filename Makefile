@@ -11,7 +11,7 @@ LDFLAGS := -X github.com/sluice-io/sluice/internal/version.version=$(VERSION) \
 # Where make release puts its artifacts.
 DIST ?= dist
 
-.PHONY: soak ops ecosystem ecosystem-ci bench-ecosystem test build run release vet interop interop-heavy faults quota-long bench fuzz console-test prometheus-test \
+.PHONY: soak ops bench-produce-cpu ecosystem ecosystem-ci bench-ecosystem test build run release vet interop interop-heavy faults quota-long bench fuzz console-test prometheus-test \
 	firsthour-test release-test container-test helm-test upgrade-test
 
 # A static binary (no cgo: the race tests alone need it), stamped. go
@@ -133,6 +133,14 @@ soak:
 # with shorter windows).
 quota-long:
 	QUOTA_LONG=1 $(GO) test -count=1 -timeout 5m -v -run 'ByteRateQuota' ./test/security
+
+# The produce path's CPU per GB, in process (issue 24; docs/benchmarks.md):
+# one node, raw Produce v11 requests, acks=1 and acks=all, 1 and 16
+# partitions; about two minutes.
+bench-produce-cpu:
+	$(GO) test -c -o bin/node.test ./internal/node
+	dir=$$(mktemp -d) && bin/node.test -test.run '^$$' -test.bench '^BenchmarkProduce$$' \
+		-test.benchtime 3000x -produce.dir=$$dir; rc=$$?; rm -rf $$dir; exit $$rc
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./internal/...
