@@ -95,7 +95,11 @@ func drainBroker(ctx context.Context, conn *connection, cl *kgo.Client, adm *kad
 			return false, err
 		}
 		_, registered := view.fenced[id]
-		held := 0
+		// A replica a move is still taking off id counts as held: id may
+		// be the partition's only in-sync replica until the move completes,
+		// and retiring it then takes the partition offline.
+		pending := view.leaving[id]
+		held := len(pending)
 		for _, p := range view.parts {
 			if slices.Contains(p.Replicas, id) {
 				held++
@@ -118,15 +122,26 @@ func drainBroker(ctx context.Context, conn *connection, cl *kgo.Client, adm *kad
 		if len(plan.Reassignments) == 0 && plan.Unplaced > 0 {
 			return true, fmt.Errorf("broker %d: %d replicas have nowhere to go", id, plan.Unplaced)
 		}
-		// A partition already moving is pinned: waiting for it lets the
-		// next round move it.
-		if err := runPlan(ctx, conn, cl, adm, plan, bf, out); err != nil {
-			return true, err
-		}
-		if len(plan.Reassignments) == 0 {
-			if err := waitForMoves(ctx, cl, adm, conn.timeout, out, bf.interval); err != nil {
+		if len(plan.Reassignments) > 0 {
+			rctx, cancel := conn.requestContext(ctx)
+			err := executePlan(rctx, adm, plan)
+			cancel()
+			if err != nil {
 				return true, err
 			}
+			fmt.Fprintf(out, "Started %d reassignments.\n", len(plan.Reassignments))
+		}
+		// A partition already moving is pinned: the moves off id an
+		// interrupted run started are followed with the new ones (id holds
+		// their replicas until they complete); waiting for any other lets
+		// the next round move it.
+		if len(pending) > 0 {
+			fmt.Fprintf(out, "Following %d moves off broker %d already in progress.\n", len(pending), id)
+		}
+		follow := plan
+		follow.Reassignments = append(slices.Clone(plan.Reassignments), pending...)
+		if err := followPlan(ctx, conn, cl, adm, follow, bf, out); err != nil {
+			return true, err
 		}
 	}
 	return true, fmt.Errorf("broker %d still holds replicas after %d rounds", id, drainRounds)

@@ -117,13 +117,20 @@ func runPlan(ctx context.Context, conn *connection, cl *kgo.Client, adm *kadm.Cl
 	if bf.noWait {
 		return nil
 	}
+	return followPlan(ctx, conn, cl, adm, plan, bf, out)
+}
+
+// followPlan waits for every move in progress, then until Metadata shows
+// the plan's partitions on their new replicas, and elects their preferred
+// leaders.
+func followPlan(ctx context.Context, conn *connection, cl *kgo.Client, adm *kadm.Client, plan balance.Plan, bf balanceFlags, out io.Writer) error {
 	if err := waitForMoves(ctx, cl, adm, conn.timeout, out, bf.interval); err != nil {
 		return err
 	}
 	if err := awaitPlanVisible(ctx, adm, plan, electRetryFor); err != nil {
 		return err
 	}
-	rctx, cancel = context.WithTimeout(ctx, conn.timeout+electRetryFor)
+	rctx, cancel := context.WithTimeout(ctx, conn.timeout+electRetryFor)
 	defer cancel()
 	if err := electPreferred(rctx, adm, plan); err != nil {
 		return err

@@ -33,6 +33,11 @@ type clusterView struct {
 	// fenced lists registered brokers that are fenced (stopped or
 	// unreachable).
 	fenced map[int32]bool
+	// leaving lists, per broker, the moves in progress that take a replica
+	// off it (Replicas is the target): parts shows those partitions at
+	// their target, but the broker still holds them (and may be their only
+	// in-sync replica) until the move completes.
+	leaving map[int32][]balance.Reassignment
 	// sizes are replica sizes by broker, topic and partition.
 	sizes kadm.DescribedAllLogDirs
 }
@@ -59,7 +64,7 @@ func loadClusterView(ctx context.Context, cl *kgo.Client, adm *kadm.Client, deco
 	if err != nil {
 		return nil, err
 	}
-	v := &clusterView{fenced: map[int32]bool{}}
+	v := &clusterView{fenced: map[int32]bool{}, leaving: map[int32][]balance.Reassignment{}}
 	for _, b := range brokers {
 		out := balance.Broker{ID: b.NodeID}
 		if b.Rack != nil {
@@ -94,6 +99,9 @@ func loadClusterView(ctx context.Context, cl *kgo.Client, adm *kadm.Client, deco
 			if m, ok := moving[t.Topic][p.Partition]; ok {
 				bp.Pinned = true
 				bp.Replicas = slices.DeleteFunc(slices.Clone(m.Replicas), func(id int32) bool { return slices.Contains(m.RemovingReplicas, id) })
+				for _, id := range m.RemovingReplicas {
+					v.leaving[id] = append(v.leaving[id], balance.Reassignment{Topic: t.Topic, Partition: p.Partition, Replicas: bp.Replicas})
+				}
 			}
 			bp.Size = v.partitionSize(t.Topic, p.Partition)
 			v.parts = append(v.parts, bp)

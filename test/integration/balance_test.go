@@ -211,8 +211,10 @@ func TestBalanceAutomatic(t *testing.T) {
 // stopped and remembers which were acknowledged.
 type ackedProducer struct {
 	t      *testing.T
+	topic  string
+	addrs  []string
 	cl     *kgo.Client
-	log    *syncBuffer // the client's warnings, shown if it stalls
+	log    *syncBuffer // the client's warnings (all with SLUICE_STALL_DEBUG), shown if it stalls
 	mu     sync.Mutex
 	acked  map[string]bool
 	failed int
@@ -224,12 +226,16 @@ func startAckedProducer(t *testing.T, addrs []string, topic string) *ackedProduc
 	// A delivery timeout bounds each batch's wait (kgo's default is none), so a
 	// record stuck without a leader fails instead of hanging finish().
 	log := &syncBuffer{}
+	level := kgo.LogLevelWarn
+	if os.Getenv("SLUICE_STALL_DEBUG") != "" {
+		level = kgo.LogLevelDebug
+	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...), kgo.DefaultProduceTopic(topic), kgo.RecordRetries(20),
-		kgo.RecordDeliveryTimeout(30*time.Second), kgo.WithLogger(kgo.BasicLogger(log, kgo.LogLevelWarn, nil)))
+		kgo.RecordDeliveryTimeout(30*time.Second), kgo.WithLogger(kgo.BasicLogger(log, level, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &ackedProducer{t: t, cl: cl, log: log, acked: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
+	p := &ackedProducer{t: t, topic: topic, addrs: addrs, cl: cl, log: log, acked: map[string]bool{}, stop: make(chan struct{}), done: make(chan struct{})}
 	value := bytes.Repeat([]byte("x"), 1000)
 	go func() {
 		defer close(p.done)
@@ -260,34 +266,83 @@ func startAckedProducer(t *testing.T, addrs []string, topic string) *ackedProduc
 	return p
 }
 
-// finish stops producing and returns the acknowledged keys. An idempotent
-// record whose first attempt's outcome is unknown is never failed by kgo's
-// delivery timeout, so a partition the client cannot produce to holds the
-// loop. TestBalanceDecommissionKill hung so once in CI (the client asking
-// for metadata every 5 s for 8 minutes, nothing in flight; cause not yet
-// found): after stallLimit the stall is recorded — in the test log and in a
-// file under the temp dir, since a passing package's log is not printed —
-// the client is closed (failing what it holds) and the test goes on to its
-// assertions: the decommission completes and every acknowledged record is
-// readable. Producer liveness is not asserted until the cause is known.
-func (p *ackedProducer) finish() (map[string]bool, int) {
-	const stallLimit = 90 * time.Second
+// finish stops producing and returns the acknowledged keys, the failures,
+// and whether the producer stalled: an idempotent record whose first
+// attempt's outcome is unknown is never failed by kgo's delivery timeout,
+// so a partition the client cannot produce to holds the loop (kgo asking
+// for metadata every 5 s, nothing in flight). TestBalanceDecommissionKill
+// stalled so (once in CI for 8 minutes): the decommission's rerun counted
+// the moves still in progress at their target, reported broker 4 empty
+// and retired it while it was the only in-sync replica of the partitions
+// moving off it, which stayed offline with their records (fixed in
+// internal/cli, TestBrokerDecommissionWaitsForMovesInProgress). After
+// stallLimit the stall is recorded — in the test log and in a file under
+// the temp dir with the client's view, each broker's Metadata and the
+// client's log (SLUICE_STALL_DEBUG=1 logs at debug level) — and the client
+// is closed, failing what it holds, so the test still checks the rest.
+func (p *ackedProducer) finish() (acked map[string]bool, failed int, stalled bool) {
+	const stallLimit = 60 * time.Second
 	close(p.stop)
 	select {
 	case <-p.done:
 	case <-time.After(stallLimit):
-		msg := fmt.Sprintf("%s: producer stalled: %d records still buffered %v after stopping; the client's warnings:\n%s\n",
-			p.t.Name(), p.cl.BufferedProduceRecords(), stallLimit, tailLines(p.log.String(), 60))
+		stalled = true
+		msg := fmt.Sprintf("%s: producer stalled: %d records still buffered %v after stopping; the client's view and each broker's Metadata:\n%s\nthe client's warnings:\n%s\n",
+			p.t.Name(), p.cl.BufferedProduceRecords(), stallLimit, p.metadataViews(), tailLines(p.log.String(), 60))
 		p.t.Log(msg)
 		f := filepath.Join(os.TempDir(), fmt.Sprintf("sluice-producer-stall-%d.txt", time.Now().UnixNano()))
-		_ = os.WriteFile(f, []byte(msg), 0o644)
+		_ = os.WriteFile(f, []byte(msg+"\nthe client's whole log:\n"+p.log.String()), 0o644)
 		p.cl.Close() // fails what is buffered, ending the loop
 		<-p.done
 	}
 	p.cl.Close()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.acked, p.failed
+	return p.acked, p.failed, stalled
+}
+
+// metadataViews describes, for a stall record, each partition as the
+// producer's client sees it and as each broker's Metadata answers it.
+func (p *ackedProducer) metadataViews() string {
+	var b strings.Builder
+	for part := int32(0); part < 1000; part++ {
+		leader, epoch, err := p.cl.PartitionLeader(p.topic, part)
+		if leader == -1 && err == nil { // past the last partition
+			break
+		}
+		fmt.Fprintf(&b, "client: p%d leader %d epoch %d err %v\n", part, leader, epoch, err)
+	}
+	for _, addr := range p.addrs {
+		fmt.Fprintf(&b, "%s:", addr)
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+		if err != nil {
+			fmt.Fprintf(&b, " %v\n", err)
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		req := kmsg.NewPtrMetadataRequest()
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr(p.topic)
+		req.Topics = append(req.Topics, rt)
+		resp, err := req.RequestWith(ctx, cl)
+		cancel()
+		cl.Close()
+		if err != nil {
+			fmt.Fprintf(&b, " %v\n", err)
+			continue
+		}
+		for _, br := range resp.Brokers {
+			fmt.Fprintf(&b, " broker %d", br.NodeID)
+		}
+		b.WriteString("\n")
+		for _, t := range resp.Topics {
+			for _, pt := range t.Partitions {
+				fmt.Fprintf(&b, "  p%d leader %d epoch %d replicas %v isr %v offline %v err %d\n",
+					pt.Partition, pt.Leader, pt.LeaderEpoch, pt.Replicas, pt.ISR, pt.OfflineReplicas, pt.ErrorCode)
+			}
+		}
+	}
+	return b.String()
 }
 
 // readAllKeys consumes topic from the start until every key of want was
@@ -350,7 +405,10 @@ func TestBalanceDecommissionUnderProducer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("decommission: %v", err)
 	}
-	acked, failed := prod.finish()
+	// A stall is recorded by finish; this single run waits for its own
+	// moves, so it is not the rerun's stall TestBalanceDecommissionKill
+	// asserts against.
+	acked, failed, _ := prod.finish()
 	states, err := brokerStates(ctx, nil, adm2(t, addrs[:3]))
 	if err != nil {
 		t.Fatal(err)
@@ -483,7 +541,10 @@ func TestBalanceDecommissionKill(t *testing.T) {
 	if err != nil {
 		t.Fatalf("second decommission: %v", err)
 	}
-	acked, failed := prod.finish()
+	acked, failed, stalled := prod.finish()
+	if stalled {
+		t.Errorf("the producer did not get every record acknowledged within a minute of the decommission (recorded above)")
+	}
 	for k := range filled {
 		acked[k] = true
 	}
