@@ -8,6 +8,7 @@ import (
 	"io"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -28,13 +29,29 @@ type produceSpec struct {
 	TxnDurationMs int
 	// ClientConfig, when set, is the tool's --command-config (the TLS phase's SSL settings).
 	ClientConfig string
+	// Compression, when set, is the producer's compression.type (the compression phase).
+	Compression string
+	// PayloadFile, when set, replaces --record-size: the tool picks each value at random
+	// from the file's lines, which are recordSize bytes each (compressible text).
+	PayloadFile string
+	// KeyRange > 0 keys the records with random integers in [0, KeyRange) (the omb phase);
+	// Seed seeds that choice, so several processes do not send the same key sequence.
+	KeyRange int
+	Seed     int64
+	// Props are more producer properties, space-separated (the omb phase's linger.ms and
+	// batch.size); a string keeps produceSpec comparable.
+	Props string
 }
 
 func (p produceSpec) properties() []string {
+	props := []string{"acks=1", "enable.idempotence=false"}
 	if p.AcksAll {
-		return []string{"acks=all", "enable.idempotence=true"}
+		props = []string{"acks=all", "enable.idempotence=true"}
 	}
-	return []string{"acks=1", "enable.idempotence=false"}
+	if p.Compression != "" {
+		props = append(props, "compression.type="+p.Compression)
+	}
+	return append(props, strings.Fields(p.Props)...)
 }
 
 func (p produceSpec) label() string {
@@ -49,7 +66,14 @@ func (p produceSpec) label() string {
 	if p.Partitions == 1 {
 		unit = "partition"
 	}
-	return fmt.Sprintf("%s, %d %s", mode, p.Partitions, unit) + nodesLabel(p.Nodes)
+	out := fmt.Sprintf("%s, %d %s", mode, p.Partitions, unit)
+	if p.Compression != "" {
+		out += fmt.Sprintf(", compression.type=%s, text values (--payload-file)", p.Compression)
+	}
+	if p.KeyRange > 0 {
+		out += fmt.Sprintf(", random keys in [0, %d)", p.KeyRange)
+	}
+	return out + nodesLabel(p.Nodes)
 }
 
 func (p produceSpec) key() string {
@@ -60,7 +84,14 @@ func (p produceSpec) key() string {
 	if p.TxnDurationMs > 0 {
 		acks = fmt.Sprintf("txn%d", p.TxnDurationMs)
 	}
-	return fmt.Sprintf("%s-p%d", acks, p.Partitions) + nodesKey(p.Nodes)
+	out := fmt.Sprintf("%s-p%d", acks, p.Partitions)
+	if p.Compression != "" {
+		out += "-" + p.Compression
+	}
+	if p.KeyRange > 0 {
+		out += "-keyed"
+	}
+	return out + nodesKey(p.Nodes)
 }
 
 // nodesLabel and nodesKey extend a row's label and key for a multi-node cluster; a single
@@ -155,13 +186,26 @@ func runProducerWindows(ctx context.Context, kafkaRef string, b target, topic st
 	return run, nil
 }
 
+// valueArgs are the tool's arguments for the records' values and keys.
+func (p produceSpec) valueArgs() []string {
+	args := []string{"--record-size", strconv.Itoa(recordSize)}
+	if p.PayloadFile != "" {
+		args = []string{"--payload-file", p.PayloadFile}
+	}
+	if p.KeyRange > 0 {
+		args = append(args, "--key-distribution", "random", "--record-key-range", strconv.Itoa(p.KeyRange),
+			"--random-seed", strconv.FormatInt(p.Seed, 10))
+	}
+	return args
+}
+
 // windowedProducerArgs are producer-perf-test's arguments for a full-speed run of spec.
 func windowedProducerArgs(bootstrap, topic string, spec produceSpec) []string {
 	args := []string{
 		"--bootstrap-server", bootstrap, "--topic", topic,
-		"--num-records", "1000000000000", "--throughput", "-1",
-		"--record-size", strconv.Itoa(recordSize), "--reporting-interval", "1000",
+		"--num-records", "1000000000000", "--throughput", "-1", "--reporting-interval", "1000",
 	}
+	args = append(args, spec.valueArgs()...)
 	// Before --command-property, which takes every argument up to the next option.
 	args = append(args, spec.txnToolArgs(topic)...)
 	if spec.ClientConfig != "" {

@@ -167,6 +167,12 @@ func renderMethod(b *strings.Builder, pr profile, phases map[string]bool) {
 	if phases["groups"] {
 		renderGroupsMethod(b)
 	}
+	if phases["omb"] {
+		renderOMBMethod(b, pr)
+	}
+	if phases["compression"] {
+		renderCompressionMethod(b)
+	}
 	for _, n := range pr.Nodes {
 		if n <= 1 {
 			continue
