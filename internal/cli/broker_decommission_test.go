@@ -73,7 +73,7 @@ func TestBrokerDecommissionWaitsForMovesInProgress(t *testing.T) {
 	c.Stop(2) // broker 3 (node 1 is the controller): the move onto it cannot complete while it is down
 	mustRun(t, "", "topic", "reassign", "leaving", "--partition", "0", "--replicas", "3,2", "--brokers", addrs)
 
-	out, err := runCLIFor(8*time.Second, "broker", "decommission", "4", "--brokers", addrs)
+	out, err := runCLIFor(20*time.Second, "broker", "decommission", "4", "--brokers", addrs)
 	if err == nil || strings.Contains(out, "holds no replicas") || !strings.Contains(out, "Following 1 moves off broker 4 already in progress") {
 		t.Fatalf("decommission with broker 4 the only replica of a partition still moving off it: %v, want it waiting for the move\n%s", err, out)
 	}
