@@ -4,70 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/bits"
 	"os"
 	"sync"
 	"text/tabwriter"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/sluice-io/sluice/internal/latency"
 )
-
-// latencyHistogram records durations in log-linear buckets: for every power
-// of two of microseconds, subBuckets linear steps, so a quantile is off by
-// at most 1/subBuckets (about 1.6%) of its value. Memory is fixed however
-// many samples are recorded.
-type latencyHistogram struct {
-	counts [64 * subBuckets]uint64
-	total  uint64
-	max    time.Duration
-}
-
-const subBucketBits = 6
-const subBuckets = 1 << subBucketBits
-
-func bucketOf(us uint64) int {
-	if us < subBuckets {
-		return int(us)
-	}
-	exp := bits.Len64(us) - subBucketBits // >= 1
-	return exp*subBuckets + int(us>>uint(exp-1)) - subBuckets
-}
-
-// bucketUpper is the largest value (µs) that falls in bucket i.
-func bucketUpper(i int) uint64 {
-	if i < subBuckets {
-		return uint64(i)
-	}
-	exp := i / subBuckets
-	mant := uint64(i%subBuckets + subBuckets)
-	return (mant+1)<<uint(exp-1) - 1
-}
-
-func (h *latencyHistogram) record(d time.Duration) {
-	us := uint64(max(d, 0) / time.Microsecond)
-	h.counts[bucketOf(us)]++
-	h.total++
-	h.max = max(h.max, d)
-}
-
-// quantile returns the q-quantile (0 < q <= 1), as the upper bound of its
-// bucket, capped by the largest sample.
-func (h *latencyHistogram) quantile(q float64) time.Duration {
-	if h.total == 0 {
-		return 0
-	}
-	rank := uint64(q*float64(h.total) + 0.5)
-	rank = min(max(rank, 1), h.total)
-	var seen uint64
-	for i, c := range h.counts {
-		seen += c
-		if seen >= rank {
-			return min(time.Duration(bucketUpper(i))*time.Microsecond, h.max)
-		}
-	}
-	return h.max
-}
 
 // benchStats is what a bench run measures; the mutex lets the progress
 // line read it while the run updates it.
@@ -77,14 +22,14 @@ type benchStats struct {
 	records uint64
 	bytes   uint64
 	errors  uint64
-	latency latencyHistogram
+	latency latency.Histogram
 }
 
-func (s *benchStats) add(n int, latency time.Duration) {
+func (s *benchStats) add(n int, took time.Duration) {
 	s.mu.Lock()
 	s.records++
 	s.bytes += uint64(n)
-	s.latency.record(latency)
+	s.latency.Record(took)
 	s.mu.Unlock()
 }
 
@@ -118,10 +63,10 @@ func (s *benchStats) result(kind, topic, latencyName string, end time.Time) benc
 	r := benchResult{
 		Kind: kind, Topic: topic, Records: s.records, Bytes: s.bytes, Errors: s.errors,
 		ElapsedSeconds: elapsed, LatencyName: latencyName,
-		P50Ms:  ms(s.latency.quantile(0.50)),
-		P99Ms:  ms(s.latency.quantile(0.99)),
-		P999Ms: ms(s.latency.quantile(0.999)),
-		MaxMs:  ms(s.latency.max),
+		P50Ms:  ms(s.latency.Quantile(0.50)),
+		P99Ms:  ms(s.latency.Quantile(0.99)),
+		P999Ms: ms(s.latency.Quantile(0.999)),
+		MaxMs:  ms(s.latency.Max()),
 	}
 	if elapsed > 0 {
 		r.RecordsPerSec = float64(s.records) / elapsed
@@ -181,7 +126,7 @@ func startProgress(out io.Writer, s *benchStats) *progress {
 				return
 			case now := <-tick.C:
 				s.mu.Lock()
-				records, bytes, errs, p99 := s.records, s.bytes, s.errors, s.latency.quantile(0.99)
+				records, bytes, errs, p99 := s.records, s.bytes, s.errors, s.latency.Quantile(0.99)
 				s.mu.Unlock()
 				secs := now.Sub(last).Seconds()
 				fmt.Fprintf(f, "\r\033[K%d records  %.0f rec/s  %.2f MB/s  p99 %.2f ms  errors %d",

@@ -115,30 +115,6 @@ func TestStartOffset(t *testing.T) {
 	}
 }
 
-func TestLatencyHistogramQuantiles(t *testing.T) {
-	var h latencyHistogram
-	for i := 1; i <= 10000; i++ {
-		h.record(time.Duration(i) * time.Microsecond)
-	}
-	for _, tc := range []struct {
-		q    float64
-		want time.Duration
-	}{{0.5, 5000 * time.Microsecond}, {0.99, 9900 * time.Microsecond}, {0.999, 9990 * time.Microsecond}, {1, 10000 * time.Microsecond}} {
-		got := h.quantile(tc.q)
-		if got < tc.want || float64(got-tc.want) > 0.02*float64(tc.want) {
-			t.Errorf("q%.3f = %v, want %v within 2%% above", tc.q, got, tc.want)
-		}
-	}
-	if h.max != 10*time.Millisecond {
-		t.Errorf("max %v", h.max)
-	}
-	for us := uint64(0); us < 1<<20; us += 37 {
-		if i := bucketOf(us); bucketUpper(i) < us || (i > 0 && bucketUpper(i-1) >= us) {
-			t.Fatalf("%d µs in bucket %d whose range ends at %d", us, i, bucketUpper(i))
-		}
-	}
-}
-
 func TestKafkaErrorsAreNamedAndExplained(t *testing.T) {
 	err := describe(kerr.UnknownTopicOrPartition)
 	if got, want := err.Error(), "UNKNOWN_TOPIC_OR_PARTITION: "+kerr.UnknownTopicOrPartition.Description; got != want {

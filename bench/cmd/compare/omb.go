@@ -114,7 +114,7 @@ func (s *suite) ombGo(ctx context.Context, b broker, sys system, round, n int, f
 	}
 	l := load()
 	cpuPerGB := res.CPUSeconds / (mb(res.Acked) / 1e3)
-	s.log.Info("omb", "system", sys, "producers", n, "fixed", fixed, "MB/s", fmt.Sprintf("%.1f", res.MBps()), "p99_ms", ms(res.E2E.quantile(0.99)))
+	s.log.Info("omb", "system", sys, "producers", n, "fixed", fixed, "MB/s", fmt.Sprintf("%.1f", res.MBps()), "p99_ms", ms(res.E2E.Quantile(0.99)))
 	if !fixed {
 		s.res.add(ombGoRow(n), sys, round, res.MBps(), l)
 		s.res.add(ombGoCPURow(n), sys, round, cpuPerGB, l)
@@ -123,7 +123,7 @@ func (s *suite) ombGo(ctx context.Context, b broker, sys system, round, n int, f
 	for _, q := range []struct {
 		name string
 		v    time.Duration
-	}{{"p50", res.E2E.quantile(0.5)}, {"p99", res.E2E.quantile(0.99)}, {"p99.9", res.E2E.quantile(0.999)}, {"max", res.E2E.max}} {
+	}{{"p50", res.E2E.Quantile(0.5)}, {"p99", res.E2E.Quantile(0.99)}, {"p99.9", res.E2E.Quantile(0.999)}, {"max", res.E2E.Max()}} {
 		s.res.add(ombE2ERow(n, q.name), sys, round, ms(q.v), l)
 	}
 	s.res.add(ombRateRow(n), sys, round, res.MBps(), l)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/internal/latency"
 )
 
 // e2eConsumer reads every partition of the load topic from offset 0 (the topic is new)
@@ -18,7 +20,7 @@ type e2eConsumer struct {
 	cl       *kgo.Client
 	w        *window
 	mu       sync.Mutex
-	h        latencyHist
+	h        latency.Histogram
 	received atomic.Int64
 	stop     context.CancelFunc
 	done     chan error
@@ -61,7 +63,7 @@ func (c *e2eConsumer) loop(ctx context.Context) error {
 			}
 			sent := int64(binary.BigEndian.Uint64(r.Value))
 			if c.w.inside(sent) {
-				c.h.record(time.Duration(now - sent))
+				c.h.Record(time.Duration(now - sent))
 			}
 			c.received.Add(1)
 		})
@@ -100,7 +102,7 @@ func (c *e2eConsumer) drain(ctx context.Context, want int64, timeout time.Durati
 	return nil
 }
 
-func (c *e2eConsumer) hist() latencyHist {
+func (c *e2eConsumer) hist() latency.Histogram {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.h

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/internal/latency"
 )
 
 // loadSpec is one run of the suite's Go load generator (the omb phase): Producers franz-go
@@ -34,8 +36,8 @@ type loadSpec struct {
 type loadResult struct {
 	Acked      int64 // records acknowledged inside the window
 	Seconds    float64
-	CPUSeconds float64     // broker CPU over the window
-	E2E        latencyHist // records sent inside the window, as the consumer received them
+	CPUSeconds float64           // broker CPU over the window
+	E2E        latency.Histogram // records sent inside the window, as the consumer received them
 }
 
 // MBps is the acknowledged value bytes per second over the window.

@@ -8,54 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
-
-func TestLatencyHistBucketsBoundTheError(t *testing.T) {
-	for _, us := range []uint64{0, 1, 127, 128, 129, 255, 256, 1000, 999_999, 1 << 40} {
-		up := histUpper(histBucket(us))
-		if up < us {
-			t.Fatalf("%d µs falls in a bucket ending at %d", us, up)
-		}
-		if us >= histSub && float64(up-us) > float64(us)/histSub {
-			t.Fatalf("%d µs: bucket end %d is more than 1/%d off", us, up, histSub)
-		}
-		if us > 0 && histBucket(us-1) > histBucket(us) {
-			t.Fatalf("buckets not monotonic at %d", us)
-		}
-	}
-}
-
-func TestLatencyHistQuantilesSubMillisecond(t *testing.T) {
-	var h latencyHist
-	// 1,000 samples of 1..1000 µs: p50 500 µs, p99 990 µs, p99.9 999 µs, max 1000 µs.
-	for i := 1; i <= 1000; i++ {
-		h.record(time.Duration(i) * time.Microsecond)
-	}
-	check := func(q float64, want time.Duration) {
-		t.Helper()
-		got := h.quantile(q)
-		if got < want || float64(got-want) > float64(want)/histSub+float64(time.Microsecond) {
-			t.Errorf("quantile %v = %v, want %v within 1/%d", q, got, want, histSub)
-		}
-	}
-	check(0.5, 500*time.Microsecond)
-	check(0.99, 990*time.Microsecond)
-	check(0.999, 999*time.Microsecond)
-	if h.max != time.Millisecond || h.quantile(1) != time.Millisecond {
-		t.Fatalf("max %v, quantile(1) %v", h.max, h.quantile(1))
-	}
-	var other latencyHist
-	other.record(7 * time.Second)
-	h.merge(&other)
-	if h.total != 1001 || h.max != 7*time.Second {
-		t.Fatalf("after merge: total %d max %v", h.total, h.max)
-	}
-	var empty latencyHist
-	if empty.quantile(0.99) != 0 {
-		t.Fatal("an empty histogram has no quantile")
-	}
-}
 
 func TestFoldProcWindowsSumsRates(t *testing.T) {
 	rate, err := foldProcWindows([][]perfWindow{
