@@ -52,6 +52,12 @@ type Log struct {
 	// (Kafka's "flush-log" task) so that no fsync runs under mu; without
 	// it (a log opened alone) the roll flushes synchronously.
 	onRoll func(rollFlush)
+	// onTruncated, set by the Manager, writes the recovery-point
+	// checkpoint after a truncation lowered the recovery point (Kafka's
+	// LogManager.truncateTo does): a checkpoint still holding the old
+	// value would make recovery trust the bytes appended after the
+	// truncation below it, which nothing synced.
+	onTruncated func()
 
 	mu struct {
 		sync.RWMutex
@@ -61,7 +67,11 @@ type Log struct {
 		// Invariant: every batch below recoveryPoint, its segment's
 		// indexes and the directory entries naming them are fsynced; it
 		// only moves after the syncs (Flush, flushRolled), never ahead.
-		recoveryPoint     int64
+		recoveryPoint int64
+		// truncations counts the truncations (TruncateTo,
+		// TruncateFullyAndStartAt): a background flush (FlushTail) moves
+		// the recovery point only if none happened while it synced.
+		truncations       uint64
 		highWatermark     int64 // bound for retention; -1 until replication sets it
 		unflushedMessages int64
 		lastFlush         time.Time

@@ -32,7 +32,7 @@ func (m *Manager) Start(ctx context.Context) {
 	tasks := []*periodicTask{
 		{name: "retention", interval: m.opts.RetentionCheckInterval, run: m.RunRetention},
 		{name: "flush", interval: m.opts.FlushCheckInterval, run: m.RunFlush},
-		{name: "recovery-point-checkpoint", interval: m.opts.RecoveryPointCheckpointInterval, run: func(time.Time) error { return m.CheckpointRecoveryPoints() }},
+		{name: "recovery-point-checkpoint", interval: m.opts.RecoveryPointCheckpointInterval, run: func(time.Time) error { return m.FlushTailsAndCheckpoint() }},
 		{name: "log-start-checkpoint", interval: m.opts.LogStartCheckpointInterval, run: func(time.Time) error { return m.CheckpointLogStartOffsets() }},
 		{name: "delete-files", interval: m.opts.DeleteCheckInterval, run: m.RemoveDeletedSegments},
 		{name: "producer-expiration", interval: m.opts.ProducerIDExpirationCheckInterval, run: m.RemoveExpiredProducers},
@@ -122,6 +122,19 @@ func (m *Manager) RemoveExpiredProducers(now time.Time) error {
 	return nil
 }
 
+// FlushTailsAndCheckpoint syncs every online log up to its log end offset
+// (FlushTail, outside the logs' locks), then writes the recovery-point
+// checkpoints: a crash then re-validates at most one interval's writes.
+func (m *Manager) FlushTailsAndCheckpoint() error {
+	var errs []error
+	for _, l := range m.onlineLogs() {
+		if err := l.FlushTail(); err != nil && !errors.Is(err, ErrClosed) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(append(errs, m.CheckpointRecoveryPoints())...)
+}
+
 // CheckpointRecoveryPoints writes each online dir's recovery-point-offset-checkpoint.
 func (m *Manager) CheckpointRecoveryPoints() error {
 	return m.writeCheckpoints(checkpoint.RecoveryPointFile, (*Log).RecoveryPoint)
@@ -133,6 +146,10 @@ func (m *Manager) CheckpointLogStartOffsets() error {
 }
 
 func (m *Manager) writeCheckpoints(name string, value func(*Log) int64) error {
+	// One writer at a time: a checkpoint whose values were read before a
+	// truncation must not land after the one written for it.
+	m.checkpointMu.Lock()
+	defer m.checkpointMu.Unlock()
 	m.mu.Lock()
 	perDir := map[string]map[kafka.TopicPartition]int64{}
 	for _, d := range m.opts.Dirs {

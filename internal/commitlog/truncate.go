@@ -7,12 +7,27 @@ import "fmt"
 // offset does nothing; below the log start offset the log restarts empty at
 // offset.
 func (l *Log) TruncateTo(offset int64) error {
+	return l.truncateThenCheckpoint(func() error { return l.truncateToLocked(offset) })
+}
+
+// truncateThenCheckpoint runs a truncation under mu and, when it lowered
+// the recovery point, has the Manager write the recovery-point checkpoint
+// before returning (onTruncated), so that no append after it can sit
+// below a checkpointed recovery point without being synced.
+func (l *Log) truncateThenCheckpoint(truncate func() error) error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if err := l.checkUsableLocked(); err != nil {
+		l.mu.Unlock()
 		return err
 	}
-	return l.truncateToLocked(offset)
+	rp := l.mu.recoveryPoint
+	err := truncate()
+	lowered := l.mu.recoveryPoint < rp
+	l.mu.Unlock()
+	if lowered && l.onTruncated != nil {
+		l.onTruncated()
+	}
+	return err
 }
 
 func (l *Log) truncateToLocked(offset int64) error {
@@ -22,6 +37,7 @@ func (l *Log) truncateToLocked(offset int64) error {
 	if offset < l.mu.logStartOffset || offset <= l.mu.segments[0].baseOffset {
 		return l.truncateFullyLocked(offset)
 	}
+	l.mu.truncations++
 	// Whole segments starting at or after offset go; the one holding it is cut.
 	keep := len(l.mu.segments)
 	for keep > 1 && l.mu.segments[keep-1].baseOffset >= offset {
@@ -55,18 +71,14 @@ func (l *Log) truncateToLocked(offset int64) error {
 // TruncateFullyAndStartAt deletes every segment and restarts the log empty
 // at offset (a follower far behind the leader's log start offset).
 func (l *Log) TruncateFullyAndStartAt(offset int64) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.checkUsableLocked(); err != nil {
-		return err
-	}
-	return l.truncateFullyLocked(offset)
+	return l.truncateThenCheckpoint(func() error { return l.truncateFullyLocked(offset) })
 }
 
 func (l *Log) truncateFullyLocked(offset int64) error {
 	if offset < 0 {
 		return fmt.Errorf("truncate %s fully: negative offset %d", l.tp, offset)
 	}
+	l.mu.truncations++
 	for _, s := range l.mu.segments {
 		if err := l.scheduleDeleteLocked(s); err != nil {
 			return err

@@ -1,0 +1,57 @@
+package commitlog
+
+import "slices"
+
+// FlushTail makes the log durable up to the log end offset it observes
+// first, without holding mu while it syncs, then moves the recovery point
+// there. The Manager runs it for every log before each recovery-point
+// checkpoint, so the checkpoint vouches for everything written up to one
+// interval ago, active segments included. Kafka does not flush active
+// segments under its default policy (flush.ms and flush.messages
+// unbounded), so its recovery re-reads them whole after a crash; this
+// bounds what sluice re-validates to the last interval's writes.
+//
+// The recovery point moves only if, meanwhile, the log was not truncated
+// (truncations counts them: new bytes could sit below the observed end),
+// not moved to another dir, and still holds the segment that was active:
+// it must never vouch for bytes that were not synced. A segment removed
+// meanwhile failing to sync is not an I/O failure.
+func (l *Log) FlushTail() error {
+	l.mu.RLock()
+	if l.mu.closed || l.Offline() {
+		l.mu.RUnlock()
+		return nil
+	}
+	rp, dir, gen := l.mu.recoveryPoint, l.Dir(), l.mu.truncations
+	active := l.activeLocked()
+	end := active.nextOffset
+	var segs []*segment
+	for _, s := range l.mu.segments {
+		if s.nextOffset > rp || s.baseOffset >= rp {
+			segs = append(segs, s)
+		}
+	}
+	l.mu.RUnlock()
+	if end <= rp {
+		return nil
+	}
+	// A segment's flush syncs its .log and writes and syncs its indexes:
+	// everything below end was written before it, under mu.
+	for _, s := range segs {
+		if err := s.flush(); err != nil {
+			return l.rollFlushFailed(s, err)
+		}
+	}
+	if err := l.fsys.SyncDir(dir); err != nil {
+		return l.rollFlushFailed(nil, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed || l.Dir() != dir || l.mu.truncations != gen || !slices.Contains(l.mu.segments, active) {
+		return nil
+	}
+	if end > l.mu.recoveryPoint {
+		l.mu.recoveryPoint = end
+	}
+	return nil
+}

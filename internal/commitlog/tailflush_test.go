@@ -1,0 +1,249 @@
+package commitlog
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/commitlog/checkpoint"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/vfs"
+)
+
+// appendUnsynced appends n batches to the active segment (no roll: the
+// test segment is large enough) without any fsync.
+func (e *rollEnv) appendUnsynced(n int) {
+	e.t.Helper()
+	for range n {
+		e.appendOne()
+	}
+}
+
+// TestFlushTailCrashAtEverySync crashes the disk at each fsync of a tail
+// flush in turn (sealed segments awaiting their roll's flush plus the
+// active one): the recovery point does not move for a flush that crashed,
+// and recovery from it keeps every batch below it; after a flush that
+// completed, recovery from the log end keeps the whole log.
+func TestFlushTailCrashAtEverySync(t *testing.T) {
+	for k := 1; ; k++ {
+		e := newRollEnv(t)
+		e.appendUntilRolls(2)
+		e.appendUnsynced(3)
+		before := e.l.RecoveryPoint()
+		leo := e.l.LogEndOffset()
+		var n atomic.Int64
+		crashed := errors.New("crashed")
+		e.efs.SetInjector(vfs.InjectorFunc(func(op vfs.Op, _ string, _ int) error {
+			if (op == vfs.OpSync || op == vfs.OpSyncDir) && n.Add(1) == int64(k) {
+				e.mem.CrashTornWrites(rand.New(rand.NewPCG(uint64(k), 3)))
+				return crashed
+			}
+			if n.Load() >= int64(k) {
+				return crashed
+			}
+			return nil
+		}))
+		ferr := e.l.FlushTail()
+		if n.Load() >= int64(k) {
+			if ferr == nil {
+				t.Fatalf("sync %d: a tail flush that crashed reported success", k)
+			}
+			if rp := e.l.RecoveryPoint(); rp != before {
+				t.Fatalf("sync %d: recovery point moved to %d by a tail flush that crashed (was %d)", k, rp, before)
+			}
+			e.crashAndRecover(before)
+			e.checkDurableBelow(before, fmt.Sprint("crash at tail sync ", k))
+			e.l.Close()
+			continue
+		}
+		if ferr != nil {
+			t.Fatal(ferr)
+		}
+		if rp := e.l.RecoveryPoint(); rp != leo {
+			t.Fatalf("recovery point %d after the tail flush, want the log end %d", rp, leo)
+		}
+		// Unsynced appends after it may be lost (torn), never what is below.
+		e.appendUnsynced(4)
+		e.efs.SetInjector(nil)
+		e.mem.CrashTornWrites(rand.New(rand.NewPCG(uint64(k), 4)))
+		e.pending = nil
+		e.open(StartState{RecoveryPoint: leo})
+		e.checkDurableBelow(leo, "crash after the tail flush")
+		e.l.Close()
+		if k < 4 {
+			t.Fatalf("only %d syncs in a tail flush over three segments", k-1)
+		}
+		return
+	}
+}
+
+// TestRecoveryFromInsideSegment: with the recovery point inside the active
+// segment, recovery trusts the batches below it (a corrupt one planted
+// there goes unnoticed, as in a trusted sealed segment), validates those
+// above it (a corrupt one there cuts the log), and rebuilds the offset
+// index over the whole segment, so reads below the recovery point find
+// their batches. Recovery from 0 cuts at the planted batch below.
+func TestRecoveryFromInsideSegment(t *testing.T) {
+	e := newRollEnv(t)
+	opts := testOptions()
+	opts.SegmentBytes = 1 << 20 // one segment holds the whole test
+	e.l.SetOptions(opts)
+	e.appendUnsynced(40)
+	if err := e.l.FlushTail(); err != nil {
+		t.Fatal(err)
+	}
+	rp := e.l.RecoveryPoint()
+	if segs := e.l.Segments(); len(segs) != 1 || rp != e.l.LogEndOffset() {
+		t.Fatalf("want one segment flushed to its end, got %d segments, recovery point %d, log end %d", len(segs), rp, e.l.LogEndOffset())
+	}
+	e.appendUnsynced(20)
+	if err := e.l.Flush(); err != nil { // the bytes above rp are durable too: the damage below is the only cut
+		t.Fatal(err)
+	}
+	e.l.Close()
+	damage := func(i int) {
+		f, err := e.mem.OpenReadWrite(rollDir + "/00000000000000000000.log")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pos int64
+		for _, b := range e.acked[:i] {
+			pos += int64(len(b))
+		}
+		if _, err := f.WriteAt([]byte{0xff, 0xee}, pos+100); err != nil {
+			t.Fatal(err)
+		}
+		if err := errors.Join(f.Sync(), f.Close()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	below, above := 10, 50 // acked[0] is newRollEnv's batch; 41 batches below rp
+	if batchBase(e.acked[below+1]) > rp || batchBase(e.acked[above]) < rp {
+		t.Fatalf("test layout: batch %d or %d on the wrong side of %d", below, above, rp)
+	}
+	damage(below)
+	damage(above)
+	e.open(StartState{RecoveryPoint: rp})
+	if got, want := e.l.LogEndOffset(), batchBase(e.acked[above]); got != want {
+		t.Fatalf("recovery from %d: log end %d, want the damaged batch above it at %d", rp, got, want)
+	}
+	e.l.mu.RLock()
+	entries := e.l.activeLocked().index.entries()
+	e.l.mu.RUnlock()
+	if entries < 20 {
+		t.Fatalf("offset index rebuilt with %d entries", entries)
+	}
+	for i, b := range e.acked[:above] {
+		if i == below {
+			continue // trusted, so served as it is: reads report the damage
+		}
+		res, err := e.l.Read(batchBase(b), 1, e.l.LogEndOffset(), true)
+		if err != nil {
+			t.Fatalf("read batch %d: %v", i, err)
+		}
+		if data, _ := res.Bytes(); len(data) < len(b) || string(data[:len(b)]) != string(b) {
+			t.Fatalf("read at %d did not return batch %d", batchBase(b), i)
+		}
+	}
+	e.l.Close()
+	e.open(StartState{RecoveryPoint: 0})
+	defer e.l.Close()
+	if got, want := e.l.LogEndOffset(), batchBase(e.acked[below]); got != want {
+		t.Fatalf("recovery from 0: log end %d, want the damaged batch at %d", got, want)
+	}
+}
+
+// TestFlushTailRacingTruncation: a truncation (and appends past the old
+// end) while a tail flush syncs must leave the recovery point where the
+// truncation put it: the bytes now below the observed end were not synced.
+func TestFlushTailRacingTruncation(t *testing.T) {
+	for _, c := range []struct {
+		segmentBytes int64
+		reappend     bool
+	}{{4096, false}, {4096, true}, {1 << 20, false}, {1 << 20, true}} {
+		reappend := c.reappend
+		t.Run(fmt.Sprint("segment.bytes=", c.segmentBytes, "/reappend=", reappend), func(t *testing.T) {
+			e := newRollEnv(t)
+			opts := testOptions()
+			opts.SegmentBytes = c.segmentBytes // 1 MiB: the truncation is inside the active segment
+			e.l.SetOptions(opts)
+			e.appendUnsynced(10)
+			if err := e.l.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			e.appendUnsynced(10)
+			cut := batchBase(e.acked[5])
+			var once atomic.Bool
+			e.efs.SetInjector(vfs.InjectorFunc(func(op vfs.Op, _ string, _ int) error {
+				if op == vfs.OpSync && once.CompareAndSwap(false, true) {
+					// FlushTail holds no lock while it syncs.
+					if err := e.l.TruncateTo(cut); err != nil {
+						t.Error(err)
+					}
+					e.acked = e.acked[:5]
+					if reappend {
+						e.appendUnsynced(30)
+					}
+				}
+				return nil
+			}))
+			if err := e.l.FlushTail(); err != nil {
+				t.Fatal(err)
+			}
+			e.efs.SetInjector(nil)
+			if !once.Load() {
+				t.Fatal("the tail flush synced nothing")
+			}
+			if rp, leo := e.l.RecoveryPoint(), e.l.LogEndOffset(); rp > cut || rp > leo {
+				t.Fatalf("recovery point %d after a truncation to %d raced the tail flush (log end %d)", rp, cut, leo)
+			}
+			e.l.Close()
+		})
+	}
+}
+
+// TestTruncationWritesCheckpoint: under a Manager, a truncation that lowers
+// the recovery point rewrites the recovery-point checkpoint before it
+// returns, as Kafka's LogManager.truncateTo does; a checkpoint still
+// holding the old value would let recovery trust later, unsynced appends.
+func TestTruncationWritesCheckpoint(t *testing.T) {
+	fsys := newDurableMem(t)
+	m := newTestManager(t, fsys, clock.NewManual(testStart), "/data/a")
+	defer m.Close()
+	l, err := m.GetOrCreate(testTP, kafka.UUID{3}, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bases []int64
+	for range 20 {
+		info, err := l.Append(makeBatch(batchSpec{records: 2, valueSize: 50, timestamp: testStart.UnixMilli()}), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bases = append(bases, info.FirstOffset)
+	}
+	if err := m.FlushTailsAndCheckpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if got := readRecoveryCheckpoint(t, fsys); got != l.LogEndOffset() {
+		t.Fatalf("checkpoint %d after the tick, want the log end %d", got, l.LogEndOffset())
+	}
+	if err := l.TruncateTo(bases[7]); err != nil {
+		t.Fatal(err)
+	}
+	if got := readRecoveryCheckpoint(t, fsys); got != bases[7] {
+		t.Fatalf("checkpoint %d after truncating to %d", got, bases[7])
+	}
+}
+
+func readRecoveryCheckpoint(t *testing.T, fsys vfs.FS) int64 {
+	t.Helper()
+	offs, err := checkpoint.Read(fsys, "/data/a/"+checkpoint.RecoveryPointFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return offs[testTP]
+}
