@@ -76,7 +76,7 @@ func BenchmarkAppendAcrossRolls(b *testing.B) {
 // BenchmarkRecoveryAfterKill fills a Manager's log with
 // SLUICE_BENCH_LOG_MB MiB (default 288) in segments of
 // SLUICE_BENCH_SEGMENT_MB (default 64; the active one holds the rest, 32), lets the rolls' flushes land,
-// writes the recovery-point checkpoint as the periodic task does, and
+// runs the recovery-point checkpoint tick as the periodic task does, and
 // abandons the Manager as kill -9 would (no flush, no clean-shutdown
 // marker). Each iteration loads the dir again: re-validation runs from the
 // checkpointed recovery point (the active segment, here).
@@ -107,10 +107,18 @@ func BenchmarkRecoveryAfterKill(b *testing.B) {
 			b.Fatalf("recovery point %d never reached the active segment's base %d", l.RecoveryPoint(), active)
 		}
 	}
-	if err := m.CheckpointRecoveryPoints(); err != nil {
+	// The recovery-point checkpoint tick, which also syncs the active
+	// segments' tails (FlushTail); SLUICE_BENCH_TAIL_MB more are appended
+	// after it, as the writes of the interval since the last tick.
+	if err := m.FlushTailsAndCheckpoint(); err != nil {
 		b.Fatal(err)
 	}
-	checkpointed := float64(l.Size()-segs[len(segs)-1].Size) / float64(l.Size())
+	for tail := l.Size() + int64(benchEnvInt("SLUICE_BENCH_TAIL_MB", 0))<<20; l.Size() < tail; {
+		if _, err := l.Append(batch, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	checkpointed := float64(l.RecoveryPoint()) / float64(l.LogEndOffset()) // of the records
 	b.SetBytes(int64(sizeMB) << 20)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -1,6 +1,10 @@
 package commitlog
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/sluice-io/sluice/internal/commitlog/producerstate"
+)
 
 // FlushTail makes the log durable up to the log end offset it observes
 // first, without holding mu while it syncs, then moves the recovery point
@@ -17,29 +21,43 @@ import "slices"
 // it must never vouch for bytes that were not synced. A segment removed
 // meanwhile failing to sync is not an I/O failure.
 func (l *Log) FlushTail() error {
-	l.mu.RLock()
+	l.mu.Lock()
 	if l.mu.closed || l.Offline() {
-		l.mu.RUnlock()
+		l.mu.Unlock()
 		return nil
 	}
 	rp, dir, gen := l.mu.recoveryPoint, l.Dir(), l.mu.truncations
 	active := l.activeLocked()
 	end := active.nextOffset
+	if end <= rp {
+		l.mu.Unlock()
+		return nil
+	}
 	var segs []*segment
 	for _, s := range l.mu.segments {
 		if s.nextOffset > rp || s.baseOffset >= rp {
 			segs = append(segs, s)
 		}
 	}
-	l.mu.RUnlock()
-	if end <= rp {
-		return nil
+	// A producer snapshot at the observed end (unsynced, as a roll's), so
+	// recovery replays the producer state from the recovery point instead
+	// of from the active segment's base.
+	l.mu.producers.UpdateMapEndOffset(end)
+	snap, err := l.mu.producers.TakeSnapshotUnsynced()
+	l.mu.Unlock()
+	if err != nil {
+		return l.ioFailure("flush tail", err)
 	}
 	// A segment's flush syncs its .log and writes and syncs its indexes:
 	// everything below end was written before it, under mu.
 	for _, s := range segs {
 		if err := s.flush(); err != nil {
 			return l.rollFlushFailed(s, err)
+		}
+	}
+	if snap != "" {
+		if err := producerstate.SyncSnapshot(l.fsys, snap); err != nil {
+			return l.rollFlushFailed(nil, err)
 		}
 	}
 	if err := l.fsys.SyncDir(dir); err != nil {
@@ -52,6 +70,16 @@ func (l *Log) FlushTail() error {
 	}
 	if end > l.mu.recoveryPoint {
 		l.mu.recoveryPoint = end
+	}
+	// The previous tick's snapshot inside the active segment is now
+	// redundant: keep those at segment boundaries (truncations reload
+	// from them) and the newest one above them.
+	bases := make([]int64, len(l.mu.segments))
+	for i, s := range l.mu.segments {
+		bases[i] = s.baseOffset
+	}
+	if err := l.mu.producers.RemoveStraySnapshots(bases); err != nil {
+		return l.ioFailure("flush tail", err)
 	}
 	return nil
 }
