@@ -322,3 +322,46 @@ func TestFlushTailSnapshotsProducers(t *testing.T) {
 		t.Fatal("a batch below the recovery point was not known after recovery")
 	}
 }
+
+// TestFlushTailConcurrentWithAppends runs tail flushes while another
+// goroutine appends across rolls (for the race detector): the recovery
+// point never passes the log end, and a crash keeps every batch below the
+// last one.
+func TestFlushTailConcurrentWithAppends(t *testing.T) {
+	e := newRollEnv(t)
+	done := make(chan struct{})
+	var appended [][]byte
+	go func() {
+		defer close(done)
+		for range 300 {
+			b := makeBatch(batchSpec{records: 3, valueSize: 80, timestamp: testStart.UnixMilli()})
+			if _, err := e.l.Append(b, 0); err != nil {
+				t.Error(err)
+				return
+			}
+			appended = append(appended, b)
+		}
+	}()
+	flushes := 0
+	for running := true; running; flushes++ {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		if err := e.l.FlushTail(); err != nil {
+			t.Fatal(err)
+		}
+		if rp, leo := e.l.RecoveryPoint(), e.l.LogEndOffset(); rp > leo {
+			t.Fatalf("recovery point %d above the log end %d", rp, leo)
+		}
+	}
+	e.acked = append(e.acked, appended...)
+	rp := e.l.RecoveryPoint()
+	if rp != e.l.LogEndOffset() {
+		t.Fatalf("recovery point %d after the last tail flush, log end %d", rp, e.l.LogEndOffset())
+	}
+	e.crashAndRecover(rp)
+	defer e.l.Close()
+	e.checkDurableBelow(rp, fmt.Sprintf("crash after %d tail flushes during appends", flushes))
+}
