@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"os"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestNoFileTarget(t *testing.T) {
@@ -52,27 +50,13 @@ func TestConnectionsPhaseRegistered(t *testing.T) {
 // TestIdleConnsLive opens 1,000 idle connections to a Sluice broker started from
 // SLUICE_COMPARE_BIN (skipped without it); all must answer again afterwards.
 func TestIdleConnsLive(t *testing.T) {
-	bin := os.Getenv("SLUICE_COMPARE_BIN")
-	if bin == "" {
+	if os.Getenv("SLUICE_COMPARE_BIN") == "" {
 		t.Skip("SLUICE_COMPARE_BIN names the sluice binary to start")
 	}
 	if err := raiseNoFileLimit(connIdle + 256); err != nil {
 		t.Fatal(err)
 	}
-	b, err := newSluiceBroker(bin, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := b.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := b.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	b, ctx := liveSluice(t)
 	if err := createTopic(ctx, b, "idle", 1); err != nil {
 		t.Fatal(err)
 	}
