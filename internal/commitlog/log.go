@@ -52,6 +52,9 @@ type Log struct {
 	// (Kafka's "flush-log" task) so that no fsync runs under mu; without
 	// it (a log opened alone) the roll flushes synchronously.
 	onRoll func(rollFlush)
+	// onTruncated, set by the Manager, writes the recovery-point
+	// checkpoint after a truncation lowered the recovery point.
+	onTruncated func()
 
 	mu struct {
 		sync.RWMutex

@@ -109,6 +109,8 @@ type Manager struct {
 	createMu sync.Mutex
 	// flusher syncs what rolls sealed, off the append path (flusher.go).
 	flusher *flusher
+	// checkpointMu serialises the checkpoint writes (writeCheckpoints).
+	checkpointMu sync.Mutex
 	// stop ends the scheduler goroutine; done is closed when it has returned.
 	stop context.CancelFunc
 	done chan struct{}
@@ -290,6 +292,11 @@ func (m *Manager) openLogAt(dir, path string, tp kafka.TopicPartition, opts Opti
 	l.onCorrupt = func(*CorruptBatchError) { m.metrics.corruptBatch(l) }
 	l.onFull = func(full bool, err error) { m.dirFull(m.logDirOf(l, dir), l.tp, full, err) }
 	l.onRoll = m.flusher.enqueue
+	l.onTruncated = func() {
+		if err := m.CheckpointRecoveryPoints(); err != nil {
+			m.logger.Warn("recovery-point checkpoint after a truncation failed", "partition", l.tp.String(), "err", err)
+		}
+	}
 	return l, nil
 }
 

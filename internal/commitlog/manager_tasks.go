@@ -133,6 +133,10 @@ func (m *Manager) CheckpointLogStartOffsets() error {
 }
 
 func (m *Manager) writeCheckpoints(name string, value func(*Log) int64) error {
+	// One writer at a time: a checkpoint whose values were read before a
+	// truncation must not land after the one written for it.
+	m.checkpointMu.Lock()
+	defer m.checkpointMu.Unlock()
 	m.mu.Lock()
 	perDir := map[string]map[kafka.TopicPartition]int64{}
 	for _, d := range m.opts.Dirs {

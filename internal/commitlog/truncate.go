@@ -7,12 +7,29 @@ import "fmt"
 // offset does nothing; below the log start offset the log restarts empty at
 // offset.
 func (l *Log) TruncateTo(offset int64) error {
+	return l.truncateThenCheckpoint(func() error { return l.truncateToLocked(offset) })
+}
+
+// truncateThenCheckpoint runs a truncation under mu and, when it lowered
+// the recovery point, has the Manager write the recovery-point checkpoint
+// before returning (onTruncated), as Kafka's LogManager.truncateTo does:
+// a checkpoint still holding the old value would make recovery trust the
+// segments appended and rolled after the truncation below it, whose
+// background roll flush may not have run before a crash.
+func (l *Log) truncateThenCheckpoint(truncate func() error) error {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if err := l.checkUsableLocked(); err != nil {
+		l.mu.Unlock()
 		return err
 	}
-	return l.truncateToLocked(offset)
+	rp := l.mu.recoveryPoint
+	err := truncate()
+	lowered := l.mu.recoveryPoint < rp
+	l.mu.Unlock()
+	if lowered && l.onTruncated != nil {
+		l.onTruncated()
+	}
+	return err
 }
 
 func (l *Log) truncateToLocked(offset int64) error {
@@ -55,12 +72,7 @@ func (l *Log) truncateToLocked(offset int64) error {
 // TruncateFullyAndStartAt deletes every segment and restarts the log empty
 // at offset (a follower far behind the leader's log start offset).
 func (l *Log) TruncateFullyAndStartAt(offset int64) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.checkUsableLocked(); err != nil {
-		return err
-	}
-	return l.truncateFullyLocked(offset)
+	return l.truncateThenCheckpoint(func() error { return l.truncateFullyLocked(offset) })
 }
 
 func (l *Log) truncateFullyLocked(offset int64) error {
