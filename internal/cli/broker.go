@@ -84,10 +84,15 @@ you to stop a running one and run 'sluice broker unregister ID'.`,
 // leaves replicas behind only when a move was already in progress.
 const drainRounds = 10
 
+// unplacedChecks is how many views, a second apart, must find replicas
+// with nowhere to go before a decommission gives up.
+const unplacedChecks = 5
+
 // drainBroker moves every replica off id. It reports whether id is still
 // registered.
 func drainBroker(ctx context.Context, conn *connection, cl *kgo.Client, adm *kadm.Client, id int32, bf balanceFlags, out io.Writer) (bool, error) {
-	for range drainRounds {
+	unplacedSeen := 0
+	for range drainRounds + unplacedChecks {
 		rctx, cancel := conn.requestContext(ctx)
 		view, err := loadClusterView(rctx, cl, adm, []int32{id})
 		cancel()
@@ -120,6 +125,18 @@ func drainBroker(ctx context.Context, conn *connection, cl *kgo.Client, adm *kad
 			return true, err
 		}
 		if len(plan.Reassignments) == 0 && plan.Unplaced > 0 {
+			// A move that has just completed can still show its union of
+			// replicas in a broker's Metadata after the controller stopped
+			// listing it; only a view that stays so for a few seconds means
+			// the replicas truly have nowhere to go.
+			if unplacedSeen++; unplacedSeen < unplacedChecks {
+				select {
+				case <-ctx.Done():
+					return true, ctx.Err()
+				case <-time.After(time.Second):
+				}
+				continue
+			}
 			return true, fmt.Errorf("broker %d: %d replicas have nowhere to go", id, plan.Unplaced)
 		}
 		if len(plan.Reassignments) > 0 {

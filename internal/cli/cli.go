@@ -102,6 +102,10 @@ func (c *connection) client(cmd *cobra.Command, opts ...kgo.Opt) (*kgo.Client, e
 		softwareNameAndVersion(),
 		kgo.DialTimeout(min(c.timeout, 10*time.Second)),
 		kgo.RetryTimeout(c.timeout),
+		// kadm answers Metadata from the client's cache when it is younger
+		// than this (5 s by default): the commands that poll the cluster
+		// (reassignments, decommission, rebalance) must see it as it is.
+		kgo.MetadataMinAge(200 * time.Millisecond),
 	}
 	security, dial, err := c.securityParts()
 	if err != nil {

@@ -8,9 +8,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/sluice-io/sluice/internal/clock"
-	"github.com/sluice-io/sluice/internal/commitlog/checkpoint"
-	"github.com/sluice-io/sluice/internal/kafka"
 	"github.com/sluice-io/sluice/internal/vfs"
 )
 
@@ -204,49 +201,6 @@ func TestFlushTailRacingTruncation(t *testing.T) {
 			e.l.Close()
 		})
 	}
-}
-
-// TestTruncationWritesCheckpoint: under a Manager, a truncation that lowers
-// the recovery point rewrites the recovery-point checkpoint before it
-// returns, as Kafka's LogManager.truncateTo does; a checkpoint still
-// holding the old value would let recovery trust later, unsynced appends.
-func TestTruncationWritesCheckpoint(t *testing.T) {
-	fsys := newDurableMem(t)
-	m := newTestManager(t, fsys, clock.NewManual(testStart), "/data/a")
-	defer m.Close()
-	l, err := m.GetOrCreate(testTP, kafka.UUID{3}, testOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var bases []int64
-	for range 20 {
-		info, err := l.Append(makeBatch(batchSpec{records: 2, valueSize: 50, timestamp: testStart.UnixMilli()}), 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		bases = append(bases, info.FirstOffset)
-	}
-	if err := m.FlushTailsAndCheckpoint(); err != nil {
-		t.Fatal(err)
-	}
-	if got := readRecoveryCheckpoint(t, fsys); got != l.LogEndOffset() {
-		t.Fatalf("checkpoint %d after the tick, want the log end %d", got, l.LogEndOffset())
-	}
-	if err := l.TruncateTo(bases[7]); err != nil {
-		t.Fatal(err)
-	}
-	if got := readRecoveryCheckpoint(t, fsys); got != bases[7] {
-		t.Fatalf("checkpoint %d after truncating to %d", got, bases[7])
-	}
-}
-
-func readRecoveryCheckpoint(t *testing.T, fsys vfs.FS) int64 {
-	t.Helper()
-	offs, err := checkpoint.Read(fsys, "/data/a/"+checkpoint.RecoveryPointFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return offs[testTP]
 }
 
 // TestFlushTailSnapshotsProducers: the tail flush leaves a synced producer

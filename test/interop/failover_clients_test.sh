@@ -70,7 +70,9 @@ start_node() {
 # wait_started waits until node I has logged "node started" more than BEFORE times.
 wait_started() {
   local i="$1" before="$2" deadline=$((SECONDS + 60))
-  until (($(grep -cs 'msg="node started"' "$work/node-$i.log") > before)); do
+  local n
+  # grep -c prints nothing while the log does not exist yet.
+  until n=$(grep -cs 'msg="node started"' "$work/node-$i.log"); ((${n:-0} > before)); do
     kill -0 "${pid[$i]}" 2>/dev/null || { SLUICE_LOG="$work/node-$i.log"; fail "node $i exited during start-up"; }
     ((SECONDS < deadline)) || { SLUICE_LOG="$work/node-$i.log"; fail "node $i did not start"; }
     sleep 0.2

@@ -95,7 +95,7 @@ func renderCompressionMethod(b *strings.Builder) {
 // single-broker rows.
 func (s *suite) workloadPhases(ctx context.Context, want map[string]bool, single bool) {
 	if !single {
-		s.res.note("The omb and compression rows are single-broker rows; --nodes without 1 ran none.")
+		s.res.note("The omb, compression and connections rows are single-broker rows; --nodes without 1 ran none.")
 		return
 	}
 	if want["omb"] {
@@ -103,5 +103,8 @@ func (s *suite) workloadPhases(ctx context.Context, want map[string]bool, single
 	}
 	if want["compression"] {
 		s.compressionPhase(ctx)
+	}
+	if want["connections"] {
+		s.connectionsPhase(ctx)
 	}
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"os"
 	"testing"
 	"time"
 )
@@ -11,24 +9,7 @@ import (
 // (skipped without it) and runs the Go generator briefly at a fixed rate with its
 // consumer: every acknowledged record must come back, with a latency for each.
 func TestLoadGeneratorLive(t *testing.T) {
-	bin := os.Getenv("SLUICE_COMPARE_BIN")
-	if bin == "" {
-		t.Skip("SLUICE_COMPARE_BIN names the sluice binary to start")
-	}
-	b, err := newSluiceBroker(bin, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := b.Close(); err != nil {
-			t.Error(err)
-		}
-	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := b.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
+	b, ctx := liveSluice(t)
 	spec := loadSpec{Topic: "live", Partitions: 8, Producers: 3, KeyRange: 100, Rate: 2000, Warm: time.Second, Measure: 2 * time.Second, EndToEnd: true}
 	if err := createTopic(ctx, b, spec.Topic, spec.Partitions); err != nil {
 		t.Fatal(err)

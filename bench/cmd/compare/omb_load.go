@@ -30,6 +30,8 @@ type loadSpec struct {
 	// record's latency from its send (nanoseconds in the value's first 8 bytes, since
 	// record timestamps are whole milliseconds) to its delivery to the consumer.
 	EndToEnd bool
+	// ClientOpts are added to every producer client's options (a test's debug logger).
+	ClientOpts []kgo.Opt
 }
 
 // loadResult is what a run measured over its measurement window.
@@ -71,7 +73,7 @@ func runLoad(ctx context.Context, b target, spec loadSpec) (loadResult, error) {
 		}
 		defer cons.close()
 	}
-	clients, err := readyProducers(ctx, b.Bootstrap(), spec.Topic, spec.Producers, &w)
+	clients, err := readyProducers(ctx, b.Bootstrap(), spec, &w)
 	if err != nil {
 		return loadResult{}, err
 	}
@@ -107,14 +109,21 @@ func runLoad(ctx context.Context, b target, spec loadSpec) (loadResult, error) {
 // all at once, so connecting, metadata and InitProducerId are done before the warm-up
 // starts (as OMB creates its producers before a test) and a broker that cannot start 32
 // producers fails here, saying so, rather than as an empty measurement.
-func readyProducers(ctx context.Context, bootstrap, topic string, n int, w *window) ([]*kgo.Client, error) {
+func readyProducers(ctx context.Context, bootstrap string, spec loadSpec, w *window) ([]*kgo.Client, error) {
+	n := spec.Producers
 	clients := make([]*kgo.Client, 0, n)
 	for range n {
-		cl, err := kgo.NewClient(kgo.SeedBrokers(seeds(bootstrap)...), kgo.DefaultProduceTopic(topic),
-			kgo.ProducerLinger(time.Millisecond), kgo.ProducerBatchMaxBytes(128<<10),
+		opts := append([]kgo.Opt{kgo.SeedBrokers(seeds(bootstrap)...), kgo.DefaultProduceTopic(spec.Topic),
+			kgo.ProducerLinger(time.Millisecond), kgo.ProducerBatchMaxBytes(128 << 10),
 			// The Java producer's default; franz-go's is snappy, which would shrink the
 			// generator's repeated values to almost nothing on the wire.
-			kgo.ProducerBatchCompression(kgo.NoCompression()))
+			kgo.ProducerBatchCompression(kgo.NoCompression()),
+			// The Java producer's (OMB's client's) max.request.size and buffer.memory.
+			// franz-go's defaults (100 MiB requests, 50,000 records buffered) had 32
+			// producers at max rate send 10 MB requests, which Kafka handles one at a
+			// time per connection; on a loaded machine a 4 s window saw none answered.
+			kgo.BrokerMaxWriteBytes(1 << 20), kgo.MaxBufferedBytes(32 << 20)}, spec.ClientOpts...)
+		cl, err := kgo.NewClient(opts...)
 		if err != nil {
 			closeAll(clients)
 			return nil, fmt.Errorf("producer client: %w", err)

@@ -173,6 +173,9 @@ func renderMethod(b *strings.Builder, pr profile, phases map[string]bool) {
 	if phases["compression"] {
 		renderCompressionMethod(b)
 	}
+	if phases["connections"] {
+		renderConnMethod(b, pr)
+	}
 	for _, n := range pr.Nodes {
 		if n <= 1 {
 			continue
