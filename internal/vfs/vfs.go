@@ -130,11 +130,29 @@ func (osFS) SyncDir(dir string) error {
 	return d.Close()
 }
 
+// TempSuffix is what WriteFileAtomic and WriteFileRenamed append to the
+// temporary file they rename into place (start-up clean-ups look for it).
+const TempSuffix = ".tmp"
+
 // WriteFileAtomic writes data to name through a temporary file, an fsync and a
 // rename, then syncs the directory: after a crash the file holds either its
 // old or its new contents, never a mix. Kafka writes its checkpoint files so.
 func WriteFileAtomic(fsys FS, name string, data []byte) error {
-	tmp := name + ".tmp"
+	if err := writeRenamed(fsys, name, data, true); err != nil {
+		return err
+	}
+	return fsys.SyncDir(filepath.Dir(name))
+}
+
+// WriteFileRenamed is WriteFileAtomic without the fsyncs: name never holds a
+// partial write while the process runs, and the caller syncs the file and
+// its directory later (a roll's producer snapshot, synced by the flusher).
+func WriteFileRenamed(fsys FS, name string, data []byte) error {
+	return writeRenamed(fsys, name, data, false)
+}
+
+func writeRenamed(fsys FS, name string, data []byte, sync bool) error {
+	tmp := name + TempSuffix
 	f, err := fsys.Create(tmp)
 	if err != nil {
 		return err
@@ -143,17 +161,16 @@ func WriteFileAtomic(fsys FS, name string, data []byte) error {
 		f.Close()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := fsys.Rename(tmp, name); err != nil {
-		return err
-	}
-	return fsys.SyncDir(filepath.Dir(name))
+	return fsys.Rename(tmp, name)
 }
 
 // ReadFile reads a whole file.

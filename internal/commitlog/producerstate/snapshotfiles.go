@@ -13,8 +13,8 @@ import (
 // SnapshotSuffix ends the name of a producer state snapshot.
 const SnapshotSuffix = ".snapshot"
 
-// tempSuffix is what vfs.WriteFileAtomic appends to the file it renames into place.
-const tempSuffix = ".tmp"
+// tempSuffix is what vfs's renaming writes append to the file they rename into place.
+const tempSuffix = vfs.TempSuffix
 
 // SnapshotFileName is the name of the snapshot taken at offset: the state of
 // every batch below offset, as Kafka names it ("%020d.snapshot").
@@ -113,29 +113,11 @@ func (m *Manager) TakeSnapshotUnsynced() (path string, err error) {
 		entries = append(entries, e)
 	}
 	path = m.snapshotPath(m.mapEndOffset)
-	if err := writeUnsynced(m.fs, path, EncodeSnapshot(entries)); err != nil {
+	if err := vfs.WriteFileRenamed(m.fs, path, EncodeSnapshot(entries)); err != nil {
 		return "", fmt.Errorf("write producer snapshot %s: %w", path, err)
 	}
 	m.lastSnapOffset = m.mapEndOffset
 	return path, nil
-}
-
-// writeUnsynced writes data to a temporary file renamed to name, so name
-// never holds a partial write while the process runs.
-func writeUnsynced(fsys vfs.FS, name string, data []byte) error {
-	tmp := name + tempSuffix
-	f, err := fsys.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.WriteAt(data, 0); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return fsys.Rename(tmp, name)
 }
 
 // SyncSnapshot syncs a snapshot file written by TakeSnapshotUnsynced; the

@@ -114,7 +114,9 @@ func leadersReady(ctx context.Context, adm *kadm.Client, cfg Config) error {
 func retryable(err error) bool {
 	var ke *kerr.Error
 	if errors.As(err, &ke) {
-		return ke.Retriable || ke == kerr.NotController
+		// INVALID_REPLICATION_FACTOR: the RF is capped at the brokers
+		// Metadata lists, so it means some are still fenced (just started).
+		return ke.Retriable || ke == kerr.NotController || ke == kerr.InvalidReplicationFactor
 	}
 	// Transport errors (a broker still starting) are worth a retry too.
 	return true

@@ -153,12 +153,19 @@ func TestHostileValues(t *testing.T) {
 	}
 }
 
+// bytesAllocated is the least that one call of f allocated over several
+// calls: TotalAlloc counts the whole process, so a runtime or test-framework
+// allocation landing inside one window (CI saw 6 KB) must not fail the limit.
 func bytesAllocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
+	least := ^uint64(0)
+	for range 5 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
+	return least
 }
 
 // TestHostileKeys feeds keys with negative and overlong lengths.
