@@ -71,7 +71,12 @@ type Log struct {
 		// truncations counts the truncations (TruncateTo,
 		// TruncateFullyAndStartAt): a background flush (FlushTail) moves
 		// the recovery point only if none happened while it synced.
-		truncations       uint64
+		truncations uint64
+		// tailBytes counts the bytes appended since a tail flush last
+		// observed the log: the checkpoint tick skips logs with fewer
+		// than ManagerOptions.TailFlushMinBytes, cheaper to re-validate
+		// after a crash than to sync.
+		tailBytes         int64
 		highWatermark     int64 // bound for retention; -1 until replication sets it
 		unflushedMessages int64
 		lastFlush         time.Time
@@ -399,6 +404,7 @@ func (l *Log) appendLocked(batches []byte, headers []records.Header, staged *pro
 	info.LogStartOffset = l.mu.logStartOffset
 	l.spaceAgain()
 	l.mu.unflushedMessages += messages
+	l.mu.tailBytes += int64(len(batches))
 	if opts.flushMessagesEnabled() && l.mu.unflushedMessages >= opts.FlushMessages {
 		if err := l.flushLocked(); err != nil {
 			return info, err

@@ -43,6 +43,12 @@ type ManagerOptions struct {
 	FlushCheckInterval time.Duration
 	// RecoveryPointCheckpointInterval is log.flush.offset.checkpoint.interval.ms.
 	RecoveryPointCheckpointInterval time.Duration
+	// TailFlushMinBytes: the recovery-point checkpoint tick syncs the
+	// tail of a log that took at least this many bytes since its last
+	// tail flush (FlushTail). A smaller tail costs less to re-validate
+	// after a crash (~1 ms per MiB) than its 3-5 fsyncs every interval
+	// cost a broker with thousands of quiet partitions.
+	TailFlushMinBytes int64
 	// LogStartCheckpointInterval is log.flush.start.offset.checkpoint.interval.ms.
 	LogStartCheckpointInterval time.Duration
 	// ProducerIDExpiration is producer.id.expiration.ms and
@@ -57,6 +63,9 @@ type ManagerOptions struct {
 	Metrics prometheus.Registerer
 }
 
+// DefaultTailFlushMinBytes is ManagerOptions.TailFlushMinBytes's default.
+const DefaultTailFlushMinBytes = 1 << 20
+
 // DefaultManagerOptions returns Kafka's defaults for dirs.
 func DefaultManagerOptions(dirs ...string) ManagerOptions {
 	return ManagerOptions{
@@ -65,6 +74,7 @@ func DefaultManagerOptions(dirs ...string) ManagerOptions {
 		RetentionCheckInterval:            5 * time.Minute,
 		FlushCheckInterval:                0, // Kafka's default is Long.MAX_VALUE: never
 		RecoveryPointCheckpointInterval:   time.Minute,
+		TailFlushMinBytes:                 DefaultTailFlushMinBytes,
 		LogStartCheckpointInterval:        time.Minute,
 		ProducerIDExpiration:              24 * time.Hour,
 		ProducerIDExpirationCheckInterval: 10 * time.Minute,

@@ -21,6 +21,12 @@ import (
 // it must never vouch for bytes that were not synced. A segment removed
 // meanwhile failing to sync is not an I/O failure.
 func (l *Log) FlushTail() error {
+	return l.flushTailOver(0)
+}
+
+// flushTailOver is FlushTail for a log that took at least minBytes since
+// a tail flush last observed it; others are left as they are.
+func (l *Log) flushTailOver(minBytes int64) error {
 	l.mu.Lock()
 	if l.mu.closed || l.Offline() {
 		l.mu.Unlock()
@@ -29,10 +35,11 @@ func (l *Log) FlushTail() error {
 	rp, dir, gen := l.mu.recoveryPoint, l.Dir(), l.mu.truncations
 	active := l.activeLocked()
 	end := active.nextOffset
-	if end <= rp {
+	if end <= rp || l.mu.tailBytes < minBytes {
 		l.mu.Unlock()
 		return nil
 	}
+	l.mu.tailBytes = 0
 	var segs []*segment
 	for _, s := range l.mu.segments {
 		if s.nextOffset > rp || s.baseOffset >= rp {

@@ -5,9 +5,16 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/sluice-io/sluice/internal/clock"
+	"github.com/sluice-io/sluice/internal/commitlog/checkpoint"
+	"github.com/sluice-io/sluice/internal/kafka"
+	"github.com/sluice-io/sluice/internal/testutil"
 	"github.com/sluice-io/sluice/internal/vfs"
 )
 
@@ -318,4 +325,92 @@ func TestFlushTailConcurrentWithAppends(t *testing.T) {
 	e.crashAndRecover(rp)
 	defer e.l.Close()
 	e.checkDurableBelow(rp, fmt.Sprintf("crash after %d tail flushes during appends", flushes))
+}
+
+// TestTailFlushSkipsQuietLogs: the checkpoint tick syncs the tail of a log
+// that took TailFlushMinBytes since its last tail flush and leaves a
+// quieter one for a later tick, its bytes adding up meanwhile.
+func TestTailFlushSkipsQuietLogs(t *testing.T) {
+	clk := clock.NewManual(testStart)
+	m := newTestManager(t, newDurableMem(t), clk, "/data/a")
+	defer m.Close()
+	// appendN's batches: 3 records each.
+	m.opts.TailFlushMinBytes = int64(3 * len(makeBatch(batchSpec{records: 3, valueSize: 200})))
+	logOf := func(p int32, batches int) *Log {
+		l, err := m.GetOrCreate(kafka.TopicPartition{Topic: "q", Partition: p}, kafka.UUID{9}, testOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		appendN(t, l, batches)
+		return l
+	}
+	quiet, busy := logOf(0, 2), logOf(1, 3)
+	if err := m.FlushTailsAndCheckpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if got := quiet.RecoveryPoint(); got != 0 {
+		t.Fatalf("quiet log (2 batches) flushed: recovery point %d", got)
+	}
+	if got, want := busy.RecoveryPoint(), busy.LogEndOffset(); got != want {
+		t.Fatalf("busy log (3 batches): recovery point %d, want its log end %d", got, want)
+	}
+	appendN(t, quiet, 1)
+	appendN(t, busy, 1)
+	if err := m.FlushTailsAndCheckpoint(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := quiet.RecoveryPoint(), quiet.LogEndOffset(); got != want {
+		t.Fatalf("quiet log after 3 batches in two ticks: recovery point %d, want its log end %d", got, want)
+	}
+	if got, want := busy.RecoveryPoint(), busy.LogEndOffset()-3; got != want {
+		t.Fatalf("busy log after 1 more batch: recovery point %d, want %d (unchanged)", got, want)
+	}
+}
+
+// TestCheckpointTickDelaysNoOtherTask: the recovery-point checkpoint tick
+// runs in its own goroutine, so a tail flush waiting on a slow disk does
+// not hold up the scheduler's other tasks (here the log-start-offset
+// checkpoint, due at the same tick).
+func TestCheckpointTickDelaysNoOtherTask(t *testing.T) {
+	release, blocked := make(chan struct{}), make(chan struct{}, 1)
+	var armed atomic.Bool
+	unblock := sync.OnceFunc(func() { armed.Store(false); close(release) })
+	t.Cleanup(unblock)
+	fsys := vfs.NewErrorFS(newDurableMem(t), vfs.InjectorFunc(func(op vfs.Op, path string, _ int) error {
+		if armed.Load() && op == vfs.OpSync && strings.HasSuffix(path, logSuffix) {
+			select {
+			case blocked <- struct{}{}:
+			default:
+			}
+			<-release
+		}
+		return nil
+	}))
+	clk := clock.NewManual(testStart)
+	m := newTestManager(t, fsys, clk, "/data/a")
+	m.Start(t.Context())
+	l, err := m.GetOrCreate(kafka.TopicPartition{Topic: "slow", Partition: 0}, kafka.UUID{8}, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendN(t, l, 3)
+	armed.Store(true)
+	clk.BlockUntil(2) // the scheduler's and the mover's tickers
+	clk.Advance(time.Minute)
+	select {
+	case <-blocked:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the checkpoint tick never synced the log's tail")
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		_, err := checkpoint.Read(fsys, "/data/a/"+checkpoint.LogStartOffsetFile)
+		return err == nil
+	}, "log-start-offset checkpoint while the tail flush waits on the disk")
+	if got := l.RecoveryPoint(); got != 0 {
+		t.Fatalf("recovery point %d before the tail's sync returned", got)
+	}
+	unblock()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
