@@ -57,14 +57,14 @@ func parseNodes(list string) ([]int, error) {
 }
 
 // phaseNames are the phases --phases may name, in the order a run makes them.
-var phaseNames = []string{"produce", "catch-up", "txn", "tls", "groups", "omb", "compression", "connections", "pprof"}
+var phaseNames = []string{"produce", "catch-up", "txn", "tls", "groups", "omb", "compression", "connections", "partitions", "pprof"}
 
 // defaultPhases are the phases a profile runs without --phases: the full profile adds the
-// TLS, omb, compression and connections phases, which would take the quick profile well
+// TLS, omb, compression, connections and partitions phases, which would take the quick profile well
 // past its 10 minutes (issue 24 asks for their rows in the full profile's results).
 func defaultPhases(profile string) string {
 	if profile == "full" {
-		return "produce,catch-up,txn,tls,omb,compression,connections"
+		return "produce,catch-up,txn,tls,omb,compression,connections,partitions"
 	}
 	return "produce,catch-up,txn"
 }
