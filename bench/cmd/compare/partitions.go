@@ -46,7 +46,7 @@ func partsRow(c partsConfig, key, label, unit, format string, higher bool) row {
 }
 
 func partsCreateRow(c partsConfig) row {
-	return partsRow(c, "create", "create the topic (RF 1), CreateTopics to every partition led and one produce to each acknowledged", "s", "%.2f", false)
+	return partsRow(c, "create", "create the topic (RF 1; CreateTopics of 5000, then CreatePartitions by 5000) to every partition led and one produce to each acknowledged", "s", "%.2f", false)
 }
 
 func partsRSSIdleRow(c partsConfig) row {
@@ -249,7 +249,9 @@ func renderPartsMethod(b *strings.Builder, pr profile) {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format+"\n", args...) }
 	p("- Partitions rows (issue 24): single broker, both systems with their defaults (Kafka: kafka-ref's")
 	p("  -Xmx1G -Xms1G, num.io.threads 8, num.network.threads 3). One topic of %d partitions, RF 1,", c.Partitions)
-	p("  created with kadm; the creation time runs from the CreateTopics request until Metadata shows")
+	p("  created with kadm in requests of at most %d partitions (CreateTopics, then CreatePartitions:", partsStep)
+	p("  both controllers refuse more than 9,999 in one request; Kafka 4.4.0 says POLICY_VIOLATION,")
+	p("  Sluice INVALID_PARTITIONS); the creation time runs from the CreateTopics request until Metadata shows")
 	p("  every partition led and one record produced to each (acks=all, idempotent) is acknowledged.")
 	p("  RSS is read 3 s later. Then %d franz-go producers in the suite's process (acks=all", c.Producers)
 	p("  idempotent, linger 5 ms, batch 16 KiB, max.request.size 1 MiB, buffer 32 MiB, no")

@@ -47,9 +47,27 @@ type partsResult struct {
 
 func (r partsResult) MBps() float64 { return mb(r.Acked) / r.Seconds }
 
-// createAndTouch creates topic with n partitions (RF 1), waits until every partition has a
-// leader, and produces one record to each; it returns the time from the CreateTopics
-// request to the last of those acknowledgements.
+// partsStep is the most partitions one CreateTopics or CreatePartitions request of the
+// phase asks for. Both controllers bound the metadata records of one request to 10,000 (a
+// new topic's record plus one per partition), so Kafka 4.4.0 refuses a 10,000-partition
+// CreateTopics (POLICY_VIOLATION; Sluice: INVALID_PARTITIONS) and the topic is grown to its
+// size with CreatePartitions, as an operator has to.
+const partsStep = 5000
+
+// partsSteps are the partition counts the topic has after each request: the CreateTopics
+// first, then each CreatePartitions.
+func partsSteps(n int) []int {
+	var out []int
+	for have := 0; have < n; {
+		have = min(have+partsStep, n)
+		out = append(out, have)
+	}
+	return out
+}
+
+// createAndTouch creates topic with n partitions (RF 1, in steps of partsStep), waits until
+// every partition has a leader, and produces one record to each; it returns the time from
+// the CreateTopics request to the last of those acknowledgements.
 func createAndTouch(ctx context.Context, b target, topic string, n int, acked *partCounts) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
@@ -61,12 +79,8 @@ func createAndTouch(ctx context.Context, b target, topic string, n int, acked *p
 	adm := kadm.NewClient(cl)
 	adm.SetTimeoutMillis(int32((5 * time.Minute).Milliseconds()))
 	t0 := time.Now()
-	resp, err := adm.CreateTopic(ctx, int32(n), 1, nil, topic)
-	if err == nil {
-		err = resp.Err
-	}
-	if err != nil {
-		return 0, fmt.Errorf("create topic %s with %d partitions: %w", topic, n, err)
+	if err := createInSteps(ctx, adm, topic, n); err != nil {
+		return 0, err
 	}
 	for {
 		md, err := adm.Metadata(ctx, topic)
@@ -83,6 +97,31 @@ func createAndTouch(ctx context.Context, b target, topic string, n int, acked *p
 		return 0, err
 	}
 	return time.Since(t0), nil
+}
+
+func createInSteps(ctx context.Context, adm *kadm.Client, topic string, n int) error {
+	for i, size := range partsSteps(n) {
+		if i == 0 {
+			resp, err := adm.CreateTopic(ctx, int32(size), 1, nil, topic)
+			if err == nil && resp.Err != nil {
+				err = fmt.Errorf("%w (%s)", resp.Err, resp.ErrMessage)
+			}
+			if err != nil {
+				return fmt.Errorf("create topic %s with %d partitions: %w", topic, size, err)
+			}
+			continue
+		}
+		resp, err := adm.UpdatePartitions(ctx, size, topic)
+		if err == nil {
+			if r := resp[topic]; r.Err != nil {
+				err = fmt.Errorf("%w (%s)", r.Err, r.ErrMessage)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("grow topic %s to %d partitions: %w", topic, size, err)
+		}
+	}
+	return nil
 }
 
 // touchClient produces to partitions chosen by the caller, retrying every 10 ms and

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -24,6 +25,14 @@ func TestCheckEndOffsets(t *testing.T) {
 			t.Errorf("%s: %v", c.name, err)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%s: error %v, want one containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+func TestPartsSteps(t *testing.T) {
+	for n, want := range map[int]string{200: "[200]", 5000: "[5000]", 10000: "[5000 10000]", 12001: "[5000 10000 12001]"} {
+		if got := fmt.Sprint(partsSteps(n)); got != want {
+			t.Errorf("partsSteps(%d) = %s, want %s", n, got, want)
 		}
 	}
 }
