@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -90,6 +91,20 @@ func restartProfiled(ctx context.Context, t *testing.T, b *sluiceBroker, debug, 
 		goroutineDumps(ctx, debug, strings.TrimSuffix(path, ".pprof"))
 	}()
 	defer func() { <-dumps }()
+	if os.Getenv("SLUICE_COMPARE_PARTS_PERF") == "1" {
+		// The log dir loads before the debug listener binds, so pprof misses it: perf
+		// samples the whole machine (root) from before the exec (`perf report --comm sluice`).
+		perf := exec.CommandContext(ctx, "perf", "record", "-a", "-g", "-o", strings.TrimSuffix(path, ".pprof")+".perf.data", "--", "sleep", strconv.Itoa(secs))
+		if err := perf.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := perf.Wait(); err != nil {
+				t.Error(err)
+			}
+		}()
+		time.Sleep(500 * time.Millisecond)
+	}
 	profiled(ctx, t, debug, path, secs, func() {
 		first, all, err := restartToProduces(ctx, b, partsTopic, n, acked)
 		if err != nil {
