@@ -17,7 +17,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -125,4 +124,3 @@ func atoi(s string) int64 {
 
 func stamp(t time.Time) string { return t.UTC().Format("15:04:05.000") }
 
-var _ = fmt.Sprintf
