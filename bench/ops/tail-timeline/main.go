@@ -123,4 +123,3 @@ func atoi(s string) int64 {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format("15:04:05.000") }
-
