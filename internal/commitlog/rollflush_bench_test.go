@@ -202,3 +202,24 @@ func BenchmarkTailFlushManyLogs(b *testing.B) {
 	b.StopTimer() // the deferred Close flushes every log: not the tick's cost
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/log")
 }
+
+// BenchmarkCreateManyLogs creates SLUICE_BENCH_LOGS logs (default 10000)
+// in one Manager on an in-memory disk: what placing each new log costs
+// when a broker already holds thousands.
+func BenchmarkCreateManyLogs(b *testing.B) {
+	n := benchEnvInt("SLUICE_BENCH_LOGS", 10000)
+	for i := 0; i < b.N; i++ {
+		m, err := NewManager(vfs.NewMem(), DefaultManagerOptions("/data"), clock.Real{}, slog.New(slog.DiscardHandler))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for p := range n {
+			if _, err := m.GetOrCreate(kafka.TopicPartition{Topic: "many", Partition: int32(p)}, kafka.UUID{}, DefaultOptions()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		m.Close()
+		b.StartTimer()
+	}
+}
