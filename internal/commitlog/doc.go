@@ -68,11 +68,17 @@
 // snapshot and the directory (Kafka's "flush-log" task) and only then
 // moves the recovery point to the new segment's base; a log opened alone
 // syncs at the roll. The Manager checkpoints recovery points every
-// log.flush.offset.checkpoint.interval.ms and at Close. After an unclean
-// stop, Open re-validates every segment holding offsets at or above the
-// recovery point (header, CRC, offsets per batch), cuts a torn or corrupt
-// tail, deletes segments after a corrupt one, rebuilds their indexes, and
-// replays producer state from the newest snapshot. After a clean stop it
+// log.flush.offset.checkpoint.interval.ms and at Close; before each
+// checkpoint it also syncs every log's tail off the lock (FlushTail, with
+// a producer snapshot at the log end), so the checkpoint vouches for all
+// but the last interval's writes, and a truncation that lowers a recovery
+// point rewrites the checkpoint at once. After an unclean stop, Open
+// re-validates every batch at or above the recovery point (header, CRC,
+// offsets per batch), starting inside the segment holding it (the batches
+// below are trusted, their headers walked to rebuild the indexes: a
+// departure from Kafka, which re-reads that segment whole), cuts a torn or
+// corrupt tail, deletes segments after a corrupt one, rebuilds their
+// indexes, and replays producer state from the newest snapshot. After a clean stop it
 // reads only the index tails. A crash before a roll's flush completed can
 // leave a hole above the recovery point (a sealed segment's unsynced tail
 // lost, a newer segment's name durable): empty segments after it are

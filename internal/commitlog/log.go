@@ -53,7 +53,10 @@ type Log struct {
 	// it (a log opened alone) the roll flushes synchronously.
 	onRoll func(rollFlush)
 	// onTruncated, set by the Manager, writes the recovery-point
-	// checkpoint after a truncation lowered the recovery point.
+	// checkpoint after a truncation lowered the recovery point (Kafka's
+	// LogManager.truncateTo does): a checkpoint still holding the old
+	// value would make recovery trust the bytes appended after the
+	// truncation below it, which nothing synced.
 	onTruncated func()
 
 	mu struct {
@@ -64,7 +67,16 @@ type Log struct {
 		// Invariant: every batch below recoveryPoint, its segment's
 		// indexes and the directory entries naming them are fsynced; it
 		// only moves after the syncs (Flush, flushRolled), never ahead.
-		recoveryPoint     int64
+		recoveryPoint int64
+		// truncations counts the truncations (TruncateTo,
+		// TruncateFullyAndStartAt): a background flush (FlushTail) moves
+		// the recovery point only if none happened while it synced.
+		truncations uint64
+		// tailBytes counts the bytes appended since a tail flush last
+		// observed the log: the checkpoint tick skips logs with fewer
+		// than ManagerOptions.TailFlushMinBytes, cheaper to re-validate
+		// after a crash than to sync.
+		tailBytes         int64
 		highWatermark     int64 // bound for retention; -1 until replication sets it
 		unflushedMessages int64
 		lastFlush         time.Time
@@ -392,6 +404,7 @@ func (l *Log) appendLocked(batches []byte, headers []records.Header, staged *pro
 	info.LogStartOffset = l.mu.logStartOffset
 	l.spaceAgain()
 	l.mu.unflushedMessages += messages
+	l.mu.tailBytes += int64(len(batches))
 	if opts.flushMessagesEnabled() && l.mu.unflushedMessages >= opts.FlushMessages {
 		if err := l.flushLocked(); err != nil {
 			return info, err

@@ -43,6 +43,12 @@ type ManagerOptions struct {
 	FlushCheckInterval time.Duration
 	// RecoveryPointCheckpointInterval is log.flush.offset.checkpoint.interval.ms.
 	RecoveryPointCheckpointInterval time.Duration
+	// TailFlushMinBytes: the recovery-point checkpoint tick syncs the
+	// tail of a log that took at least this many bytes since its last
+	// tail flush (FlushTail). A smaller tail costs less to re-validate
+	// after a crash (~1 ms per MiB) than its 3-5 fsyncs every interval
+	// cost a broker with thousands of quiet partitions.
+	TailFlushMinBytes int64
 	// LogStartCheckpointInterval is log.flush.start.offset.checkpoint.interval.ms.
 	LogStartCheckpointInterval time.Duration
 	// ProducerIDExpiration is producer.id.expiration.ms and
@@ -57,6 +63,9 @@ type ManagerOptions struct {
 	Metrics prometheus.Registerer
 }
 
+// DefaultTailFlushMinBytes is ManagerOptions.TailFlushMinBytes's default.
+const DefaultTailFlushMinBytes = 1 << 20
+
 // DefaultManagerOptions returns Kafka's defaults for dirs.
 func DefaultManagerOptions(dirs ...string) ManagerOptions {
 	return ManagerOptions{
@@ -65,6 +74,7 @@ func DefaultManagerOptions(dirs ...string) ManagerOptions {
 		RetentionCheckInterval:            5 * time.Minute,
 		FlushCheckInterval:                0, // Kafka's default is Long.MAX_VALUE: never
 		RecoveryPointCheckpointInterval:   time.Minute,
+		TailFlushMinBytes:                 DefaultTailFlushMinBytes,
 		LogStartCheckpointInterval:        time.Minute,
 		ProducerIDExpiration:              24 * time.Hour,
 		ProducerIDExpirationCheckInterval: 10 * time.Minute,
@@ -467,6 +477,20 @@ func (m *Manager) pickDirLocked(tp kafka.TopicPartition) (string, error) {
 			return d, nil
 		}
 	}
+	var online []string
+	for _, d := range m.opts.Dirs {
+		if _, off := m.mu.offline[d]; !off {
+			online = append(online, d)
+		}
+	}
+	switch len(online) {
+	case 0:
+		return "", fmt.Errorf("%w: no online log dir", ErrOffline)
+	case 1:
+		// One dir (the usual case): no count, which costs every log at
+		// each new one (quadratic at a start with 10,000 partitions).
+		return online[0], nil
+	}
 	counts := map[string]int{}
 	for _, d := range m.mu.dirOf {
 		counts[d]++
@@ -474,17 +498,11 @@ func (m *Manager) pickDirLocked(tp kafka.TopicPartition) (string, error) {
 	for _, f := range m.mu.futures {
 		counts[f.dir]++
 	}
-	best := ""
-	for _, d := range m.opts.Dirs {
-		if _, off := m.mu.offline[d]; off {
-			continue
-		}
-		if best == "" || counts[d] < counts[best] {
+	best := online[0]
+	for _, d := range online[1:] {
+		if counts[d] < counts[best] {
 			best = d
 		}
-	}
-	if best == "" {
-		return "", fmt.Errorf("%w: no online log dir", ErrOffline)
 	}
 	return best, nil
 }

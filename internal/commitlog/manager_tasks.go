@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluice-io/sluice/internal/commitlog/checkpoint"
@@ -18,6 +20,11 @@ type periodicTask struct {
 	interval time.Duration
 	run      func(now time.Time) error
 	last     time.Time
+	// own runs the task in its own goroutine, so that its length (the
+	// tail flush's fsyncs over thousands of logs) delays no other task; a
+	// tick finding it still running skips it.
+	own     bool
+	running atomic.Bool
 }
 
 // Start runs the periodic tasks in one goroutine until Close (or ctx ends).
@@ -32,7 +39,7 @@ func (m *Manager) Start(ctx context.Context) {
 	tasks := []*periodicTask{
 		{name: "retention", interval: m.opts.RetentionCheckInterval, run: m.RunRetention},
 		{name: "flush", interval: m.opts.FlushCheckInterval, run: m.RunFlush},
-		{name: "recovery-point-checkpoint", interval: m.opts.RecoveryPointCheckpointInterval, run: func(time.Time) error { return m.CheckpointRecoveryPoints() }},
+		{name: "recovery-point-checkpoint", interval: m.opts.RecoveryPointCheckpointInterval, run: func(time.Time) error { return m.flushTailsAndCheckpoint(ctx) }, own: true},
 		{name: "log-start-checkpoint", interval: m.opts.LogStartCheckpointInterval, run: func(time.Time) error { return m.CheckpointLogStartOffsets() }},
 		{name: "delete-files", interval: m.opts.DeleteCheckInterval, run: m.RemoveDeletedSegments},
 		{name: "producer-expiration", interval: m.opts.ProducerIDExpirationCheckInterval, run: m.RemoveExpiredProducers},
@@ -46,6 +53,8 @@ func (m *Manager) Start(ctx context.Context) {
 	}
 	go func() {
 		defer close(m.done)
+		var own sync.WaitGroup
+		defer own.Wait()
 		moverDone := make(chan struct{})
 		go func() { m.runMover(ctx); close(moverDone) }()
 		defer func() { <-moverDone }()
@@ -63,12 +72,20 @@ func (m *Manager) Start(ctx context.Context) {
 					continue
 				}
 				t.last = now
-				if err := t.run(now); err != nil {
-					m.logger.Warn("log manager task failed", "task", t.name, "err", err)
+				if !t.own {
+					m.runTask(t, now)
+				} else if t.running.CompareAndSwap(false, true) {
+					own.Go(func() { m.runTask(t, now); t.running.Store(false) })
 				}
 			}
 		}
 	}()
+}
+
+func (m *Manager) runTask(t *periodicTask, now time.Time) {
+	if err := t.run(now); err != nil {
+		m.logger.Warn("log manager task failed", "task", t.name, "err", err)
+	}
 }
 
 // onlineLogs returns the logs not known to be offline.
@@ -120,6 +137,39 @@ func (m *Manager) RemoveExpiredProducers(now time.Time) error {
 		l.RemoveExpiredProducers(now, m.opts.ProducerIDExpiration)
 	}
 	return nil
+}
+
+// tailFlushWorkers is how many logs a checkpoint tick flushes at once:
+// fsyncs wait on the device, which serves several at a time.
+var tailFlushWorkers = 8
+
+// FlushTailsAndCheckpoint syncs every online log that took at least
+// TailFlushMinBytes since its last tail flush up to its log end offset
+// (FlushTail, outside the logs' locks, tailFlushWorkers logs at a time),
+// then writes the recovery-point checkpoints: a crash then re-validates
+// at most one interval's writes, or TailFlushMinBytes, per log.
+func (m *Manager) FlushTailsAndCheckpoint() error {
+	return m.flushTailsAndCheckpoint(context.Background())
+}
+
+// flushTailsAndCheckpoint stops flushing tails when ctx ends (Close):
+// the checkpoint then vouches for the tails flushed so far.
+func (m *Manager) flushTailsAndCheckpoint(ctx context.Context) error {
+	logs := m.onlineLogs()
+	errs := make([]error, len(logs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(tailFlushWorkers, len(logs)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(logs) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
+				if err := logs[i].flushTailOver(m.opts.TailFlushMinBytes); err != nil && !errors.Is(err, ErrClosed) {
+					errs[i] = err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(append(errs, m.CheckpointRecoveryPoints())...)
 }
 
 // CheckpointRecoveryPoints writes each online dir's recovery-point-offset-checkpoint.

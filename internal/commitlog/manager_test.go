@@ -17,6 +17,7 @@ func newTestManager(t *testing.T, fsys vfs.FS, clk clock.Clock, dirs ...string) 
 	t.Helper()
 	o := DefaultManagerOptions(dirs...)
 	o.Defaults = testOptions()
+	o.TailFlushMinBytes = 0 // the tests' logs are small: every tick flushes them
 	m, err := NewManager(fsys, o, clk, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatalf("new manager: %v", err)

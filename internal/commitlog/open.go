@@ -39,9 +39,9 @@ type StartState struct {
 }
 
 // Open opens (or creates) the log in the partition directory dir. After an
-// unclean stop every segment holding offsets at or above the recovery point
-// is re-validated batch by batch; a torn or corrupt tail is truncated, and
-// later segments are removed. Missing or corrupt indexes are rebuilt.
+// unclean stop every batch at or above the recovery point is re-validated
+// (from inside the segment holding it: see segment.recover); a torn or
+// corrupt tail is truncated, and later segments are removed. Missing or corrupt indexes are rebuilt.
 func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk clock.Clock, st StartState, logger *slog.Logger) (*Log, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -191,7 +191,8 @@ func (l *Log) openSegments(st StartState) (segs []*segment, created bool, err er
 
 // recoverSegments sets each segment's state: a segment wholly below the
 // recovery point, or any segment after a clean stop, is trusted; others are
-// re-validated. A segment whose tail had to be cut ends the log: later
+// re-validated from the recovery point (segment.recover: the batches
+// below it are trusted, their headers only read). A segment whose tail had to be cut ends the log: later
 // segments cannot follow a hole, so they are deleted (as Kafka does).
 func (l *Log) recoverSegments(segs []*segment, st StartState) ([]*segment, error) {
 	opts := l.mu.opts
@@ -207,7 +208,7 @@ func (l *Log) recoverSegments(segs []*segment, st StartState) ([]*segment, error
 			}
 			err = s.loadState(opts, last, nextBase)
 		} else {
-			cut, err = s.recover(opts)
+			cut, err = s.recover(opts, st.RecoveryPoint)
 		}
 		if err != nil {
 			return segs, err

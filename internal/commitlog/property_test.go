@@ -34,8 +34,10 @@ func TestPropertyAgainstModel(t *testing.T) {
 }
 
 // TestPropertyAgainstModelRollFlush is TestPropertyAgainstModel with the
-// rolls' flushes queued as under a Manager and run at random later steps:
-// a batch is durable once a flush moved the recovery point past it.
+// rolls' flushes queued as under a Manager and run at random later steps,
+// and half the flushes done as the checkpoint tick's FlushTail: a batch is
+// durable once a flush moved the recovery point past it. In both tests a
+// crash recovers from the recovery point, often inside a segment.
 func TestPropertyAgainstModelRollFlush(t *testing.T) {
 	seeds, steps := 60, 400
 	if testing.Short() {
@@ -123,6 +125,18 @@ func runModel(t *testing.T, seed uint64, steps int, async bool) {
 			if err := l.Roll(); err != nil {
 				t.Fatalf("seed %d step %d: roll: %v", seed, step, err)
 			}
+		case op < 85 && async && rng.IntN(2) == 0:
+			// The checkpoint tick's background tail flush: the recovery
+			// point moves inside the active segment, and a later crash
+			// recovers from there (segment.recover trusts what is below).
+			if err := l.FlushTail(); err != nil {
+				t.Fatalf("seed %d step %d: tail flush: %v", seed, step, err)
+			}
+			rp := l.RecoveryPoint()
+			if rp != next {
+				t.Fatalf("seed %d step %d: recovery point %d after a tail flush, log end %d", seed, step, rp, next)
+			}
+			durable = len(model)
 		case op < 85:
 			if err := l.Flush(); err != nil {
 				t.Fatalf("seed %d step %d: flush: %v", seed, step, err)

@@ -55,6 +55,28 @@ func BenchmarkAppendAcrossRolls(b *testing.B) {
 	if _, err := l.Append(benchBatch(), 0); err != nil {
 		b.Fatal(err)
 	}
+	// SLUICE_BENCH_TAIL_FLUSH_MS > 0: a goroutine syncs the log's tail
+	// (FlushTail) that often, to see what the checkpoint tick's fsync of
+	// the active segment does to appends landing meanwhile.
+	if every := time.Duration(benchEnvInt("SLUICE_BENCH_TAIL_FLUSH_MS", 0)) * time.Millisecond; every > 0 {
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for t := time.NewTicker(every); ; {
+				select {
+				case <-stop:
+					t.Stop()
+					return
+				case <-t.C:
+				}
+				if err := l.FlushTail(); err != nil {
+					b.Error(err)
+				}
+			}
+		}()
+		defer func() { close(stop); <-done }()
+	}
 	lat := make([]time.Duration, 0, b.N)
 	b.SetBytes(int64(len(batch)))
 	b.ResetTimer()
@@ -76,7 +98,7 @@ func BenchmarkAppendAcrossRolls(b *testing.B) {
 // BenchmarkRecoveryAfterKill fills a Manager's log with
 // SLUICE_BENCH_LOG_MB MiB (default 288) in segments of
 // SLUICE_BENCH_SEGMENT_MB (default 64; the active one holds the rest, 32), lets the rolls' flushes land,
-// writes the recovery-point checkpoint as the periodic task does, and
+// runs the recovery-point checkpoint tick as the periodic task does, and
 // abandons the Manager as kill -9 would (no flush, no clean-shutdown
 // marker). Each iteration loads the dir again: re-validation runs from the
 // checkpointed recovery point (the active segment, here).
@@ -107,10 +129,18 @@ func BenchmarkRecoveryAfterKill(b *testing.B) {
 			b.Fatalf("recovery point %d never reached the active segment's base %d", l.RecoveryPoint(), active)
 		}
 	}
-	if err := m.CheckpointRecoveryPoints(); err != nil {
+	// The recovery-point checkpoint tick, which also syncs the active
+	// segments' tails (FlushTail); SLUICE_BENCH_TAIL_MB more are appended
+	// after it, as the writes of the interval since the last tick.
+	if err := m.FlushTailsAndCheckpoint(); err != nil {
 		b.Fatal(err)
 	}
-	checkpointed := float64(l.Size()-segs[len(segs)-1].Size) / float64(l.Size())
+	for tail := l.Size() + int64(benchEnvInt("SLUICE_BENCH_TAIL_MB", 0))<<20; l.Size() < tail; {
+		if _, err := l.Append(batch, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	checkpointed := float64(l.RecoveryPoint()) / float64(l.LogEndOffset()) // of the records
 	b.SetBytes(int64(sizeMB) << 20)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -129,4 +159,67 @@ func BenchmarkRecoveryAfterKill(b *testing.B) {
 		b.StartTimer()
 	}
 	b.ReportMetric(checkpointed, "checkpointed-fraction")
+}
+
+// BenchmarkTailFlushManyLogs times the recovery-point checkpoint tick
+// (FlushTailsAndCheckpoint) over SLUICE_BENCH_LOGS logs (default 1000),
+// each of which took one 16 KiB batch since the previous tick: the tick's
+// cost when every partition of a broker is written to.
+func BenchmarkTailFlushManyLogs(b *testing.B) {
+	n := benchEnvInt("SLUICE_BENCH_LOGS", 1000)
+	if w := benchEnvInt("SLUICE_BENCH_WORKERS", 0); w > 0 {
+		defer func(w int) { tailFlushWorkers = w }(tailFlushWorkers)
+		tailFlushWorkers = w
+	}
+	mopts := DefaultManagerOptions(b.TempDir())
+	mopts.TailFlushMinBytes = int64(benchEnvInt("SLUICE_BENCH_MIN_BYTES", 0))
+	m, err := NewManager(vfs.Default, mopts, clock.Real{}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	logs := make([]*Log, n)
+	for i := range logs {
+		tp := kafka.TopicPartition{Topic: "many", Partition: int32(i)}
+		if logs[i], err = m.GetOrCreate(tp, kafka.UUID{}, DefaultOptions()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	batch := benchBatch()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		for _, l := range logs {
+			if _, err := l.Append(batch, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		if err := m.FlushTailsAndCheckpoint(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer() // the deferred Close flushes every log: not the tick's cost
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*n), "µs/log")
+}
+
+// BenchmarkCreateManyLogs creates SLUICE_BENCH_LOGS logs (default 10000)
+// in one Manager on an in-memory disk: what placing each new log costs
+// when a broker already holds thousands.
+func BenchmarkCreateManyLogs(b *testing.B) {
+	n := benchEnvInt("SLUICE_BENCH_LOGS", 10000)
+	for i := 0; i < b.N; i++ {
+		m, err := NewManager(vfs.NewMem(), DefaultManagerOptions("/data"), clock.Real{}, slog.New(slog.DiscardHandler))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for p := range n {
+			if _, err := m.GetOrCreate(kafka.TopicPartition{Topic: "many", Partition: int32(p)}, kafka.UUID{}, DefaultOptions()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+		m.Close()
+		b.StartTimer()
+	}
 }

@@ -180,7 +180,7 @@ func (s *segment) loadState(opts Options, active bool, nextBase int64) error {
 		}
 	}
 	if !s.indexesSane(size, active) {
-		_, err := s.recover(opts)
+		_, err := s.recover(opts, 0)
 		return err
 	}
 	pos, tail, err := s.scanTail(size)
@@ -190,7 +190,7 @@ func (s *segment) loadState(opts Options, active bool, nextBase int64) error {
 	if err != nil || pos != size {
 		if active {
 			// The tail is not whole batches: only recovery can say what is valid.
-			_, err := s.recover(opts)
+			_, err := s.recover(opts, 0)
 			return err
 		}
 		s.nextOffset = nextBase
@@ -273,11 +273,22 @@ func lastSlotZero(x *indexFile) bool {
 	return n > 1 && isZero(x.entry(n-1))
 }
 
-// recover re-reads the whole segment, validating every batch (header, CRC,
+// recover re-reads the segment, validating every batch (header, CRC,
 // offsets), rebuilds both indexes, and truncates the file at the first
 // invalid byte. It returns how many bytes were cut. An I/O error is
 // returned as is (the caller takes the directory offline).
-func (s *segment) recover(opts Options) (truncated int64, err error) {
+//
+// Batches wholly below trustBelow (the recovery point, whose bytes were
+// fsynced before it moved there) are trusted: only their headers are read,
+// to rebuild the indexes and find where validation starts, and their CRCs
+// are not checked. This departs from Kafka, which re-validates every
+// segment holding offsets at or above the recovery point from its first
+// byte: since the recovery point also moves inside the active segment
+// (FlushTail), re-validating from the segment's start would re-read up to
+// segment.bytes per partition for nothing. The headers' own checks (magic,
+// length, increasing offsets) still apply, and a batch failing them cuts
+// the segment there, as it would have without the trust.
+func (s *segment) recover(opts Options, trustBelow int64) (truncated int64, err error) {
 	if err := s.index.truncateEntries(0); err != nil {
 		return 0, err
 	}
@@ -309,15 +320,17 @@ func (s *segment) recover(opts Options) (truncated int64, err error) {
 			h.LastOffset()-s.baseOffset > math.MaxInt32 || pos+n > math.MaxInt32 {
 			break
 		}
-		if int64(cap(buf)) < n {
-			buf = make([]byte, n)
-		}
-		buf = buf[:n]
-		if _, err := s.log.ReadAt(buf, pos); err != nil {
-			return 0, fmt.Errorf("recover segment %s at %d: %w", s.path(logSuffix), pos, err)
-		}
-		if records.CheckCRC(buf) != nil {
-			break
+		if h.NextOffset() > trustBelow {
+			if int64(cap(buf)) < n {
+				buf = make([]byte, n)
+			}
+			buf = buf[:n]
+			if _, err := s.log.ReadAt(buf, pos); err != nil {
+				return 0, fmt.Errorf("recover segment %s at %d: %w", s.path(logSuffix), pos, err)
+			}
+			if records.CheckCRC(buf) != nil {
+				break
+			}
 		}
 		if err := s.indexBatch(h, pos, opts); err != nil {
 			return 0, err

@@ -12,10 +12,8 @@ func (l *Log) TruncateTo(offset int64) error {
 
 // truncateThenCheckpoint runs a truncation under mu and, when it lowered
 // the recovery point, has the Manager write the recovery-point checkpoint
-// before returning (onTruncated), as Kafka's LogManager.truncateTo does:
-// a checkpoint still holding the old value would make recovery trust the
-// segments appended and rolled after the truncation below it, whose
-// background roll flush may not have run before a crash.
+// before returning (onTruncated), so that no append after it can sit
+// below a checkpointed recovery point without being synced.
 func (l *Log) truncateThenCheckpoint(truncate func() error) error {
 	l.mu.Lock()
 	if err := l.checkUsableLocked(); err != nil {
@@ -39,6 +37,7 @@ func (l *Log) truncateToLocked(offset int64) error {
 	if offset < l.mu.logStartOffset || offset <= l.mu.segments[0].baseOffset {
 		return l.truncateFullyLocked(offset)
 	}
+	l.mu.truncations++
 	// Whole segments starting at or after offset go; the one holding it is cut.
 	keep := len(l.mu.segments)
 	for keep > 1 && l.mu.segments[keep-1].baseOffset >= offset {
@@ -79,6 +78,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	if offset < 0 {
 		return fmt.Errorf("truncate %s fully: negative offset %d", l.tp, offset)
 	}
+	l.mu.truncations++
 	for _, s := range l.mu.segments {
 		if err := l.scheduleDeleteLocked(s); err != nil {
 			return err

@@ -39,6 +39,7 @@ func managerOptions(cfg *config.Config, defaults commitlog.Options) commitlog.Ma
 		RetentionCheckInterval:            millis(cfg.Long(config.LogRetentionCheckIntervalMs)),
 		FlushCheckInterval:                millis(cfg.Long(config.LogFlushSchedulerIntervalMs)),
 		RecoveryPointCheckpointInterval:   millis(int64(cfg.Int(config.LogFlushOffsetCheckpointIntervalMs))),
+		TailFlushMinBytes:                 commitlog.DefaultTailFlushMinBytes,
 		LogStartCheckpointInterval:        millis(int64(cfg.Int(config.LogFlushStartOffsetCheckpointIntervalMs))),
 		ProducerIDExpiration:              millis(int64(cfg.Int(config.ProducerIDExpirationMs))),
 		ProducerIDExpirationCheckInterval: millis(int64(cfg.Int(config.ProducerIDExpirationCheckIntervalMs))),

@@ -25,7 +25,7 @@ func main() {
 
 func run() error {
 	var (
-		profileName = flag.String("profile", "quick", "quick (under 10 minutes) or full (about 45 minutes, plus the omb, compression and connections phases)")
+		profileName = flag.String("profile", "quick", "quick (under 10 minutes) or full (about 45 minutes, plus the omb, compression, connections and partitions phases)")
 		rounds      = flag.Int("rounds", 0, "rounds per system (default: the profile's, 3; at least 3 for a results file)")
 		repo        = flag.String("repo", ".", "repository root (for bench/kafka-ref, bench/storage, KAFKA_VERSION)")
 		sluiceBin   = flag.String("sluice", "", "sluice binary to benchmark (required)")
@@ -33,7 +33,7 @@ func run() error {
 		out         = flag.String("out", "", "results file (default: print only)")
 		scratch     = flag.String("scratch", "", "scratch dir for data dirs (default: a new dir under TMPDIR)")
 		skipMachine = flag.Bool("skip-machine", false, "skip the machine figures (for checking the suite)")
-		phases      = flag.String("phases", "", "phases to run (default: produce,catch-up,txn; the full profile adds tls, omb, compression and connections), comma-separated: produce, catch-up, txn (transactional produce and EndTxn latency), tls (produce, read and new-connection rate over TLS, and with SCRAM; single broker), groups (issue 17: rebalance after a member leaves, consumer and classic protocols, and the heartbeat cost of 1,000 consumer-protocol members; single broker), omb (issue 24: the OpenMessaging Benchmark's shapes, 100 partitions, keyed, 4 and 32 producers, max rate and end-to-end latency at 50 MB/s; single broker), compression (acks=1, 16 partitions, zstd and lz4, text values; single broker), connections (issue 24: broker memory per idle connection with 1,000 idle connections open, and 100 producers' max rate and end-to-end p99 at 50 MB/s without and with them; single broker), pprof (one more Sluice session, profiled, on the produce row with the lowest Sluice/Kafka ratio)")
+		phases      = flag.String("phases", "", "phases to run (default: produce,catch-up,txn; the full profile adds tls, omb, compression, connections and partitions), comma-separated: produce, catch-up, txn (transactional produce and EndTxn latency), tls (produce, read and new-connection rate over TLS, and with SCRAM; single broker), groups (issue 17: rebalance after a member leaves, consumer and classic protocols, and the heartbeat cost of 1,000 consumer-protocol members; single broker), omb (issue 24: the OpenMessaging Benchmark's shapes, 100 partitions, keyed, 4 and 32 producers, max rate and end-to-end latency at 50 MB/s; single broker), compression (acks=1, 16 partitions, zstd and lz4, text values; single broker), connections (issue 24: broker memory per idle connection with 1,000 idle connections open, and 100 producers' max rate and end-to-end p99 at 50 MB/s without and with them; single broker), partitions (issue 24: one topic of 10,000 partitions (1,000 in the quick profile): creation time, produce to all of them, RSS idle and after, restart after kill -9 and a clean stop to a produce on every partition, nothing acknowledged lost; single broker), pprof (one more Sluice session, profiled, on the produce row with the lowest Sluice/Kafka ratio)")
 		command     = flag.String("command", "", "the command line to print in the report")
 		pprofDir    = flag.String("pprof-dir", "", "where the pprof phase keeps its profiles (default: the scratch dir)")
 		nodesFlag   = flag.String("nodes", "", "cluster sizes to run, comma-separated: 1 (every single-broker row) and/or 3 (the 3-node rows); default: the profile's (quick 1, full 1,3)")
@@ -155,6 +155,13 @@ func run() error {
 	}
 	if want["omb"] || want["compression"] || want["connections"] {
 		s.workloadPhases(ctx, want, single)
+	}
+	if want["partitions"] {
+		if single {
+			s.partitionsPhase(ctx)
+		} else {
+			s.res.note("The partitions rows are single-broker rows; --nodes without 1 ran none.")
+		}
 	}
 	if want["pprof"] && single {
 		info.Profiles = s.profileWorstRow(ctx, *pprofDir)

@@ -176,6 +176,9 @@ func renderMethod(b *strings.Builder, pr profile, phases map[string]bool) {
 	if phases["connections"] {
 		renderConnMethod(b, pr)
 	}
+	if phases["partitions"] {
+		renderPartsMethod(b, pr)
+	}
 	for _, n := range pr.Nodes {
 		if n <= 1 {
 			continue

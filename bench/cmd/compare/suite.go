@@ -19,7 +19,7 @@ type profile struct {
 	BrokerWarm  int   // seconds of full-speed produce that warm a fresh broker (Kafka's JIT) before any measured run
 	Warm        int   // warm-up windows (seconds) of a full-speed produce run
 	Measure     int   // measurement windows (seconds) of a full-speed produce run
-	RateWarm    int   // warm-up seconds of the fixed-rate run
+	RateWarm    int   // warm-up seconds of the fixed-rate run: past the producer JVM's start-up backlog (about 4 s with Sluice, 8-13 s with Kafka on 2 cores; bench/ops/tail-timeline), so the row measures the broker
 	RateMeasure int   // measured seconds of the fixed-rate run
 	FillBytes   int64 // log written before the catch-up read and the restarts
 	IperfSecs   int
@@ -32,10 +32,10 @@ type profile struct {
 func profileNamed(name string) (profile, error) {
 	switch name {
 	case "quick":
-		return profile{Name: name, Rounds: 3, BrokerWarm: 4, Warm: 2, Measure: 4, RateWarm: 2, RateMeasure: 5, FillBytes: 256 << 20, IperfSecs: 3, Nodes: []int{1},
+		return profile{Name: name, Rounds: 3, BrokerWarm: 4, Warm: 2, Measure: 4, RateWarm: 10, RateMeasure: 5, FillBytes: 256 << 20, IperfSecs: 3, Nodes: []int{1},
 			TxnWarm: 20, TxnMeasure: 300, TxnMaxSecs: 30}, nil
 	case "full":
-		return profile{Name: name, Rounds: 3, BrokerWarm: 15, Warm: 5, Measure: 20, RateWarm: 5, RateMeasure: 30, FillBytes: 2 << 30, IperfSecs: 10, Nodes: []int{1, 3},
+		return profile{Name: name, Rounds: 3, BrokerWarm: 15, Warm: 5, Measure: 20, RateWarm: 15, RateMeasure: 30, FillBytes: 2 << 30, IperfSecs: 10, Nodes: []int{1, 3},
 			TxnWarm: 100, TxnMeasure: 2000, TxnMaxSecs: 120}, nil
 	}
 	return profile{}, fmt.Errorf("unknown profile %q (quick or full)", name)
@@ -57,14 +57,14 @@ func parseNodes(list string) ([]int, error) {
 }
 
 // phaseNames are the phases --phases may name, in the order a run makes them.
-var phaseNames = []string{"produce", "catch-up", "txn", "tls", "groups", "omb", "compression", "connections", "pprof"}
+var phaseNames = []string{"produce", "catch-up", "txn", "tls", "groups", "omb", "compression", "connections", "partitions", "pprof"}
 
 // defaultPhases are the phases a profile runs without --phases: the full profile adds the
-// TLS, omb, compression and connections phases, which would take the quick profile well
+// TLS, omb, compression, connections and partitions phases, which would take the quick profile well
 // past its 10 minutes (issue 24 asks for their rows in the full profile's results).
 func defaultPhases(profile string) string {
 	if profile == "full" {
-		return "produce,catch-up,txn,tls,omb,compression,connections"
+		return "produce,catch-up,txn,tls,omb,compression,connections,partitions"
 	}
 	return "produce,catch-up,txn"
 }

@@ -213,7 +213,10 @@ func (c *Cache) TruncateFromStart(startOffset int64) error {
 	for drop < len(c.entries) && c.entries[drop].StartOffset <= startOffset {
 		drop++
 	}
-	if drop == 0 {
+	// Nothing before the start, or only the first entry starting exactly there (every
+	// log whose start is its first epoch's offset, at every open): the entries would be
+	// rewritten unchanged, and each rewrite costs a log's open two fsyncs.
+	if drop == 0 || (drop == 1 && c.entries[0].StartOffset == startOffset) {
 		return nil
 	}
 	first := Entry{Epoch: c.entries[drop-1].Epoch, StartOffset: startOffset}

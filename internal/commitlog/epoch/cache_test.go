@@ -153,6 +153,36 @@ func TestWriteErrorIsReported(t *testing.T) {
 	}
 }
 
+// TestTruncateFromStartAtFirstEntryWritesNothing: a log opened with its start at its first
+// epoch's offset (every log's open calls TruncateFromStart) leaves the file alone, so a
+// start with 10,000 logs pays no checkpoint rewrite per log; a real truncation still writes.
+func TestTruncateFromStartAtFirstEntryWritesNothing(t *testing.T) {
+	m := vfs.NewMem()
+	c, err := Open(m, "/"+FileName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Assign(3, 100); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Assign(4, 200); err != nil {
+		t.Fatal(err)
+	}
+	full := vfs.NewErrorFS(m, vfs.NewWriteBudget(0))
+	c, err = Open(full, "/"+FileName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, start := range []int64{50, 100} {
+		if err := c.TruncateFromStart(start); err != nil {
+			t.Fatalf("TruncateFromStart(%d) with nothing to change wrote: %v", start, err)
+		}
+	}
+	if err := c.TruncateFromStart(150); err == nil {
+		t.Fatal("TruncateFromStart(150) changes the first entry but wrote nothing")
+	}
+}
+
 func TestCacheConcurrentUse(t *testing.T) {
 	c, err := Open(vfs.NewMem(), "/"+FileName)
 	if err != nil {
