@@ -11,7 +11,7 @@ LDFLAGS := -X github.com/sluice-io/sluice/internal/version.version=$(VERSION) \
 # Where make release puts its artifacts.
 DIST ?= dist
 
-.PHONY: soak ops bench-produce-cpu ecosystem ecosystem-ci bench-ecosystem test build run release vet interop interop-heavy faults quota-long bench fuzz console-test prometheus-test \
+.PHONY: soak ops bench-produce-cpu bench-partitions tail-timeline ecosystem ecosystem-ci bench-ecosystem test build run release vet interop interop-heavy faults quota-long bench fuzz console-test prometheus-test \
 	firsthour-test release-test container-test helm-test upgrade-test
 
 # A static binary (no cgo: the race tests alone need it), stamped. go
@@ -141,6 +141,22 @@ bench-produce-cpu:
 	$(GO) test -c -o bin/node.test ./internal/node
 	dir=$$(mktemp -d) && bin/node.test -test.run '^$$' -test.bench '^BenchmarkProduce$$' \
 		-test.benchtime 3000x -produce.dir=$$dir; rc=$$?; rm -rf $$dir; exit $$rc
+
+# 10,000 partitions on one broker, Sluice beside the pinned Kafka (issue 24;
+# bench/compare's partitions phase: creation, produce to all, RSS, restart
+# after kill -9 and after a clean stop); about 10 minutes a round.
+bench-partitions:
+	bench/compare --profile full --phases partitions --out bench/results/compare-$$(date -u +%F)-partitions.md
+
+# The fixed-rate produce run with a 100 ms latency timeline beside the
+# broker's and the machine's events (rolls, GC, writeback, run-queue wait);
+# TAIL_SYSTEM sluice or kafka, TAIL_ARGS more flags (--warm 5: the old
+# suite warm-up, inside the producer JVM's start-up backlog); results
+# under tail-results/. About 3 minutes.
+TAIL_SYSTEM ?= sluice
+tail-timeline: build
+	$(GO) build -o bin/tail-timeline ./bench/ops/tail-timeline
+	bin/tail-timeline --system $(TAIL_SYSTEM) --sluice bin/sluice --out tail-results/$(TAIL_SYSTEM)-$$(date -u +%H%M%S) $(TAIL_ARGS)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2x ./internal/...

@@ -176,9 +176,9 @@ func (c *Controller) createTopic(im *metadata.Image, t kmsg.CreateTopicsRequestT
 		if partitions <= 0 {
 			return fail(kerr.InvalidPartitions, "number of partitions was set to an invalid non-positive value")
 		}
-		if partitions >= MaxRecordsPerOperation {
-			return fail(kerr.InvalidPartitions, fmt.Sprintf("cannot create more than %d partitions in one request", MaxRecordsPerOperation-1))
-		}
+		// More than the request's bound never gets here (tooManyPartitions);
+		// exactly 10,000 fails with the topic's record as one too many
+		// (POLICY_VIOLATION, as Kafka 4.4.0 answers).
 		if rf <= 0 {
 			return fail(kerr.InvalidReplicationFactor, "replication factor must be larger than 0, or -1 to use the default value")
 		}

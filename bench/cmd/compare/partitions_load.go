@@ -50,7 +50,7 @@ func (r partsResult) MBps() float64 { return mb(r.Acked) / r.Seconds }
 // partsStep is the most partitions one CreateTopics or CreatePartitions request of the
 // phase asks for. Both controllers bound the metadata records of one request to 10,000 (a
 // new topic's record plus one per partition), so Kafka 4.4.0 refuses a 10,000-partition
-// CreateTopics (POLICY_VIOLATION; Sluice: INVALID_PARTITIONS) and the topic is grown to its
+// CreateTopics (POLICY_VIOLATION, as Sluice does) and the topic is grown to its
 // size with CreatePartitions, as an operator has to.
 const partsStep = 5000
 

@@ -47,7 +47,7 @@ func main() {
 	flag.StringVar(&c.sluice, "sluice", "/tmp/tail/sluice", "sluice binary")
 	flag.StringVar(&c.kafkaRef, "kafka-ref", "bench/kafka-ref", "the Kafka reference kit")
 	flag.IntVar(&c.rate, "rate", 41614, "records/s of the fixed-rate run (the full profile's of 2026-11-30)")
-	flag.IntVar(&c.warm, "warm", 5, "warm-up seconds (perf-test --warmup-records)")
+	flag.IntVar(&c.warm, "warm", 15, "warm-up seconds (perf-test --warmup-records; the full profile's)")
 	flag.IntVar(&c.measure, "measure", 30, "measured seconds")
 	flag.Int64Var(&c.fill, "fill", 2<<30, "bytes written to the 16-partition topic first (0: none)")
 	flag.BoolVar(&c.read, "read", true, "read the fill back with consumer-perf-test, as the suite does")
