@@ -78,7 +78,9 @@
 // below are trusted, their headers walked to rebuild the indexes: a
 // departure from Kafka, which re-reads that segment whole), cuts a torn or
 // corrupt tail, deletes segments after a corrupt one, rebuilds their
-// indexes, and replays producer state from the newest snapshot. After a clean stop it
+// indexes, and replays producer state from the newest snapshot; it syncs
+// only a cut, so a log found whole keeps its recovery point and costs no
+// fsync (Kafka does not flush at load either). After a clean stop it
 // reads only the index tails. A crash before a roll's flush completed can
 // leave a hole above the recovery point (a sealed segment's unsynced tail
 // lost, a newer segment's name durable): empty segments after it are

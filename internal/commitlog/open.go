@@ -52,12 +52,17 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 	l.mu.opts = opts.normalized()
 	l.mu.highWatermark = -1
 	l.mu.lastFlush = clk.Now()
-	if err := fsys.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create log dir: %w", err) // names the dir
-	}
-	// The partition directory's entry must survive a crash like its files.
-	if err := fsys.SyncDir(filepath.Dir(dir)); err != nil {
-		return nil, fmt.Errorf("sync parent of %s: %w", dir, err)
+	if _, err := fsys.Stat(dir); err != nil {
+		if err := fsys.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create log dir: %w", err) // names the dir
+		}
+		// The partition directory's entry must survive a crash like its
+		// files. One that existed was synced when it was created, or, if
+		// a kill came between, by the recovery-point checkpoint's write
+		// into the same parent before anything in it was vouched for.
+		if err := fsys.SyncDir(filepath.Dir(dir)); err != nil {
+			return nil, fmt.Errorf("sync parent of %s: %w", dir, err)
+		}
 	}
 	segs, rpIgnored, err := l.loadSegments(&st)
 	if err != nil {
@@ -99,13 +104,22 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 		l.closeSegments()
 		return nil, err
 	}
+	// After an unclean stop that recovery found whole, the recovery point
+	// stays where the checkpoint put it: what recovery validated above it
+	// is not synced, and a later crash re-validates it again (syncing
+	// every log here cost a restart of 10,000 partitions several fsyncs
+	// each, one log after another; the checkpoint tick's tail flush moves
+	// it on). A cut (a torn tail truncated, segments after it removed) is
+	// made durable at once: a second crash must not bring the cut bytes
+	// back below a recovery point that moved past them.
 	l.mu.recoveryPoint = min(max(st.RecoveryPoint, l.mu.logStartOffset), l.activeLocked().nextOffset)
 	if st.CleanShutdown {
 		l.mu.recoveryPoint = l.activeLocked().nextOffset
-	} else if err := l.flushLocked(); err != nil {
-		// What recovery kept is made durable, so the next recovery starts here.
-		l.closeSegments()
-		return nil, err
+	} else if l.recoveryCut || l.mu.logStartOffset > st.RecoveryPoint {
+		if err := l.flushLocked(); err != nil {
+			l.closeSegments()
+			return nil, err
+		}
 	}
 	if !st.DefaultOptions {
 		l.checkGapLocked()
@@ -214,12 +228,14 @@ func (l *Log) recoverSegments(segs []*segment, st StartState) ([]*segment, error
 			return segs, err
 		}
 		if cut > 0 {
+			l.recoveryCut = true
 			l.logger.Warn("truncated invalid tail of segment", "partition", l.tp.String(), "segment", s.baseOffset, "bytes", cut)
 		}
 		// Later segments also go when only empty ones follow a hole: a
 		// roll's background flush had not synced this one when the crash
 		// came, but a directory sync had made newer names durable.
 		if !last && (cut > 0 || s.nextOffset > segs[i+1].baseOffset || !trusted && emptyAfterHole(segs, i, st)) {
+			l.recoveryCut = true
 			for _, later := range segs[i+1:] {
 				if err := removeSegmentFiles(later); err != nil {
 					return segs[:i+1], err
