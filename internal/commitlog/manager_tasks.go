@@ -139,8 +139,9 @@ func (m *Manager) RemoveExpiredProducers(now time.Time) error {
 	return nil
 }
 
-// tailFlushWorkers is how many logs a checkpoint tick flushes at once:
-// fsyncs wait on the device, which serves several at a time.
+// tailFlushWorkers is how many logs a checkpoint tick flushes, and Close
+// closes, at once: fsyncs wait on the device, which serves several at a
+// time.
 var tailFlushWorkers = 8
 
 // FlushTailsAndCheckpoint syncs every online log that took at least
@@ -157,18 +158,14 @@ func (m *Manager) FlushTailsAndCheckpoint() error {
 func (m *Manager) flushTailsAndCheckpoint(ctx context.Context) error {
 	logs := m.onlineLogs()
 	errs := make([]error, len(logs))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(tailFlushWorkers, len(logs)) {
-		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(logs) && ctx.Err() == nil; i = int(next.Add(1) - 1) {
-				if err := logs[i].flushTailOver(m.opts.TailFlushMinBytes); err != nil && !errors.Is(err, ErrClosed) {
-					errs[i] = err
-				}
-			}
-		})
-	}
-	wg.Wait()
+	inParallel(len(logs), func(i int) {
+		if ctx.Err() != nil {
+			return
+		}
+		if err := logs[i].flushTailOver(m.opts.TailFlushMinBytes); err != nil && !errors.Is(err, ErrClosed) {
+			errs[i] = err
+		}
+	})
 	return errors.Join(append(errs, m.CheckpointRecoveryPoints())...)
 }
 
@@ -264,17 +261,43 @@ func (m *Manager) closeLogs() map[string]bool {
 		logs[f.log] = f.dir
 	}
 	m.mu.Unlock()
-	failed := map[string]bool{}
-	for l, d := range logs {
+	list := make([]*Log, 0, len(logs))
+	for l := range logs {
+		list = append(list, l)
+	}
+	// Each close flushes its log: several fsyncs, which the device serves
+	// several at a time (10,000 logs one after another took 20 s).
+	bad := make([]bool, len(list))
+	inParallel(len(list), func(i int) {
+		l := list[i]
 		if err := l.Close(); err != nil {
 			m.logger.Error("closing log failed", "partition", l.tp.String(), "err", err)
-			failed[d] = true
+			bad[i] = true
 		}
-		if l.offline.Load() {
-			// A failed dir gets no clean-shutdown marker; a log stopped on
-			// its own (a lost segment) closed cleanly.
-			failed[d] = true
+		// A failed dir gets no clean-shutdown marker; a log stopped on
+		// its own (a lost segment) closed cleanly.
+		bad[i] = bad[i] || l.offline.Load()
+	})
+	failed := map[string]bool{}
+	for i, l := range list {
+		if bad[i] {
+			failed[logs[l]] = true
 		}
 	}
 	return failed
+}
+
+// inParallel runs fn(0..n-1) on up to tailFlushWorkers goroutines: work
+// that waits on fsyncs, which the device serves several at a time.
+func inParallel(n int, fn func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(tailFlushWorkers, n) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -223,3 +223,36 @@ func BenchmarkCreateManyLogs(b *testing.B) {
 		b.StartTimer()
 	}
 }
+
+// BenchmarkCloseManyLogs times the Manager's clean close of
+// SLUICE_BENCH_LOGS logs (default 1000) on disk, each with one unsynced
+// 16 KiB batch: the flushes of a broker's clean shutdown
+// (SLUICE_BENCH_WORKERS at a time).
+func BenchmarkCloseManyLogs(b *testing.B) {
+	n := benchEnvInt("SLUICE_BENCH_LOGS", 1000)
+	if w := benchEnvInt("SLUICE_BENCH_WORKERS", 0); w > 0 {
+		defer func(w int) { tailFlushWorkers = w }(tailFlushWorkers)
+		tailFlushWorkers = w
+	}
+	batch := benchBatch()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		m, err := NewManager(vfs.Default, DefaultManagerOptions(b.TempDir()), clock.Real{}, slog.New(slog.DiscardHandler))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for p := range n {
+			l, err := m.GetOrCreate(kafka.TopicPartition{Topic: "many", Partition: int32(p)}, kafka.UUID{}, DefaultOptions())
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := l.Append(batch, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		if err := m.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
