@@ -154,18 +154,7 @@ func TestRollFlushCrashAtEverySync(t *testing.T) {
 		}
 		checkpointed := e.l.RecoveryPoint() // what the Manager's checkpoint wrote
 		e.appendUntilRolls(2)
-		var n atomic.Int64
-		crashed := errors.New("crashed")
-		e.efs.SetInjector(vfs.InjectorFunc(func(op vfs.Op, _ string, _ int) error {
-			if (op == vfs.OpSync || op == vfs.OpSyncDir) && n.Add(1) == int64(k) {
-				e.mem.Crash()
-				return crashed
-			}
-			if n.Load() >= int64(k) {
-				return crashed // the process is dead: nothing more reaches the disk
-			}
-			return nil
-		}))
+		crashed := e.crashAtSync(k, e.mem.Crash)
 		var ferr error
 		before := checkpointed // the recovery point before the flush that crashed
 		for _, r := range e.pending[1:] {
@@ -174,18 +163,10 @@ func TestRollFlushCrashAtEverySync(t *testing.T) {
 				break
 			}
 		}
-		if n.Load() >= int64(k) {
-			if ferr == nil {
-				t.Fatalf("sync %d: a flush that crashed reported success", k)
-			}
-			if rp := e.l.RecoveryPoint(); rp != before {
-				t.Fatalf("sync %d: recovery point moved to %d by a flush that crashed (was %d)", k, rp, before)
-			}
+		if crashed() {
 			// The strongest claim: the recovery point as it stood (a
 			// checkpoint written since the last completed flush says it).
-			e.crashAndRecover(before)
-			e.checkDurableBelow(before, fmt.Sprint("crash at sync ", k))
-			e.l.Close()
+			e.checkCrashedFlush(k, ferr, before)
 			continue
 		}
 		if ferr != nil {
@@ -203,6 +184,42 @@ func TestRollFlushCrashAtEverySync(t *testing.T) {
 		}
 		return
 	}
+}
+
+// crashAtSync makes the k-th fsync (of a file or a dir) from now on crash
+// the disk (crash) and fail, and every later I/O fail: the process is dead,
+// nothing more reaches the disk. The result reports whether it came.
+func (e *rollEnv) crashAtSync(k int, crash func()) (crashed func() bool) {
+	var n atomic.Int64
+	e.efs.SetInjector(vfs.InjectorFunc(func(op vfs.Op, _ string, _ int) error {
+		if (op == vfs.OpSync || op == vfs.OpSyncDir) && n.Add(1) == int64(k) {
+			crash()
+			return errCrashed
+		}
+		if n.Load() >= int64(k) {
+			return errCrashed
+		}
+		return nil
+	}))
+	return func() bool { return n.Load() >= int64(k) }
+}
+
+var errCrashed = errors.New("crashed")
+
+// checkCrashedFlush: a flush that crashed at sync k reported its failure,
+// left the recovery point where it was (before), and recovery from there
+// keeps every batch below it.
+func (e *rollEnv) checkCrashedFlush(k int, ferr error, before int64) {
+	e.t.Helper()
+	if ferr == nil {
+		e.t.Fatalf("sync %d: a flush that crashed reported success", k)
+	}
+	if rp := e.l.RecoveryPoint(); rp != before {
+		e.t.Fatalf("sync %d: recovery point moved to %d by a flush that crashed (was %d)", k, rp, before)
+	}
+	e.crashAndRecover(before)
+	e.checkDurableBelow(before, fmt.Sprint("crash at sync ", k))
+	e.l.Close()
 }
 
 // TestRecoveryRevalidatesFromCheckpoint: after an unclean stop only the

@@ -39,29 +39,10 @@ func TestFlushTailCrashAtEverySync(t *testing.T) {
 		e.appendUnsynced(3)
 		before := e.l.RecoveryPoint()
 		leo := e.l.LogEndOffset()
-		var n atomic.Int64
-		crashed := errors.New("crashed")
-		e.efs.SetInjector(vfs.InjectorFunc(func(op vfs.Op, _ string, _ int) error {
-			if (op == vfs.OpSync || op == vfs.OpSyncDir) && n.Add(1) == int64(k) {
-				e.mem.CrashTornWrites(rand.New(rand.NewPCG(uint64(k), 3)))
-				return crashed
-			}
-			if n.Load() >= int64(k) {
-				return crashed
-			}
-			return nil
-		}))
+		crashed := e.crashAtSync(k, func() { e.mem.CrashTornWrites(rand.New(rand.NewPCG(uint64(k), 3))) })
 		ferr := e.l.FlushTail()
-		if n.Load() >= int64(k) {
-			if ferr == nil {
-				t.Fatalf("sync %d: a tail flush that crashed reported success", k)
-			}
-			if rp := e.l.RecoveryPoint(); rp != before {
-				t.Fatalf("sync %d: recovery point moved to %d by a tail flush that crashed (was %d)", k, rp, before)
-			}
-			e.crashAndRecover(before)
-			e.checkDurableBelow(before, fmt.Sprint("crash at tail sync ", k))
-			e.l.Close()
+		if crashed() {
+			e.checkCrashedFlush(k, ferr, before)
 			continue
 		}
 		if ferr != nil {
