@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sluice-io/sluice/internal/freeport"
 )
 
 // broker is one fresh Sluice or Kafka process.
@@ -33,15 +35,6 @@ type event struct {
 	text string
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 func startBroker(ctx context.Context, c config) (*broker, error) {
 	if c.system == "sluice" {
 		return startSluice(ctx, c)
@@ -56,14 +49,11 @@ func jvmGCOpts(dir string) string {
 }
 
 func startSluice(ctx context.Context, c config) (*broker, error) {
-	port, err := freePort()
+	ports, err := freeport.Ports(2)
 	if err != nil {
 		return nil, err
 	}
-	ctrl, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+	port, ctrl := ports[0], ports[1]
 	data := filepath.Join(c.out, "data")
 	cmd := exec.Command(c.sluice, "server",
 		"--override", "log.dirs="+data,
