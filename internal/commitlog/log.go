@@ -58,9 +58,6 @@ type Log struct {
 	// value would make recovery trust the bytes appended after the
 	// truncation below it, which nothing synced.
 	onTruncated func()
-	// recoveryCut is set by Open when recovery truncated a segment or
-	// removed segments: Open then syncs the log before returning.
-	recoveryCut bool
 
 	mu struct {
 		sync.RWMutex

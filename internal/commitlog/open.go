@@ -64,7 +64,7 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 			return nil, fmt.Errorf("sync parent of %s: %w", dir, err)
 		}
 	}
-	segs, rpIgnored, err := l.loadSegments(&st)
+	segs, rpIgnored, cut, err := l.loadSegments(&st)
 	if err != nil {
 		for _, s := range segs {
 			s.close()
@@ -115,7 +115,7 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 	l.mu.recoveryPoint = min(max(st.RecoveryPoint, l.mu.logStartOffset), l.activeLocked().nextOffset)
 	if st.CleanShutdown {
 		l.mu.recoveryPoint = l.activeLocked().nextOffset
-	} else if l.recoveryCut || l.mu.logStartOffset > st.RecoveryPoint {
+	} else if cut || l.mu.logStartOffset > st.RecoveryPoint {
 		if err := l.flushLocked(); err != nil {
 			l.closeSegments()
 			return nil, err
@@ -132,28 +132,29 @@ func Open(fsys vfs.FS, dir string, tp kafka.TopicPartition, opts Options, clk cl
 // recovered log end contradicts the log unless the records it vouched for
 // lie below the log start (their deletion outlived the stop, the new
 // active segment did not): it is then reset to 0 in st (every segment is
-// re-validated) and rpIgnored is set.
-func (l *Log) loadSegments(st *StartState) (segs []*segment, rpIgnored bool, err error) {
+// re-validated) and rpIgnored is set. cut reports that recovery truncated
+// a segment or removed segments.
+func (l *Log) loadSegments(st *StartState) (segs []*segment, rpIgnored, cut bool, err error) {
 	segs, created, err := l.openSegments(*st)
 	if err != nil || created {
-		return segs, false, err
+		return segs, false, false, err
 	}
-	if segs, err = l.recoverSegments(segs, *st); err != nil {
-		return segs, false, err
+	if segs, cut, err = l.recoverSegments(segs, *st); err != nil {
+		return segs, false, cut, err
 	}
 	leo := segs[len(segs)-1].nextOffset
 	if st.RecoveryPoint <= leo || st.RecoveryPoint <= st.LogStartOffset && !st.CleanShutdown {
-		return segs, false, nil
+		return segs, false, cut, nil
 	}
 	l.logger.Warn("recovery-point-offset-checkpoint is beyond the log end offset, which it cannot be: ignored",
 		"partition", l.tp.String(), "recovery_point", st.RecoveryPoint, "log_end_offset", leo, "clean_shutdown", st.CleanShutdown)
 	st.RecoveryPoint = 0
 	if st.CleanShutdown {
 		// Nothing was trusted on its word: the segments were flushed at the stop.
-		return segs, true, nil
+		return segs, true, cut, nil
 	}
-	segs, err = l.recoverSegments(segs, *st)
-	return segs, true, err
+	segs, again, err := l.recoverSegments(segs, *st)
+	return segs, true, cut || again, err
 }
 
 // openSegments removes leftovers of interrupted operations and opens the
@@ -208,13 +209,13 @@ func (l *Log) openSegments(st StartState) (segs []*segment, created bool, err er
 // re-validated from the recovery point (segment.recover: the batches
 // below it are trusted, their headers only read). A segment whose tail had to be cut ends the log: later
 // segments cannot follow a hole, so they are deleted (as Kafka does).
-func (l *Log) recoverSegments(segs []*segment, st StartState) ([]*segment, error) {
+// cutAny reports a cut or a deletion: Open syncs the log after one.
+func (l *Log) recoverSegments(segs []*segment, st StartState) (_ []*segment, cutAny bool, err error) {
 	opts := l.mu.opts
 	for i, s := range segs {
 		last := i+1 == len(segs)
 		trusted := st.CleanShutdown || (!last && segs[i+1].baseOffset <= st.RecoveryPoint && !s.untrimmed())
 		var cut int64
-		var err error
 		if trusted {
 			nextBase := int64(-1)
 			if !last {
@@ -225,32 +226,32 @@ func (l *Log) recoverSegments(segs []*segment, st StartState) ([]*segment, error
 			cut, err = s.recover(opts, st.RecoveryPoint)
 		}
 		if err != nil {
-			return segs, err
+			return segs, cutAny, err
 		}
 		if cut > 0 {
-			l.recoveryCut = true
+			cutAny = true
 			l.logger.Warn("truncated invalid tail of segment", "partition", l.tp.String(), "segment", s.baseOffset, "bytes", cut)
 		}
 		// Later segments also go when only empty ones follow a hole: a
 		// roll's background flush had not synced this one when the crash
 		// came, but a directory sync had made newer names durable.
 		if !last && (cut > 0 || s.nextOffset > segs[i+1].baseOffset || !trusted && emptyAfterHole(segs, i, st)) {
-			l.recoveryCut = true
+			cutAny = true
 			for _, later := range segs[i+1:] {
 				if err := removeSegmentFiles(later); err != nil {
-					return segs[:i+1], err
+					return segs[:i+1], true, err
 				}
 			}
 			l.logger.Warn("deleted segments after a corrupt one", "partition", l.tp.String(), "count", len(segs)-i-1)
-			return segs[:i+1], nil
+			return segs[:i+1], true, nil
 		}
 		if !last {
 			if err := s.onBecomeInactive(); err != nil {
-				return segs, err
+				return segs, cutAny, err
 			}
 		}
 	}
-	return segs, nil
+	return segs, cutAny, nil
 }
 
 // removeSegmentFiles closes a segment and removes its files at once
