@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/sluice-io/sluice/bench/internal/perftest"
 )
 
 // Lines printed by Kafka's ProducerPerformance (4.x). A progress window:
@@ -16,40 +18,14 @@ import (
 //	200000 records sent, 30859.435272 records/sec (30.14 MB/sec), 707.06 ms avg latency, 1098.00 ms max latency, 705 ms 50th, 1027 ms 95th, 1072 ms 99th, 1094 ms 99.9th.
 //	150000 steady state records sent, 38910.505837 records/sec (38.00 MB/sec), ...
 var (
-	windowLine  = regexp.MustCompile(`^(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency\.$`)
 	summaryLine = regexp.MustCompile(`^(\d+) (steady state )?records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th\.$`)
 )
 
 // perfWindow is one progress line of producer-perf-test.
-type perfWindow struct {
-	Records       int64
-	RecordsPerSec float64
-	AvgLatencyMs  float64
-	MaxLatencyMs  float64
-}
+type perfWindow = perftest.Window
 
 // parseWindow parses a progress line; ok is false for any other line.
-func parseWindow(line string) (perfWindow, bool) {
-	m := windowLine.FindStringSubmatch(strings.TrimSpace(line))
-	if m == nil {
-		return perfWindow{}, false
-	}
-	var w perfWindow
-	var err error
-	if w.Records, err = strconv.ParseInt(m[1], 10, 64); err != nil {
-		return perfWindow{}, false
-	}
-	if w.RecordsPerSec, err = strconv.ParseFloat(m[2], 64); err != nil {
-		return perfWindow{}, false
-	}
-	if w.AvgLatencyMs, err = strconv.ParseFloat(m[4], 64); err != nil {
-		return perfWindow{}, false
-	}
-	if w.MaxLatencyMs, err = strconv.ParseFloat(m[5], 64); err != nil {
-		return perfWindow{}, false
-	}
-	return w, true
-}
+func parseWindow(line string) (perfWindow, bool) { return perftest.ParseWindow(line) }
 
 // perfSummary is the final line of producer-perf-test (whole run or steady state).
 type perfSummary struct {

@@ -1,14 +1,18 @@
 package main
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/sluice-io/sluice/bench/internal/perftest"
+)
 
 func TestWindowLine(t *testing.T) {
-	m := windowLine.FindStringSubmatch("4170 records sent, 41700.0 records/sec (40.72 MB/sec), 1.2 ms avg latency, 15.0 ms max latency.")
-	if m == nil || m[1] != "4170" || m[2] != "1.2" || m[3] != "15.0" {
-		t.Fatalf("window line: %q", m)
+	w, ok := perftest.ParseWindow("4170 records sent, 41700.0 records/sec (40.72 MB/sec), 1.2 ms avg latency, 15.0 ms max latency.")
+	if !ok || w.Records != 4170 || w.AvgLatencyMs != 1.2 || w.MaxLatencyMs != 15.0 {
+		t.Fatalf("window line: %+v %v", w, ok)
 	}
 	// The summaries end with percentiles and are not windows.
-	if windowLine.MatchString("291298 records sent, 41254.496530 records/sec (40.29 MB/sec), 390.21 ms avg latency, 960.00 ms max latency, 450 ms 50th, 918 ms 95th, 947 ms 99th, 958 ms 99.9th.") {
+	if _, ok := perftest.ParseWindow("291298 records sent, 41254.496530 records/sec (40.29 MB/sec), 390.21 ms avg latency, 960.00 ms max latency, 450 ms 50th, 918 ms 95th, 947 ms 99th, 958 ms 99.9th."); ok {
 		t.Fatal("summary read as a window")
 	}
 }

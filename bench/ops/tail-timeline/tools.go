@@ -8,11 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/sluice-io/sluice/bench/internal/perftest"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -100,8 +100,6 @@ func (t tools) fillAndRead(ctx context.Context, bytes int64, read bool) error {
 	return nil
 }
 
-var windowLine = regexp.MustCompile(`^(\d+) records sent, [\d.]+ records/sec \([\d.]+ MB/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency\.?$`)
-
 // fixedRate runs producer-perf-test at c.rate with a report every c.interval,
 // stamping each line as it arrives; the JVM's pid goes to the recorder.
 func (t tools) fixedRate(ctx context.Context, c config, rec *recorder) ([]window, error) {
@@ -132,10 +130,8 @@ func (t tools) fixedRate(ctx context.Context, c config, rec *recorder) ([]window
 		now := time.Now()
 		line := sc.Text()
 		fmt.Fprintf(logf, "%s %s\n", stamp(now), line)
-		if m := windowLine.FindStringSubmatch(line); m != nil {
-			avg, _ := strconv.ParseFloat(m[2], 64)
-			mx, _ := strconv.ParseFloat(m[3], 64)
-			ws = append(ws, window{at: now, records: atoi(m[1]), avgMs: avg, maxMs: mx})
+		if w, ok := perftest.ParseWindow(line); ok {
+			ws = append(ws, window{at: now, records: w.Records, avgMs: w.AvgLatencyMs, maxMs: w.MaxLatencyMs})
 		}
 	}
 	if err := cmd.Wait(); err != nil {
