@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sluice-io/sluice/internal/config"
+	"github.com/sluice-io/sluice/internal/gcfloor"
 	"github.com/sluice-io/sluice/internal/logging"
 	"github.com/sluice-io/sluice/internal/node"
 	"github.com/sluice-io/sluice/internal/vfs"
@@ -57,6 +58,10 @@ func newServerCommand() *cobra.Command {
 				if err := formatFromEnv(vfs.Default, cfg, os.LookupEnv, logger); err != nil {
 					return err
 				}
+			}
+			if stopFloor, ok := gcfloor.Start(gcfloor.DefaultFloor); ok {
+				defer stopFloor()
+				logger.Debug("garbage collector's heap goal kept at least the floor while the live heap is small (GOGC in the environment turns this off)", "floor_bytes", gcfloor.DefaultFloor)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 			defer stop()

@@ -18,7 +18,7 @@ import (
 // level; a package may import only packages of a lower level, or of its own
 // level where sameTier allows it. A new package must be placed here.
 var tiers = map[string]int{
-	"kafka": 0, "freeport": 0, "clock": 0, "vfs": 0, "testbin": 0, "testutil": 0, "logging": 0, "version": 0, "latency": 0,
+	"kafka": 0, "freeport": 0, "clock": 0, "vfs": 0, "testbin": 0, "testutil": 0, "logging": 0, "version": 0, "latency": 0, "gcfloor": 0,
 	"protocol": 1, "records": 1, "transport": 1, "netfault": 1,
 	"commitlog": 2, "purgatory": 2, "quorum": 2, "metadata": 2,
 	"coordinator": 3, "replication": 3, "controller": 3, "auth": 3, "config": 3, "fetchwire": 3, "quota": 3, "share": 3,

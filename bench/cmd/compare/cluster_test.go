@@ -52,6 +52,25 @@ func TestParseNodes(t *testing.T) {
 	}
 }
 
+func TestParseSystems(t *testing.T) {
+	for in, want := range map[string][]system{"sluice,kafka": nil, "Sluice": {sysKafka}, "kafka": {sysSluice}} {
+		got, err := parseSystems(in)
+		if err != nil || len(got) != len(want) {
+			t.Errorf("parseSystems(%q) = %v, %v; want skipped %v", in, got, err, want)
+		}
+		for _, sys := range want {
+			if !got[sys] {
+				t.Errorf("parseSystems(%q) runs %s", in, sys)
+			}
+		}
+	}
+	for _, in := range []string{"", "pulsar", "sluice,"} {
+		if _, err := parseSystems(in); err == nil {
+			t.Errorf("parseSystems(%q) accepted", in)
+		}
+	}
+}
+
 func TestParsePIDs(t *testing.T) {
 	got, err := parsePIDs("101\n202\n303\n", 3)
 	if err != nil || !slices.Equal(got, []int{101, 202, 303}) {

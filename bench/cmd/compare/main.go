@@ -36,6 +36,7 @@ func run() error {
 		phases      = flag.String("phases", "", "phases to run (default: produce,catch-up,txn; the full profile adds tls, omb, compression, connections and partitions), comma-separated: produce, catch-up, txn (transactional produce and EndTxn latency), tls (produce, read and new-connection rate over TLS, and with SCRAM; single broker), groups (issue 17: rebalance after a member leaves, consumer and classic protocols, and the heartbeat cost of 1,000 consumer-protocol members; single broker), omb (issue 24: the OpenMessaging Benchmark's shapes, 100 partitions, keyed, 4 and 32 producers, max rate and end-to-end latency at 50 MB/s; single broker), compression (acks=1, 16 partitions, zstd and lz4, text values; single broker), connections (issue 24: broker memory per idle connection with 1,000 idle connections open, and 100 producers' max rate and end-to-end p99 at 50 MB/s without and with them; single broker), partitions (issue 24: one topic of 10,000 partitions (1,000 in the quick profile): creation time, produce to all of them, RSS idle and after, restart after kill -9 and a clean stop to a produce on every partition, nothing acknowledged lost; single broker), pprof (one more Sluice session, profiled, on the produce row with the lowest Sluice/Kafka ratio)")
 		command     = flag.String("command", "", "the command line to print in the report")
 		pprofDir    = flag.String("pprof-dir", "", "where the pprof phase keeps its profiles (default: the scratch dir)")
+		systems     = flag.String("systems", "sluice,kafka", "systems to run, comma-separated (sluice, kafka); one system is for iterating and writes no ratios")
 		nodesFlag   = flag.String("nodes", "", "cluster sizes to run, comma-separated: 1 (every single-broker row) and/or 3 (the 3-node rows); default: the profile's (quick 1, full 1,3)")
 	)
 	flag.Parse()
@@ -97,7 +98,14 @@ func run() error {
 		info.Machine = measureMachine(ctx, root, *scratch, prof.Name == "quick", prof.IperfSecs)
 	}
 
-	s := &suite{prof: prof, kafkaRef: filepath.Join(root, "bench", "kafka-ref"), sluiceBin: bin, scratch: *scratch, res: newResults(), log: log}
+	skip, err := parseSystems(*systems)
+	if err != nil {
+		return err
+	}
+	if len(skip) > 0 && *out != "" {
+		return fmt.Errorf("--out needs both systems (--systems %s)", *systems)
+	}
+	s := &suite{prof: prof, kafkaRef: filepath.Join(root, "bench", "kafka-ref"), sluiceBin: bin, scratch: *scratch, res: newResults(), log: log, skip: skip}
 	// Without the catch-up phase there is no reader to choose.
 	s.groupConsumerDecided = !want["catch-up"]
 	if *pprofDir == "" {

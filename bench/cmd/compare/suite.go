@@ -56,6 +56,23 @@ func parseNodes(list string) ([]int, error) {
 	return out, nil
 }
 
+// parseSystems reads --systems and answers the systems not named, whose sessions are
+// skipped.
+func parseSystems(list string) (map[system]bool, error) {
+	skip := map[system]bool{sysSluice: true, sysKafka: true}
+	for _, f := range strings.Split(list, ",") {
+		switch strings.ToLower(strings.TrimSpace(f)) {
+		case "sluice":
+			delete(skip, sysSluice)
+		case "kafka":
+			delete(skip, sysKafka)
+		default:
+			return nil, fmt.Errorf("--systems: %q is not sluice or kafka", f)
+		}
+	}
+	return skip, nil
+}
+
 // phaseNames are the phases --phases may name, in the order a run makes them.
 var phaseNames = []string{"produce", "catch-up", "txn", "tls", "groups", "omb", "compression", "connections", "partitions", "pprof"}
 
@@ -110,6 +127,9 @@ type suite struct {
 	groupConsumerDecided bool
 	groupConsumer        bool // consumer-perf-test (groups) rather than the kgo reader
 	rate                 int  // records/s of the fixed-rate run
+	// skip names systems whose sessions are not run (--systems): for iterating on one
+	// system; a results file needs both.
+	skip map[system]bool
 }
 
 func (s *suite) newBroker(sys system) (broker, error) {
@@ -189,6 +209,10 @@ func (s *suite) session(ctx context.Context, sys system, round int, phase string
 // runSession starts b, warms it, runs fn against it, and always closes it.
 func (s *suite) runSession(ctx context.Context, b target, round int, phase string, fn func(target) error) {
 	sys := b.System()
+	if s.skip[sys] {
+		_ = b.Close()
+		return
+	}
 	defer func() {
 		if err := b.Close(); err != nil {
 			s.log.Warn("closing broker", "system", sys, "err", err)
