@@ -79,7 +79,7 @@ func (m *Manager) AlterLogDir(tp kafka.TopicPartition, dest string) error {
 		return fmt.Errorf("%w: log directory %s is offline", ErrOffline, dir)
 	}
 	if fut != nil && fut.dir != dir {
-		delete(m.mu.futures, tp)
+		m.dropFutureLocked(tp)
 	}
 	if (!hosted || curDir != dir) && (fut == nil || fut.dir != dir) {
 		m.mu.preferred[tp] = dir
@@ -128,7 +128,7 @@ func (m *Manager) createFuture(tp kafka.TopicPartition, cur *Log, dir string) er
 		return errors.Join(fmt.Errorf("create future log of %s: %w", tp, err), m.discardFuture(f))
 	}
 	m.mu.Lock()
-	m.mu.futures[tp] = f
+	m.setFutureLocked(tp, f)
 	delete(m.mu.preferred, tp)
 	m.mu.Unlock()
 	m.logger.Info("moving partition to another log dir", "partition", tp.String(), "from", filepath.Dir(cur.Dir()), "to", dir,

@@ -107,6 +107,11 @@ type Manager struct {
 		// preferred is the dir AlterReplicaLogDirs named for a partition
 		// not hosted yet (Kafka's preferredLogDirs).
 		preferred map[kafka.TopicPartition]string
+		// perDir counts the logs and futures in each dir, for placing a new
+		// log without counting them all (dircount.go).
+		// Invariant: perDir[d] is the number of dirOf entries plus futures
+		// whose dir is d; only the dircount.go methods change the three.
+		perDir map[string]int
 	}
 	// moveMu serialises the moves between log dirs (AlterLogDir, StepFuture).
 	moveMu sync.Mutex
@@ -146,6 +151,7 @@ func NewManager(fsys vfs.FS, opts ManagerOptions, clk clock.Clock, logger *slog.
 	m.mu.full = map[string]bool{}
 	m.mu.futures = map[kafka.TopicPartition]*futureLog{}
 	m.mu.preferred = map[kafka.TopicPartition]string{}
+	m.mu.perDir = map[string]int{}
 	m.moverWake = make(chan struct{}, 1)
 	m.flusher = newFlusher(logger)
 	resume := m.settleMoves()
@@ -277,10 +283,11 @@ func (m *Manager) loadDir(dir string, futures map[string]bool) error {
 		}
 	}
 	for tp, l := range loaded {
-		m.mu.logs[tp], m.mu.dirOf[tp] = l, dir
+		m.mu.logs[tp] = l
+		m.setDirLocked(tp, dir)
 	}
 	for tp, f := range loadedFutures {
-		m.mu.futures[tp] = f
+		m.setFutureLocked(tp, f)
 	}
 	m.logLoaded(dir, len(loaded), clean)
 	return nil
@@ -361,7 +368,7 @@ func (m *Manager) markDirOffline(dir string) {
 			// Kafka's removeFutureLocalReplica(deleteFromLogDir = false):
 			// the move ends, its files stay.
 			logs = append(logs, f.log)
-			delete(m.mu.futures, tp)
+			m.dropFutureLocked(tp)
 		}
 	}
 	m.mu.Unlock()
@@ -463,7 +470,8 @@ func (m *Manager) GetOrCreate(tp kafka.TopicPartition, topicID kafka.UUID, opts 
 		l.Close()
 		return nil, ErrClosed
 	}
-	m.mu.logs[tp], m.mu.dirOf[tp] = l, dir
+	m.mu.logs[tp] = l
+	m.setDirLocked(tp, dir)
 	delete(m.mu.preferred, tp)
 	return l, nil
 }
@@ -483,24 +491,12 @@ func (m *Manager) pickDirLocked(tp kafka.TopicPartition) (string, error) {
 			online = append(online, d)
 		}
 	}
-	switch len(online) {
-	case 0:
+	if len(online) == 0 {
 		return "", fmt.Errorf("%w: no online log dir", ErrOffline)
-	case 1:
-		// One dir (the usual case): no count, which costs every log at
-		// each new one (quadratic at a start with 10,000 partitions).
-		return online[0], nil
-	}
-	counts := map[string]int{}
-	for _, d := range m.mu.dirOf {
-		counts[d]++
-	}
-	for _, f := range m.mu.futures {
-		counts[f.dir]++
 	}
 	best := online[0]
 	for _, d := range online[1:] {
-		if counts[d] < counts[best] {
+		if m.mu.perDir[d] < m.mu.perDir[best] {
 			best = d
 		}
 	}
@@ -520,8 +516,8 @@ func (m *Manager) Delete(tp kafka.TopicPartition) error {
 	dir := m.mu.dirOf[tp]
 	fut := m.mu.futures[tp]
 	delete(m.mu.logs, tp)
-	delete(m.mu.dirOf, tp)
-	delete(m.mu.futures, tp)
+	m.dropDirLocked(tp)
+	m.dropFutureLocked(tp)
 	delete(m.mu.preferred, tp)
 	m.mu.Unlock()
 	if fut != nil {

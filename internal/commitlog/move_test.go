@@ -96,6 +96,7 @@ func TestMoveBetweenLogDirsUnderAppends(t *testing.T) {
 		t.Fatalf("future logs %+v, log end offset %d", fl, l.LogEndOffset())
 	}
 	moveUntilDone(t, m, l, "/data/b")
+	checkDirCounts(t, m)
 	if !strings.HasPrefix(l.Dir(), "/data/b/") || len(m.FutureLogs()) != 0 {
 		t.Fatalf("after the move the log is at %s, futures %+v", l.Dir(), m.FutureLogs())
 	}
@@ -260,6 +261,7 @@ func TestDeleteDuringMove(t *testing.T) {
 	if len(m.FutureLogs()) != 0 || len(m.OfflineDirs()) != 0 {
 		t.Fatalf("futures %v, offline dirs %v", m.FutureLogs(), m.OfflineDirs())
 	}
+	checkDirCounts(t, m)
 	clk.Advance(2 * time.Second)
 	if err := m.RemoveDeletedSegments(clk.Now()); err != nil {
 		t.Fatal(err)

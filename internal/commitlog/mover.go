@@ -169,8 +169,8 @@ func (m *Manager) replaceCurrentWithFuture(tp kafka.TopicPartition, cur *Log, f 
 	}
 	old := cur.adoptLocked(n, oldPath)
 	m.mu.Lock()
-	m.mu.dirOf[tp] = f.dir
-	delete(m.mu.futures, tp)
+	m.dropFutureLocked(tp)
+	m.setDirLocked(tp, f.dir)
 	m.mu.retired = append(m.mu.retired, retiredLog{log: old, at: m.clk.Now().Add(cur.mu.opts.FileDeleteDelay)})
 	m.mu.Unlock()
 	m.logger.Info("partition moved to another log dir", "partition", tp.String(), "from", srcDir, "to", f.dir,
@@ -181,7 +181,7 @@ func (m *Manager) replaceCurrentWithFuture(tp kafka.TopicPartition, cur *Log, f 
 func (m *Manager) forgetFuture(tp kafka.TopicPartition, f *futureLog) {
 	m.mu.Lock()
 	if m.mu.futures[tp] == f {
-		delete(m.mu.futures, tp)
+		m.dropFutureLocked(tp)
 	}
 	m.mu.Unlock()
 }

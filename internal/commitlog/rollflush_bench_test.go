@@ -1,6 +1,7 @@
 package commitlog
 
 import (
+	"fmt"
 	"log/slog"
 	"os"
 	"slices"
@@ -204,12 +205,17 @@ func BenchmarkTailFlushManyLogs(b *testing.B) {
 }
 
 // BenchmarkCreateManyLogs creates SLUICE_BENCH_LOGS logs (default 10000)
-// in one Manager on an in-memory disk: what placing each new log costs
-// when a broker already holds thousands.
+// in one Manager on an in-memory disk, over SLUICE_BENCH_DIRS log dirs
+// (default 1): what placing each new log costs when a broker already
+// holds thousands.
 func BenchmarkCreateManyLogs(b *testing.B) {
 	n := benchEnvInt("SLUICE_BENCH_LOGS", 10000)
+	var dirs []string
+	for d := range max(benchEnvInt("SLUICE_BENCH_DIRS", 1), 1) {
+		dirs = append(dirs, fmt.Sprintf("/data%d", d))
+	}
 	for i := 0; i < b.N; i++ {
-		m, err := NewManager(vfs.NewMem(), DefaultManagerOptions("/data"), clock.Real{}, slog.New(slog.DiscardHandler))
+		m, err := NewManager(vfs.NewMem(), DefaultManagerOptions(dirs...), clock.Real{}, slog.New(slog.DiscardHandler))
 		if err != nil {
 			b.Fatal(err)
 		}
