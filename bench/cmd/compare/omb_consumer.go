@@ -13,7 +13,9 @@ import (
 	"github.com/sluice-io/sluice/internal/latency"
 )
 
-// e2eConsumer reads every partition of the load topic from offset 0 (the topic is new)
+// e2eConsumer reads every partition of the load topic from offset 0 (the omb phase's topic
+// is new) or from the end offsets listed before the producers start (the partitions phase's
+// topic already holds its produce run; reading that first would measure a catch-up read)
 // while the producers write, and records the end-to-end latency of the records sent
 // inside the measurement window.
 type e2eConsumer struct {
@@ -26,13 +28,21 @@ type e2eConsumer struct {
 	done     chan error
 }
 
-// startE2EConsumer assigns every partition at offset 0 with the Java consumer's fetch
-// defaults (OMB's Kafka driver keeps them): 50 MiB per fetch, 1 MiB per partition, 500 ms
-// max wait; with fetch.min.bytes 1 both brokers answer as soon as data is there.
-func startE2EConsumer(ctx context.Context, bootstrap, topic string, partitions int, w *window) (*e2eConsumer, error) {
-	assign := make(map[int32]kgo.Offset, partitions)
-	for p := range partitions {
-		assign[int32(p)] = kgo.NewOffset().At(0)
+// startE2EConsumer assigns every partition at offset 0, or with fromEnd at its end offset
+// listed now, with the Java consumer's fetch defaults (OMB's Kafka driver keeps them): 50
+// MiB per fetch, 1 MiB per partition, 500 ms max wait; with fetch.min.bytes 1 both brokers
+// answer as soon as data is there.
+func startE2EConsumer(ctx context.Context, bootstrap, topic string, partitions int, fromEnd bool, w *window) (*e2eConsumer, error) {
+	var ends map[int32]int64
+	if fromEnd {
+		var err error
+		if ends, err = endOffsets(ctx, bootstrap, topic); err != nil {
+			return nil, err
+		}
+	}
+	assign, err := e2eAssign(partitions, ends)
+	if err != nil {
+		return nil, err
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds(bootstrap)...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}),
@@ -44,6 +54,25 @@ func startE2EConsumer(ctx context.Context, bootstrap, topic string, partitions i
 	c := &e2eConsumer{cl: cl, w: w, stop: stop, done: make(chan error, 1)}
 	go func() { c.done <- c.loop(ctx) }()
 	return c, nil
+}
+
+// e2eAssign is the consumer's start offset for every partition: 0 without ends, else the
+// end offset listed, exactly (kgo's AtEnd would be resolved at the first fetch, after the
+// producers' first records, which the consumer would then miss and the drain count lack).
+func e2eAssign(partitions int, ends map[int32]int64) (map[int32]kgo.Offset, error) {
+	assign := make(map[int32]kgo.Offset, partitions)
+	for p := range int32(partitions) {
+		at := int64(0)
+		if ends != nil {
+			end, ok := ends[p]
+			if !ok {
+				return nil, fmt.Errorf("no end offset listed for partition %d", p)
+			}
+			at = end
+		}
+		assign[p] = kgo.NewOffset().At(at)
+	}
+	return assign, nil
 }
 
 func (c *e2eConsumer) loop(ctx context.Context) error {

@@ -30,6 +30,9 @@ type loadSpec struct {
 	// record's latency from its send (nanoseconds in the value's first 8 bytes, since
 	// record timestamps are whole milliseconds) to its delivery to the consumer.
 	EndToEnd bool
+	// FromEnd starts that consumer at the end offsets listed before the producers start,
+	// for a topic that already holds records (the partitions phase's); else at offset 0.
+	FromEnd bool
 	// ClientOpts are added to every producer client's options (a test's debug logger).
 	ClientOpts []kgo.Opt
 }
@@ -68,7 +71,7 @@ func runLoad(ctx context.Context, b target, spec loadSpec) (loadResult, error) {
 	var cons *e2eConsumer
 	if spec.EndToEnd {
 		var err error
-		if cons, err = startE2EConsumer(ctx, b.Bootstrap(), spec.Topic, spec.Partitions, &w); err != nil {
+		if cons, err = startE2EConsumer(ctx, b.Bootstrap(), spec.Topic, spec.Partitions, spec.FromEnd, &w); err != nil {
 			return loadResult{}, err
 		}
 		defer cons.close()

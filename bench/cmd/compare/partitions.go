@@ -108,7 +108,8 @@ func (s *suite) partitionsPhase(ctx context.Context) {
 	}
 }
 
-// partsRuns is one session: create, idle RSS, the produce, RSS, then the two restarts.
+// partsRuns is one session: create, idle RSS, the produce, RSS, the two restarts, then
+// the fixed-rate end-to-end run.
 // A record acknowledged and missing after a restart fails the session with an error that
 // says so (and the restart's rows are listed as failed, not as values).
 func (s *suite) partsRuns(ctx context.Context, b broker, sys system, round int, cfg partsConfig) error {
@@ -138,7 +139,11 @@ func (s *suite) partsRuns(ctx context.Context, b broker, sys system, round int, 
 	if err := s.recordRSS(b, partsHWMRow(cfg), sys, round); err != nil {
 		return err
 	}
-	return s.partsRestarts(ctx, b, sys, round, cfg, acked)
+	if err := s.partsRestarts(ctx, b, sys, round, cfg, acked); err != nil {
+		return err
+	}
+	s.partsFixedRate(ctx, b, sys, round, cfg)
+	return nil
 }
 
 func (s *suite) recordVmRSS(b broker, rw row, sys system, round int) error {
@@ -265,4 +270,5 @@ func renderPartsMethod(b *strings.Builder, pr profile) {
 	p("  partition (one idempotent client, retries every 10 ms). Then a clean stop (SIGTERM, timed)")
 	p("  and the same two timings. After each restart every partition's end offset must equal the")
 	p("  records acknowledged to it, or the session fails saying which were lost.")
+	renderPartsFixedMethod(b, pr)
 }

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 func TestCheckEndOffsets(t *testing.T) {
@@ -52,7 +55,10 @@ func TestPartitionsPhaseRegistered(t *testing.T) {
 	}
 	keys := map[string]bool{}
 	rows := []row{partsCreateRow(c), partsRSSIdleRow(c), partsProduceRow(c), partsCPURow(c), partsAckRow(c, "p50"), partsAckRow(c, "p99"),
-		partsRSSAfterRow(c), partsHWMRow(c), partsShutdownRow(c)}
+		partsRSSAfterRow(c), partsHWMRow(c), partsShutdownRow(c), partsCPUFixedRow(c)}
+	for _, q := range []string{"p50", "p99", "p99.9", "max"} {
+		rows = append(rows, partsE2ERow(c, q))
+	}
 	for _, kill := range []bool{true, false} {
 		for _, all := range []bool{true, false} {
 			rows = append(rows, partsRestartRow(c, kill, all))
@@ -75,7 +81,49 @@ func TestPartitionsPhaseRegistered(t *testing.T) {
 	}
 	var b strings.Builder
 	renderPartsMethod(&b, full)
-	if !strings.Contains(b.String(), "10000 partitions") || !strings.Contains(b.String(), "2048 MiB") {
+	if !strings.Contains(b.String(), "10000 partitions") || !strings.Contains(b.String(), "2048 MiB") || !strings.Contains(b.String(), "30 s window after 15 s") {
 		t.Errorf("method text does not give the full profile's size:\n%s", b.String())
 	}
+}
+
+// The fixed-rate run covers every partition of the phase's topic at the profile's
+// fixed-rate window, from the end of what the produce run left.
+func TestPartsFixedSpec(t *testing.T) {
+	full, _ := profileNamed("full")
+	c := partsConfigFor(full)
+	sp := partsFixedSpec(c, full)
+	if sp.Topic != partsTopic || sp.Partitions != 10000 || sp.KeyRange != partsKeyRange || sp.Producers != c.Producers {
+		t.Errorf("spec %+v does not cover the phase's topic", sp)
+	}
+	if !sp.EndToEnd || !sp.FromEnd {
+		t.Errorf("spec %+v: want an end-to-end run from the end offsets", sp)
+	}
+	if mbps := sp.Rate * recordSize / 1e6; mbps != partsFixedMBps {
+		t.Errorf("rate %.1f MB/s, want %.1f", mbps, partsFixedMBps)
+	}
+	if sp.Warm != 15*time.Second || sp.Measure != 30*time.Second {
+		t.Errorf("window %s after %s, want the profile's RateMeasure after RateWarm", sp.Measure, sp.Warm)
+	}
+}
+
+func TestE2EAssign(t *testing.T) {
+	got, err := e2eAssign(3, nil)
+	if err != nil || fmt.Sprint(offsetsOf(got)) != "[0 0 0]" {
+		t.Errorf("from the start: %v, %v", offsetsOf(got), err)
+	}
+	got, err = e2eAssign(3, map[int32]int64{0: 7, 1: 0, 2: 215})
+	if err != nil || fmt.Sprint(offsetsOf(got)) != "[7 0 215]" {
+		t.Errorf("from the ends: %v, %v", offsetsOf(got), err)
+	}
+	if _, err := e2eAssign(3, map[int32]int64{0: 7, 2: 215}); err == nil || !strings.Contains(err.Error(), "partition 1") {
+		t.Errorf("a partition without an end offset: %v", err)
+	}
+}
+
+func offsetsOf(assign map[int32]kgo.Offset) []int64 {
+	out := make([]int64, len(assign))
+	for p, o := range assign {
+		out[p] = o.EpochOffset().Offset
+	}
+	return out
 }
