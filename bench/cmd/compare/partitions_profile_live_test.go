@@ -14,8 +14,9 @@ import (
 
 // TestPartitionsProfileLive profiles Sluice (the binary SLUICE_COMPARE_BIN names) through
 // its debug listener while it creates SLUICE_COMPARE_PARTS partitions (default 10000) and
-// while it restarts on them after kill -9 and after a clean stop, writing create.pprof,
-// kill-restart.pprof and clean-restart.pprof to the dir SLUICE_COMPARE_PARTS_PROFILE names
+// while it restarts on them after kill -9 and after a clean stop, and over the phase's
+// fixed-rate run, writing create.pprof, kill-restart.pprof, clean-restart.pprof and
+// fixed-rate.pprof to the dir SLUICE_COMPARE_PARTS_PROFILE names
 // (skipped without both). It is how the partitions phase's slow steps were found.
 func TestPartitionsProfileLive(t *testing.T) {
 	dir, bin := os.Getenv("SLUICE_COMPARE_PARTS_PROFILE"), os.Getenv("SLUICE_COMPARE_BIN")
@@ -68,6 +69,16 @@ func TestPartitionsProfileLive(t *testing.T) {
 	}
 	t.Logf("clean stop %.2f s", time.Since(t0).Seconds())
 	restartProfiled(ctx, t, b, debug, filepath.Join(dir, "clean-restart.pprof"), 15, n, acked)
+	// The phase's fixed-rate end-to-end run, profiled over its measured window.
+	spec := partsFixedSpec(cfg, profile{RateWarm: 5, RateMeasure: 20})
+	profiled(ctx, t, debug, filepath.Join(dir, "fixed-rate.pprof"), 25, func() {
+		res, err := runLoad(ctx, b, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("fixed rate %.1f MB/s: end-to-end p50 %.1f ms, p99 %.1f ms, broker %.1f CPU-s", res.MBps(),
+			ms(res.E2E.Quantile(0.5)), ms(res.E2E.Quantile(0.99)), res.CPUSeconds)
+	})
 }
 
 // profiled runs fn while a CPU profile of the broker is taken for secs seconds from the
