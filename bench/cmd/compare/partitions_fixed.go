@@ -12,7 +12,7 @@ import (
 // rate both brokers sustain it measures the broker. Kafka 4.4.0 reached only about 23 MB/s
 // at max rate on 10,000 partitions on this machine (Sluice about 139): 5 MB/s is under a
 // quarter of that, leaving room for the consumer's fetches of every partition and for the
-// other engineer's load on the shared 2 cores, so neither broker queues.
+// producers and consumer sharing the machine's 2 cores, so neither broker queues.
 const partsFixedMBps = 5.0
 
 // partsFixedShape describes the fixed-rate run in row labels.
