@@ -113,14 +113,18 @@ func finalConsume(ctx context.Context, cfg Config, rec *history.Recorder, hw map
 		})
 		fs.EachRecord(func(r *kgo.Record) {
 			end, open := hw[r.Partition]
-			if _, reading := pos[r.Partition]; !open || !reading || r.Offset >= end {
+			if _, reading := pos[r.Partition]; !open || !reading {
 				return
 			}
-			if !r.Attrs.IsControl() {
+			if r.Offset < end && !r.Attrs.IsControl() {
 				rec.Record(history.Op{Kind: history.Poll, Process: finalProcess, Topic: r.Topic,
 					Partition: r.Partition, Offset: r.Offset, Value: string(r.Value), Batch: batch})
 			}
 			pos[r.Partition] = r.Offset + 1
+			// A record at or past the end also finishes the partition: when
+			// the end was listed between an abort and its marker, every
+			// record below it is aborted (dropped by the client) and the
+			// first one handed out is the marker at the end.
 			if r.Offset+1 >= end {
 				delete(pos, r.Partition)
 				cl.PauseFetchPartitions(map[string][]int32{cfg.Topic: {r.Partition}})

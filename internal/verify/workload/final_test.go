@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluice-io/sluice/internal/testutil"
 	"github.com/sluice-io/sluice/internal/verify/history"
 )
 
@@ -43,10 +45,43 @@ func TestFinalReadEndsAtTransactionMarkers(t *testing.T) {
 	txn([]string{"c-0", "c-1", "c-2"}, kgo.TryCommit)
 	txn([]string{"a-0", "a-1"}, kgo.TryAbort)
 
+	// EndTxn answers before the coordinator writes the markers: wait for
+	// the abort's marker, so the listed end is 7.
+	adm := kadm.NewClient(cl)
+	testutil.EventuallyNoError(t, 10*time.Second, func() error {
+		lo, err := adm.ListEndOffsets(ctx, cfg.Topic)
+		if err != nil {
+			return err
+		}
+		if o, _ := lo.Lookup(cfg.Topic, 0); o.Offset != 7 {
+			return fmt.Errorf("end offset %d", o.Offset)
+		}
+		return nil
+	}, "the abort's marker written")
+
 	rec := history.NewRecorder(time.Now, nil)
 	runFor(t, 15*time.Second, func(ctx context.Context) error { return FinalRead(ctx, cfg, rec) })
-	var read []string
-	var hw int64 = -1
+	read, hw := finalPolls(rec)
+	// Offsets: 3 committed values, their marker, 2 aborted values, theirs.
+	if want := "[c-0@0 c-1@1 c-2@2]"; fmt.Sprint(read) != want || hw != 7 {
+		t.Errorf("final read %v up to %d, want %s up to 7", read, hw, want)
+	}
+
+	// An end listed between the abort and its marker (6): every record
+	// below it is aborted, and the first the client hands out is the
+	// marker at 6, which finishes the partition.
+	rec = history.NewRecorder(time.Now, nil)
+	runFor(t, 15*time.Second, func(ctx context.Context) error {
+		return finalConsume(ctx, cfg.withDefaults(), rec, map[int32]int64{0: 6})
+	})
+	if read, _ := finalPolls(rec); fmt.Sprint(read) != "[c-0@0 c-1@1 c-2@2]" {
+		t.Errorf("final read up to 6: %v", read)
+	}
+}
+
+// finalPolls are the values a final read recorded and the end it listed.
+func finalPolls(rec *history.Recorder) (read []string, hw int64) {
+	hw = -1
 	for _, op := range rec.Ops() {
 		switch op.Kind {
 		case history.Poll:
@@ -55,8 +90,5 @@ func TestFinalReadEndsAtTransactionMarkers(t *testing.T) {
 			hw = op.Offset
 		}
 	}
-	// Offsets: 3 committed values, their marker, 2 aborted values, theirs.
-	if want := "[c-0@0 c-1@1 c-2@2]"; fmt.Sprint(read) != want || hw != 7 {
-		t.Errorf("final read %v up to %d, want %s up to 7", read, hw, want)
-	}
+	return read, hw
 }
