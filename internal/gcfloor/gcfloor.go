@@ -104,7 +104,8 @@ func (t *tuner) adjust() bool {
 		live = t.sample[0].Value.Uint64()
 	}
 	p := Percent(t.floor, live)
-	// Setting GOGC takes the heap lock; skip changes under an eighth.
+	// Setting GOGC takes the heap lock: changes under an eighth are skipped,
+	// so the goal may sit up to an eighth off the floor between them.
 	if d := p - t.last; d != 0 && (p == defaultPercent || d > t.last/8 || -d > t.last/8) {
 		debug.SetGCPercent(p)
 		t.last = p
