@@ -106,6 +106,9 @@ func (s *fetchSession) add(sp *sessionPartition) {
 
 // forget removes the partitions of keys, in one pass over the session.
 func (s *fetchSession) forget(keys []sessionKey) {
+	if len(keys) == 0 {
+		return // most incremental fetches forget nothing: no set to build
+	}
 	gone := make(map[*sessionPartition]bool, len(keys))
 	for _, k := range keys {
 		if sp := s.byKey[k]; sp != nil {
