@@ -63,8 +63,8 @@ func Percent(floor, live uint64) int {
 	return int(min(p, most))
 }
 
-// Goal is the runtime's heap goal for a live heap and GOGC percent.
-func Goal(live uint64, percent int) uint64 {
+// goal is the runtime's heap goal for a live heap and GOGC percent.
+func goal(live uint64, percent int) uint64 {
 	p := uint64(percent)
 	return max(live+live*p/100, heapMinimum*p/100)
 }

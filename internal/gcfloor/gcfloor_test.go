@@ -32,12 +32,12 @@ func TestPercent(t *testing.T) {
 	const floor = 64 * mib
 	for live := uint64(0); live < 3*floor; live += 97 * 1024 {
 		p := Percent(floor, live)
-		goal := Goal(live, p)
-		if goal < floor {
-			t.Fatalf("live %d: GOGC %d, goal %d under the floor", live, p, goal)
+		g := goal(live, p)
+		if g < floor {
+			t.Fatalf("live %d: GOGC %d, goal %d under the floor", live, p, g)
 		}
-		if p > defaultPercent && goal > floor+floor/100 {
-			t.Fatalf("live %d: GOGC %d, goal %d well above the floor", live, p, goal)
+		if p > defaultPercent && g > floor+floor/100 {
+			t.Fatalf("live %d: GOGC %d, goal %d well above the floor", live, p, g)
 		}
 	}
 }
